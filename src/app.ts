@@ -1,0 +1,124 @@
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv, type Options as AjvOptions } from 'ajv';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import secureJson from 'secure-json-parse';
+import type { Config } from './config.js';
+import { createDeps, type Deps } from './deps.js';
+import { GatewayError } from './errors.js';
+import controlRoutes from './routes/control/index.js';
+import chatApi from './routes/v1/index.js';
+import { SECRET_HEADERS } from './services/journal.js';
+import { createState, type EmulatorState } from './state.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Opaque id of the API key that made the request (never the key itself). */
+    owner: string;
+    /** The request body as received, kept for the journal. */
+    rawBody: string | undefined;
+    /** The injected fault this request got, for the journal. */
+    fault: string | undefined;
+  }
+  interface FastifyInstance {
+    emulator: EmulatorState;
+  }
+}
+
+/** Upstream accepts 32 MB request bodies (upstream-facts B2, B4). */
+export const BODY_LIMIT = 32 * 1024 * 1024;
+
+const AJV_BASE: AjvOptions = { strict: false, useDefaults: true, allErrors: false, verbose: true };
+
+/**
+ * Bodies are validated without type coercion (`"5"` is not `5`); query strings and params are
+ * text on the wire, so there numbers are coerced.
+ */
+function validatorCompiler() {
+  const strict = new Ajv({ ...AJV_BASE, coerceTypes: false });
+  const coercing = new Ajv({ ...AJV_BASE, coerceTypes: true });
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
+    (httpPart === 'body' ? strict : coercing).compile(schema);
+}
+
+/** Logs each request once, when it completes (Fastify's default also logs its arrival). */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+}
+
+/** Builds the whole emulator as a Fastify instance. It never listens and never reads env. */
+export async function buildApp(
+  config: Config,
+  deps: Deps = createDeps(),
+): Promise<FastifyInstance> {
+  const state = createState(config, deps);
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: {
+        paths: [...SECRET_HEADERS].map((h) => `req.headers["${h}"]`),
+        censor: '[REDACTED]',
+      },
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
+    },
+    logController: new OneLinePerRequest(),
+    bodyLimit: BODY_LIMIT,
+    genReqId: () => deps.ids.next('request'),
+    requestIdHeader: false,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('emulator', state);
+  app.decorateRequest('owner', '');
+  app.decorateRequest('rawBody', undefined);
+  app.decorateRequest('fault', undefined);
+  app.setValidatorCompiler(validatorCompiler());
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: BODY_LIMIT },
+    (request, body, done) => {
+      const text = body as string;
+      request.rawBody = text;
+      if (text.length === 0) {
+        return done(new GatewayError(400, 'Request body is empty; a JSON object is required.'));
+      }
+      try {
+        done(null, secureJson.parse(text, { protoAction: 'error', constructorAction: 'error' }));
+      } catch (err) {
+        done(new GatewayError(400, `Request body is not valid JSON: ${(err as Error).message}`));
+      }
+    },
+  );
+
+  app.addHook('onClose', async () => state.close());
+
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Media and Text Generation Gateway (emulator)',
+        version: '1.0.0',
+        description:
+          'Video tasks, messages and chat completions, plus the /_emulator control surface.',
+      },
+    },
+  });
+
+  await app.register(controlRoutes, { prefix: '/_emulator', state });
+  await app.register(chatApi, { prefix: '/v1', state });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({
+      error: {
+        type: 'not_found',
+        message: `No route ${request.method} ${request.url.split('?')[0]}`,
+      },
+    }),
+  );
+
+  if (state.keyring.open) {
+    app.log.warn('GATEWAY_API_KEYS is not set: any non-empty API key is accepted');
+  }
+  return app;
+}

@@ -1,0 +1,163 @@
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export const DEFAULT_FIXTURES_DIR = fileURLToPath(new URL('../fixtures', import.meta.url));
+
+const LogLevel = Type.Union(
+  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+);
+const Millis = Type.Integer({ minimum: 0, maximum: 86_400_000 });
+
+export const ConfigSchema = Type.Object({
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  host: Type.String({ minLength: 1 }),
+  logLevel: LogLevel,
+  apiKeys: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+  adminToken: Type.Optional(Type.String({ minLength: 1 })),
+  publicBaseUrl: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$' })),
+  fixturesDir: Type.String({ minLength: 1 }),
+  videoQueueMs: Millis,
+  videoRenderMs: Millis,
+  promptCacheTtlS: Type.Integer({ minimum: 1, maximum: 86_400 }),
+  promptCacheMinTokens: Type.Integer({ minimum: 1 }),
+  streamTtftMs: Millis,
+  streamChunkDelayMs: Millis,
+  journalLimit: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+  maxTasks: Type.Integer({ minimum: 1, maximum: 10_000_000 }),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+export const DEFAULT_CONFIG: Config = {
+  port: 4010,
+  host: '127.0.0.1',
+  logLevel: 'info',
+  fixturesDir: DEFAULT_FIXTURES_DIR,
+  videoQueueMs: 2000,
+  videoRenderMs: 8000,
+  promptCacheTtlS: 300,
+  promptCacheMinTokens: 1024,
+  streamTtftMs: 0,
+  streamChunkDelayMs: 0,
+  journalLimit: 1000,
+  maxTasks: 100_000,
+};
+
+type Kind = 'int' | 'string' | 'list';
+
+/** Every setting: its env variable, its CLI flag, and how the raw text is read. */
+const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; kind: Kind }> = [
+  { key: 'port', env: 'PORT', flag: 'port', kind: 'int' },
+  { key: 'host', env: 'HOST', flag: 'host', kind: 'string' },
+  { key: 'logLevel', env: 'LOG_LEVEL', flag: 'log-level', kind: 'string' },
+  { key: 'apiKeys', env: 'GATEWAY_API_KEYS', flag: 'api-keys', kind: 'list' },
+  { key: 'adminToken', env: 'EMULATOR_ADMIN_TOKEN', flag: 'admin-token', kind: 'string' },
+  { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: 'public-base-url', kind: 'string' },
+  { key: 'fixturesDir', env: 'FIXTURES_DIR', flag: 'fixtures', kind: 'string' },
+  { key: 'videoQueueMs', env: 'VIDEO_QUEUE_MS', flag: 'video-queue-ms', kind: 'int' },
+  { key: 'videoRenderMs', env: 'VIDEO_RENDER_MS', flag: 'video-render-ms', kind: 'int' },
+  { key: 'promptCacheTtlS', env: 'PROMPT_CACHE_TTL_S', flag: 'prompt-cache-ttl-s', kind: 'int' },
+  {
+    key: 'promptCacheMinTokens',
+    env: 'PROMPT_CACHE_MIN_TOKENS',
+    flag: 'prompt-cache-min-tokens',
+    kind: 'int',
+  },
+  { key: 'streamTtftMs', env: 'STREAM_TTFT_MS', flag: 'stream-ttft-ms', kind: 'int' },
+  {
+    key: 'streamChunkDelayMs',
+    env: 'STREAM_CHUNK_DELAY_MS',
+    flag: 'stream-chunk-delay-ms',
+    kind: 'int',
+  },
+  { key: 'journalLimit', env: 'JOURNAL_LIMIT', flag: 'journal-limit', kind: 'int' },
+  { key: 'maxTasks', env: 'MAX_TASKS', flag: 'max-tasks', kind: 'int' },
+];
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function readValue(raw: string, kind: Kind): unknown {
+  if (kind === 'int') return /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  if (kind === 'list') {
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  }
+  return raw;
+}
+
+function describe(schema: unknown): string {
+  const s = schema as { type?: string; minimum?: number; maximum?: number; anyOf?: unknown[] };
+  if (s.anyOf) {
+    return `one of ${s.anyOf.map((b) => (b as { const: string }).const).join(', ')}`;
+  }
+  if (s.type === 'integer') {
+    const max = s.maximum === undefined ? '' : ` and ${s.maximum}`;
+    return `an integer between ${s.minimum ?? 0}${max}`;
+  }
+  if (s.type === 'array') return 'a comma-separated list of non-empty values';
+  return 'a valid value (http(s) URL for PUBLIC_BASE_URL, non-empty otherwise)';
+}
+
+/** Validates a whole config object; the error names the env variable of the first bad field. */
+export function resolveConfig(partial: Partial<Config> = {}): Config {
+  const config: Config = { ...DEFAULT_CONFIG, ...partial };
+  for (const key of Object.keys(config) as Array<keyof Config>) {
+    if (config[key] === undefined) delete config[key];
+  }
+  const first = Value.Errors(ConfigSchema, config).First();
+  if (first) {
+    const key = first.path.split('/')[1] as keyof Config | undefined;
+    const setting = SETTINGS.find((s) => s.key === key);
+    const name = setting ? setting.env : first.path;
+    const fieldSchema = key ? ConfigSchema.properties[key] : undefined;
+    const got = key ? JSON.stringify(config[key]) : '';
+    throw new ConfigError(`${name} must be ${describe(fieldSchema)} (got ${got})`);
+  }
+  return config;
+}
+
+export const USAGE = `Usage: gateway-emulator [options]
+
+Options (each mirrors an environment variable; flags win):
+${SETTINGS.map((s) => `  --${s.flag.padEnd(24)} ${s.env}`).join('\n')}
+  --help                     print this help`;
+
+export interface LoadedConfig {
+  config: Config;
+  help: boolean;
+}
+
+/** Builds the config from env and CLI flags (flags override env). Throws ConfigError. */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  argv: string[] = [],
+): LoadedConfig {
+  let flags: Record<string, string | boolean | undefined>;
+  try {
+    const parsed = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        help: { type: 'boolean' },
+        ...Object.fromEntries(SETTINGS.map((s) => [s.flag, { type: 'string' as const }])),
+      },
+    });
+    flags = parsed.values;
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message}\n\n${USAGE}`);
+  }
+  const partial: Record<string, unknown> = {};
+  for (const setting of SETTINGS) {
+    const flag = flags[setting.flag];
+    const raw = typeof flag === 'string' ? flag : env[setting.env];
+    if (raw === undefined || raw === '') continue;
+    partial[setting.key] = readValue(raw, setting.kind);
+  }
+  return { config: resolveConfig(partial as Partial<Config>), help: flags.help === true };
+}

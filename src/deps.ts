@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { customAlphabet } from 'nanoid';
+
+/** Emulator time: a time source plus an offset that `advance` moves forward. */
+export interface Clock {
+  now(): number;
+  offsetMs(): number;
+  advance(ms: number): void;
+  reset(): void;
+  /** Called after every `advance` and `reset`; returns an unsubscribe function. */
+  onChange(listener: () => void): () => void;
+}
+
+export function createClock(source: () => number = Date.now): Clock {
+  let offset = 0;
+  const listeners = new Set<() => void>();
+  const notify = () => {
+    for (const listener of listeners) listener();
+  };
+  return {
+    now: () => source() + offset,
+    offsetMs: () => offset,
+    advance(ms) {
+      offset += ms;
+      notify();
+    },
+    reset() {
+      offset = 0;
+      notify();
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+export type IdKind = 'request' | 'chat' | 'message' | 'task' | 'video';
+
+export interface Ids {
+  next(kind: IdKind): string;
+}
+
+const base62 = customAlphabet('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz');
+const digits = customAlphabet('0123456789', 17);
+
+/** Production ids, shaped like the upstream ones. */
+export function createIds(): Ids {
+  return {
+    next(kind) {
+      switch (kind) {
+        case 'request':
+          return `req_${base62(24)}`;
+        case 'chat':
+          return `chatcmpl-${base62(29)}`;
+        case 'message':
+          return `msg_${base62(24)}`;
+        case 'task':
+          return `8${digits()}`;
+        case 'video':
+          return randomUUID();
+      }
+    },
+  };
+}
+
+/** Resolves after `ms`, or rejects with an AbortError when `signal` aborts first. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export const realSleep: Sleep = (ms, signal) =>
+  delay(ms, undefined, signal ? { signal } : undefined);
+
+/** Runs `fn` after `ms` of wall time; returns a cancel function. */
+export type SetTimer = (fn: () => void, ms: number) => () => void;
+
+export const realSetTimer: SetTimer = (fn, ms) => {
+  const handle = setTimeout(fn, ms);
+  handle.unref();
+  return () => clearTimeout(handle);
+};
+
+export interface Deps {
+  clock: Clock;
+  ids: Ids;
+  sleep: Sleep;
+  setTimer: SetTimer;
+  /** Where pino writes; stdout when absent. */
+  logStream?: NodeJS.WritableStream;
+}
+
+export function createDeps(overrides: Partial<Deps> = {}): Deps {
+  return {
+    clock: createClock(),
+    ids: createIds(),
+    sleep: realSleep,
+    setTimer: realSetTimer,
+    ...overrides,
+  };
+}

@@ -1,0 +1,203 @@
+/**
+ * The wire-error catalogue shared by the three API groups. A route throws a GatewayError (or
+ * Fastify throws one of its own); each group's error handler renders it in its own envelope.
+ */
+
+export type PathSegment = string | number;
+
+/** A problem with one request field; each group phrases it in its own words. */
+export interface FieldIssue {
+  path: PathSegment[];
+  kind: 'missing' | 'type' | 'value';
+  /** Lower-case phrase completing "<field> ...", e.g. "must be one of 'std', 'pro'". */
+  problem: string;
+}
+
+export interface GatewayErrorOptions {
+  issue?: FieldIssue;
+  /** Upstream error code when it is not the group's default for the status. */
+  code?: string | number;
+  retryAfterS?: number;
+}
+
+export class GatewayError extends Error {
+  override name = 'GatewayError';
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly options: GatewayErrorOptions = {},
+  ) {
+    super(message);
+  }
+}
+
+export function fieldError(
+  path: PathSegment[],
+  problem: string,
+  kind: FieldIssue['kind'] = 'value',
+): GatewayError {
+  return new GatewayError(400, problem, { issue: { path, kind, problem } });
+}
+
+export const notFound = (message: string, code?: string | number) =>
+  new GatewayError(404, message, code === undefined ? {} : { code });
+
+export const unauthorized = (message: string, code?: string | number) =>
+  new GatewayError(401, message, code === undefined ? {} : { code });
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+  parentSchema?: Record<string, unknown>;
+}
+
+interface FastifyLikeError {
+  statusCode?: number;
+  code?: string;
+  message?: string;
+  validation?: AjvError[];
+}
+
+function pathOf(instancePath: string): PathSegment[] {
+  if (!instancePath) return [];
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+}
+
+const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+const quoteAll = (values: unknown[]) => values.map((v) => JSON.stringify(v)).join(', ');
+
+const branchesOf = (schema: Record<string, unknown> | undefined) =>
+  (schema?.anyOf ?? schema?.oneOf ?? []) as Array<Record<string, unknown>>;
+
+const allConst = (schema: Record<string, unknown> | undefined) => {
+  const branches = branchesOf(schema);
+  return branches.length > 0 && branches.every((b) => 'const' in b);
+};
+
+function unionIssue(path: PathSegment[], schema: Record<string, unknown> | undefined): FieldIssue {
+  const branches = branchesOf(schema);
+  if (allConst(schema)) {
+    return {
+      path,
+      kind: 'value',
+      problem: `must be one of ${quoteAll(branches.map((b) => b.const))}`,
+    };
+  }
+  const what = typeof schema?.description === 'string' ? schema.description : 'of another type';
+  return { path, kind: 'type', problem: `must be ${what}` };
+}
+
+function issueFromAjv(errors: AjvError[]): FieldIssue {
+  const last = errors[errors.length - 1] as AjvError;
+  let err = errors[0] as AjvError;
+  if (last.keyword === 'anyOf' || last.keyword === 'oneOf') {
+    // A branch error deeper than the union, or one that is not about the type, means the value
+    // had a branch's shape and failed inside it; that error says more than "wrong type".
+    const telling = errors
+      .slice(0, -1)
+      .filter((e) => e.instancePath.length > last.instancePath.length || e.keyword !== 'type')
+      .sort((a, b) => b.instancePath.length - a.instancePath.length)[0];
+    if (!telling || allConst(last.parentSchema)) {
+      return unionIssue(pathOf(last.instancePath), last.parentSchema);
+    }
+    err = telling;
+  }
+  const path = pathOf(err.instancePath);
+  const p = err.params;
+  switch (err.keyword) {
+    case 'required':
+      return {
+        path: [...path, String(p.missingProperty)],
+        kind: 'missing',
+        problem: 'is required',
+      };
+    case 'type':
+      return {
+        path,
+        kind: 'type',
+        problem:
+          path.length === 0
+            ? 'must be a JSON object'
+            : `must be ${article(String(p.type).replace(',', ' or '))}`,
+      };
+    case 'const':
+      return { path, kind: 'value', problem: `must be ${JSON.stringify(p.allowedValue)}` };
+    case 'enum':
+      return {
+        path,
+        kind: 'value',
+        problem: `must be one of ${quoteAll(p.allowedValues as unknown[])}`,
+      };
+    case 'minimum':
+      return { path, kind: 'value', problem: `must be greater than or equal to ${p.limit}` };
+    case 'maximum':
+      return { path, kind: 'value', problem: `must be less than or equal to ${p.limit}` };
+    case 'exclusiveMinimum':
+      return { path, kind: 'value', problem: `must be greater than ${p.limit}` };
+    case 'exclusiveMaximum':
+      return { path, kind: 'value', problem: `must be less than ${p.limit}` };
+    case 'minLength':
+      return Number(p.limit) === 1
+        ? { path, kind: 'value', problem: 'must not be empty' }
+        : { path, kind: 'value', problem: `must have at least ${p.limit} characters` };
+    case 'maxLength':
+      return { path, kind: 'value', problem: `must have at most ${p.limit} characters` };
+    case 'minItems':
+      return { path, kind: 'value', problem: `must have at least ${p.limit} item(s)` };
+    case 'maxItems':
+      return { path, kind: 'value', problem: `must have at most ${p.limit} item(s)` };
+    case 'minProperties':
+      return { path, kind: 'value', problem: `must have at least ${p.limit} entries` };
+    case 'maxProperties':
+      return { path, kind: 'value', problem: `must have at most ${p.limit} entries` };
+    case 'additionalProperties':
+      return {
+        path: [...path, String(p.additionalProperty)],
+        kind: 'value',
+        problem: 'is not a permitted field',
+      };
+    case 'pattern':
+      return { path, kind: 'value', problem: 'has an invalid format' };
+    default:
+      return { path, kind: 'value', problem: err.message ?? 'is invalid' };
+  }
+}
+
+/** Turns anything a route or Fastify threw into a GatewayError with a 4xx where the input is at fault. */
+export function normalizeError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const e = (err ?? {}) as FastifyLikeError;
+  if (Array.isArray(e.validation) && e.validation.length > 0) {
+    const issue = issueFromAjv(e.validation);
+    return new GatewayError(400, issue.problem, { issue });
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError(413, 'Request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError(415, 'Content-Type must be application/json.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError(400, 'Content-Length does not match the request body.');
+  }
+  const status = e.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new GatewayError(status, e.message ?? 'Bad request.');
+  }
+  return new GatewayError(500, 'The server had an error while processing your request.');
+}
+
+/** `messages[0].content`-style path, as the chat API names parameters. */
+export const bracketPath = (path: PathSegment[]) =>
+  path.reduce<string>(
+    (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg),
+    '',
+  );
+
+/** `messages.0.content`-style path, as the messages API names fields. */
+export const dottedPath = (path: PathSegment[]) => path.join('.');

@@ -1,0 +1,38 @@
+import { truncateTokens } from './tokens.js';
+
+export type FinishReason = 'end' | 'stop_sequence' | 'max_tokens';
+
+export interface Finished {
+  text: string;
+  tokens: number;
+  reason: FinishReason;
+  /** The stop sequence that ended the text, when `reason` is `stop_sequence`. */
+  stopSequence: string | null;
+}
+
+/**
+ * Ends a generated text the way a model would: at the earliest stop sequence (excluded from the
+ * text), or at `maxTokens` if that limit comes first.
+ */
+export function finishText(full: string, stops: readonly string[], maxTokens?: number): Finished {
+  let cut = -1;
+  let stopSequence: string | null = null;
+  for (const stop of stops) {
+    const at = full.indexOf(stop);
+    if (at !== -1 && (cut === -1 || at < cut)) {
+      cut = at;
+      stopSequence = stop;
+    }
+  }
+  const candidate = cut === -1 ? full : full.slice(0, cut);
+  const limited = truncateTokens(candidate, maxTokens ?? Number.MAX_SAFE_INTEGER);
+  if (limited.truncated) {
+    return { text: limited.text, tokens: limited.tokens, reason: 'max_tokens', stopSequence: null };
+  }
+  return {
+    text: candidate,
+    tokens: limited.tokens,
+    reason: stopSequence === null ? 'end' : 'stop_sequence',
+    stopSequence,
+  };
+}

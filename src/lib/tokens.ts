@@ -1,0 +1,111 @@
+/**
+ * The emulator's deterministic token counter (documented in the README, "Token counter").
+ *
+ * A text is read left to right; whitespace is free and attaches to the token after it.
+ * - A run of ASCII letters, digits and `_` costs one token per started 4 characters.
+ * - Any other ASCII character (punctuation, symbols) is one token.
+ * - Any non-ASCII character is one token (a surrogate pair counts once).
+ */
+
+enum Cls {
+  Space = 0,
+  Word = 1,
+  Other = 2,
+}
+
+const ASCII = new Uint8Array(128).fill(Cls.Other);
+for (let c = 0; c < 128; c++) {
+  if (c === 32 || (c >= 9 && c <= 13)) ASCII[c] = Cls.Space;
+  else if ((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95) {
+    ASCII[c] = Cls.Word;
+  }
+}
+
+const WORD_CHARS_PER_TOKEN = 4;
+
+/**
+ * Calls `onToken(end)` with the end offset of each token, in order; returns the token count.
+ * Stops early (returning the count so far) when `onToken` returns false.
+ */
+function scan(text: string, onToken?: (end: number) => boolean | undefined): number {
+  const n = text.length;
+  let count = 0;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c < 128) {
+      const cls = ASCII[c];
+      if (cls === Cls.Space) {
+        i++;
+        continue;
+      }
+      if (cls === Cls.Word) {
+        let run = 0;
+        while (i < n) {
+          const d = text.charCodeAt(i);
+          if (d >= 128 || ASCII[d] !== Cls.Word) break;
+          i++;
+          if (++run === WORD_CHARS_PER_TOKEN) {
+            run = 0;
+            count++;
+            if (onToken && onToken(i) === false) return count;
+          }
+        }
+        if (run > 0) {
+          count++;
+          if (onToken && onToken(i) === false) return count;
+        }
+        continue;
+      }
+      i++;
+    } else {
+      i += c >= 0xd800 && c <= 0xdbff && i + 1 < n ? 2 : 1;
+    }
+    count++;
+    if (onToken && onToken(i) === false) return count;
+  }
+  return count;
+}
+
+export function countTokens(text: string): number {
+  return scan(text);
+}
+
+export interface Truncated {
+  text: string;
+  tokens: number;
+  truncated: boolean;
+}
+
+/** The longest prefix of `text` holding at most `max` tokens. */
+export function truncateTokens(text: string, max: number): Truncated {
+  let end = 0;
+  let tokens = 0;
+  const total = scan(text, (e) => {
+    if (tokens === max) return false;
+    tokens++;
+    end = e;
+    return true;
+  });
+  if (total <= max && tokens === total) return { text, tokens, truncated: false };
+  return { text: text.slice(0, end), tokens, truncated: true };
+}
+
+/**
+ * Splits `text` into one piece per token (leading whitespace included), so that the pieces
+ * concatenate to `text` exactly. Trailing whitespace joins the last piece.
+ */
+export function splitTokens(text: string): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  scan(text, (end) => {
+    pieces.push(text.slice(start, end));
+    start = end;
+    return true;
+  });
+  if (start < text.length) {
+    if (pieces.length === 0) pieces.push(text.slice(start));
+    else pieces[pieces.length - 1] += text.slice(start);
+  }
+  return pieces;
+}

@@ -1,0 +1,100 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { GatewayError, normalizeError } from '../../errors.js';
+import {
+  AdvanceSchema,
+  ClockSchema,
+  ControlErrorSchema,
+  HealthSchema,
+  JournalSchema,
+} from '../../schemas/control.js';
+import type { EmulatorState } from '../../state.js';
+
+const errors = { '4xx': ControlErrorSchema };
+
+/** The emulator-only surface under `/_emulator` (contract §3). */
+const control: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app, { state }) => {
+  const { clock } = state.deps;
+  const { adminToken } = state.config;
+
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (adminToken === undefined || request.routeOptions.url === '/_emulator/health') return done();
+    if (request.headers['x-emulator-admin-token'] !== adminToken) {
+      return done(new GatewayError(401, 'x-emulator-admin-token header is missing or wrong.'));
+    }
+    done();
+  });
+
+  app.setErrorHandler((err, _request, reply) => {
+    const error = normalizeError(err);
+    const where = error.options.issue?.path.join('.');
+    const message = where ? `${where} ${error.options.issue?.problem}` : error.message;
+    const type = error.status === 401 ? 'authentication_error' : 'invalid_request_error';
+    return reply.code(error.status).send({ error: { type, message } });
+  });
+
+  app.setNotFoundHandler((request) => {
+    throw new GatewayError(404, `No emulator route ${request.method} ${request.url}`);
+  });
+
+  const clockView = () => ({ now: clock.now(), offset_ms: clock.offsetMs() });
+
+  app.get(
+    '/health',
+    { schema: { summary: 'Liveness', response: { 200: HealthSchema } } },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.post(
+    '/reset',
+    { schema: { summary: 'Empty every store', response: { 200: HealthSchema, ...errors } } },
+    async () => {
+      state.reset();
+      return { status: 'ok' as const };
+    },
+  );
+
+  app.get(
+    '/clock',
+    { schema: { summary: 'Emulator time', response: { 200: ClockSchema, ...errors } } },
+    async () => clockView(),
+  );
+
+  app.post(
+    '/clock/advance',
+    {
+      schema: {
+        summary: 'Move emulator time forward; due work runs at once',
+        body: AdvanceSchema,
+        response: { 200: ClockSchema, ...errors },
+      },
+    },
+    async (request) => {
+      clock.advance(request.body.ms);
+      return clockView();
+    },
+  );
+
+  app.get(
+    '/requests',
+    {
+      schema: {
+        summary: 'Journal of gateway requests',
+        response: { 200: JournalSchema, ...errors },
+      },
+    },
+    async () => ({ requests: state.journal.list() }),
+  );
+
+  app.delete(
+    '/requests',
+    { schema: { summary: 'Empty the journal', response: { 200: HealthSchema, ...errors } } },
+    async () => {
+      state.journal.clear();
+      return { status: 'ok' as const };
+    },
+  );
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+};
+
+export default control;

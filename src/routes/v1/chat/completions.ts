@@ -1,0 +1,55 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { sendSse } from '../../../lib/sse.js';
+import {
+  ChatCompletionRequestSchema,
+  ChatCompletionSchema,
+  ChatErrorSchema,
+} from '../../../schemas/chat.js';
+import {
+  buildChatCompletion,
+  chatUsage,
+  checkChatRequest,
+  planChat,
+} from '../../../services/chat-completions.js';
+import { chatStreamFrames } from '../../../services/chat-stream.js';
+import type { EmulatorState } from '../../../state.js';
+
+const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (
+  app,
+  { state },
+) => {
+  const { clock, ids, sleep } = state.deps;
+  const { config } = state;
+
+  app.post(
+    '/chat/completions',
+    {
+      schema: {
+        summary: 'Create a chat completion (seed 4.3)',
+        body: ChatCompletionRequestSchema,
+        response: { 200: ChatCompletionSchema, '4xx': ChatErrorSchema, '5xx': ChatErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      checkChatRequest(body);
+      const plan = planChat(body);
+      const who = {
+        id: ids.next('chat'),
+        created: Math.floor(clock.now() / 1000),
+        model: body.model,
+      };
+      const usage = chatUsage(plan);
+      if (body.stream !== true) return buildChatCompletion(who, plan, usage);
+
+      const frames = chatStreamFrames(who, plan, usage, {
+        includeUsage: body.stream_options?.include_usage === true,
+        pacing: { firstMs: config.streamTtftMs, betweenMs: config.streamChunkDelayMs },
+      });
+      await sendSse(reply, frames, { headers: { 'x-request-id': request.id }, sleep });
+      return reply;
+    },
+  );
+};
+
+export default chatCompletions;

@@ -1,0 +1,146 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Literals, Nullable } from './common.js';
+
+/** @see https://github.com/openai/openai-node/blob/master/src/resources/chat/completions/completions.ts */
+
+export const ChatTextPartSchema = Type.Object({
+  type: Type.Literal('text'),
+  text: Type.String(),
+});
+
+export const ChatRoleSchema = Literals(['system', 'developer', 'user', 'assistant', 'tool']);
+
+export const ChatMessageSchema = Type.Object({
+  role: ChatRoleSchema,
+  content: Type.Optional(
+    Type.Union([Type.String(), Type.Array(ChatTextPartSchema), Type.Null()], {
+      description: 'a string, an array of text content parts, or null',
+    }),
+  ),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  tool_call_id: Type.Optional(Type.String({ minLength: 1 })),
+  tool_calls: Type.Optional(
+    Type.Array(
+      Type.Object({
+        id: Type.String(),
+        type: Type.Literal('function'),
+        function: Type.Object({ name: Type.String(), arguments: Type.String() }),
+      }),
+    ),
+  ),
+  refusal: Type.Optional(Nullable(Type.String())),
+});
+
+export const ChatCompletionRequestSchema = Type.Object({
+  model: Type.String({ minLength: 1, maxLength: 256 }),
+  messages: Type.Array(ChatMessageSchema, { minItems: 1, maxItems: 100_000 }),
+  max_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  max_completion_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
+  top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+  n: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 128 }))),
+  stop: Type.Optional(
+    Type.Union(
+      [
+        Type.String({ minLength: 1 }),
+        Type.Array(Type.String({ minLength: 1 }), { maxItems: 4 }),
+        Type.Null(),
+      ],
+      { description: 'a string, an array of up to 4 strings, or null' },
+    ),
+  ),
+  presence_penalty: Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 }))),
+  frequency_penalty: Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 }))),
+  seed: Type.Optional(Nullable(Type.Integer())),
+  user: Type.Optional(Type.String()),
+  stream: Type.Optional(Nullable(Type.Boolean())),
+  stream_options: Type.Optional(
+    Nullable(Type.Object({ include_usage: Type.Optional(Type.Boolean()) })),
+  ),
+});
+
+export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>;
+export type ChatMessage = Static<typeof ChatMessageSchema>;
+
+const Severity = Type.Object({ filtered: Type.Boolean(), severity: Type.String() });
+const Detection = Type.Object({ filtered: Type.Boolean(), detected: Type.Boolean() });
+
+export const ChoiceFilterResultsSchema = Type.Object({
+  hate: Severity,
+  self_harm: Severity,
+  sexual: Severity,
+  violence: Severity,
+  protected_material_code: Detection,
+  protected_material_text: Detection,
+});
+
+export const PromptFilterResultsSchema = Type.Object({
+  prompt_index: Type.Integer(),
+  content_filter_results: Type.Object({
+    hate: Severity,
+    jailbreak: Detection,
+    self_harm: Severity,
+    sexual: Severity,
+    violence: Severity,
+  }),
+});
+
+export const ChatFinishReasonSchema = Literals(['stop', 'length', 'content_filter', 'tool_calls']);
+
+export const ChatUsageSchema = Type.Object({
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  total_tokens: Type.Integer(),
+  completion_tokens_details: Type.Object({
+    accepted_prediction_tokens: Type.Integer(),
+    audio_tokens: Type.Integer(),
+    reasoning_tokens: Type.Integer(),
+    rejected_prediction_tokens: Type.Integer(),
+  }),
+  prompt_tokens_details: Type.Object({
+    audio_tokens: Type.Integer(),
+    cached_tokens: Type.Integer(),
+  }),
+});
+
+export const ChatCompletionSchema = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('chat.completion'),
+  created: Type.Integer(),
+  model: Type.String(),
+  system_fingerprint: Type.String(),
+  choices: Type.Array(
+    Type.Object({
+      index: Type.Integer(),
+      finish_reason: ChatFinishReasonSchema,
+      logprobs: Type.Null(),
+      message: Type.Object({
+        role: Type.Literal('assistant'),
+        content: Type.String(),
+        refusal: Type.Null(),
+        annotations: Type.Array(Type.Unknown()),
+      }),
+      content_filter_results: ChoiceFilterResultsSchema,
+    }),
+  ),
+  prompt_filter_results: Type.Array(PromptFilterResultsSchema),
+  usage: ChatUsageSchema,
+});
+
+export type ChatCompletion = Static<typeof ChatCompletionSchema>;
+export type ChatUsage = Static<typeof ChatUsageSchema>;
+export type ChoiceFilterResults = Static<typeof ChoiceFilterResultsSchema>;
+export type PromptFilterResults = Static<typeof PromptFilterResultsSchema>;
+export type ChatFinishReason = Static<typeof ChatFinishReasonSchema>;
+
+/** @see upstream-facts C2 */
+export const ChatErrorSchema = Type.Object({
+  error: Type.Object({
+    message: Type.String(),
+    type: Nullable(Type.String()),
+    param: Nullable(Type.String()),
+    code: Nullable(Type.String()),
+  }),
+});
+
+export type ChatError = Static<typeof ChatErrorSchema>;

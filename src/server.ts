@@ -1,0 +1,38 @@
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, USAGE } from './config.js';
+
+/** The process edge: reads env and flags, listens, and shuts down on SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  let loaded: ReturnType<typeof loadConfig>;
+  try {
+    loaded = loadConfig(process.env, process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`gateway-emulator: invalid configuration: ${err.message}\n`);
+    process.exit(2);
+  }
+  if (loaded.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const { config } = loaded;
+  const app = await buildApp(config);
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  await app.listen({ port: config.port, host: config.host });
+}
+
+main().catch((err) => {
+  process.stderr.write(`gateway-emulator: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,170 @@
+import { fieldError } from '../errors.js';
+import { type FinishReason, finishText } from '../lib/finish.js';
+import { fnv1a, generateReply } from '../lib/reply.js';
+import { countTokens } from '../lib/tokens.js';
+import type {
+  ChatCompletion,
+  ChatCompletionRequest,
+  ChatFinishReason,
+  ChatMessage,
+  ChatUsage,
+  ChoiceFilterResults,
+  PromptFilterResults,
+} from '../schemas/chat.js';
+
+/** Token cost of each message's role framing, and of priming the reply (see README). */
+export const TOKENS_PER_MESSAGE = 3;
+export const TOKENS_PER_NAME = 1;
+export const TOKENS_REPLY_PRIMING = 3;
+
+const SAFE = { filtered: false, severity: 'safe' } as const;
+const CLEAR = { filtered: false, detected: false } as const;
+
+export const SAFE_CHOICE_FILTERS: ChoiceFilterResults = {
+  hate: SAFE,
+  self_harm: SAFE,
+  sexual: SAFE,
+  violence: SAFE,
+  protected_material_code: CLEAR,
+  protected_material_text: CLEAR,
+};
+
+export const SAFE_PROMPT_FILTERS: PromptFilterResults[] = [
+  {
+    prompt_index: 0,
+    content_filter_results: {
+      hate: SAFE,
+      jailbreak: CLEAR,
+      self_harm: SAFE,
+      sexual: SAFE,
+      violence: SAFE,
+    },
+  },
+];
+
+export function systemFingerprint(model: string): string {
+  return `fp_${fnv1a(model).toString(16).padStart(8, '0')}e0`;
+}
+
+export function messageText(message: ChatMessage): string {
+  const { content } = message;
+  if (typeof content === 'string') return content;
+  if (!content) return '';
+  return content.map((part) => part.text).join('\n');
+}
+
+/** Rules the JSON schema cannot express; each failure names its field. */
+export function checkChatRequest(body: ChatCompletionRequest): void {
+  body.messages.forEach((message, i) => {
+    const hasContent = message.content !== undefined && message.content !== null;
+    if (message.role === 'assistant') {
+      if (!hasContent && !message.tool_calls?.length) {
+        throw fieldError(['messages', i, 'content'], 'is required', 'missing');
+      }
+    } else if (!hasContent) {
+      throw fieldError(['messages', i, 'content'], 'is required', 'missing');
+    }
+    if (message.role === 'tool' && !message.tool_call_id) {
+      throw fieldError(['messages', i, 'tool_call_id'], 'is required', 'missing');
+    }
+  });
+  if (body.stream_options && body.stream !== true) {
+    throw fieldError(['stream_options'], 'is only allowed when stream is true');
+  }
+}
+
+export function countChatPrompt(messages: readonly ChatMessage[]): number {
+  let total = TOKENS_REPLY_PRIMING;
+  for (const message of messages) {
+    total += TOKENS_PER_MESSAGE + countTokens(messageText(message));
+    if (message.name) total += TOKENS_PER_NAME;
+    for (const call of message.tool_calls ?? []) {
+      total += countTokens(call.function.name) + countTokens(call.function.arguments);
+    }
+  }
+  return total;
+}
+
+/** The text the reply is keyed on: the last user turn (the whole conversation if none). */
+export function lastUserText(messages: readonly ChatMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as ChatMessage;
+    if (message.role === 'user') return messageText(message);
+  }
+  return messages.map(messageText).join('\n');
+}
+
+export interface ChatChoicePlan {
+  text: string;
+  tokens: number;
+  finishReason: ChatFinishReason;
+}
+
+const FINISH: Record<FinishReason, ChatFinishReason> = {
+  end: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+};
+
+export interface ChatPlan {
+  promptTokens: number;
+  choices: ChatChoicePlan[];
+}
+
+export function planChat(body: ChatCompletionRequest): ChatPlan {
+  const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
+  const prompt = lastUserText(body.messages);
+  const choices: ChatChoicePlan[] = [];
+  for (let i = 0; i < (body.n ?? 1); i++) {
+    const done = finishText(generateReply(prompt, i), stop, maxTokens);
+    choices.push({ text: done.text, tokens: done.tokens, finishReason: FINISH[done.reason] });
+  }
+  return { promptTokens: countChatPrompt(body.messages), choices };
+}
+
+export interface ChatIdentity {
+  id: string;
+  created: number;
+  model: string;
+}
+
+export function chatUsage(plan: ChatPlan, cachedTokens = 0): ChatUsage {
+  const completion = plan.choices.reduce((sum, c) => sum + c.tokens, 0);
+  return {
+    prompt_tokens: plan.promptTokens,
+    completion_tokens: completion,
+    total_tokens: plan.promptTokens + completion,
+    completion_tokens_details: {
+      accepted_prediction_tokens: 0,
+      audio_tokens: 0,
+      reasoning_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+    prompt_tokens_details: { audio_tokens: 0, cached_tokens: cachedTokens },
+  };
+}
+
+/** @see seed 2.11 for the key list and order. */
+export function buildChatCompletion(
+  who: ChatIdentity,
+  plan: ChatPlan,
+  usage: ChatUsage,
+): ChatCompletion {
+  return {
+    id: who.id,
+    object: 'chat.completion',
+    created: who.created,
+    model: who.model,
+    system_fingerprint: systemFingerprint(who.model),
+    choices: plan.choices.map((choice, index) => ({
+      index,
+      finish_reason: choice.finishReason,
+      logprobs: null,
+      message: { role: 'assistant', content: choice.text, refusal: null, annotations: [] },
+      content_filter_results: SAFE_CHOICE_FILTERS,
+    })),
+    prompt_filter_results: SAFE_PROMPT_FILTERS,
+    usage,
+  };
+}

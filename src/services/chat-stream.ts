@@ -1,0 +1,100 @@
+import type { SseFrame } from '../lib/sse.js';
+import { splitTokens } from '../lib/tokens.js';
+import type { ChatUsage } from '../schemas/chat.js';
+import {
+  type ChatIdentity,
+  type ChatPlan,
+  SAFE_CHOICE_FILTERS,
+  SAFE_PROMPT_FILTERS,
+  systemFingerprint,
+} from './chat-completions.js';
+
+/** Pauses of a stream: before the first content frame, and before each frame after it. */
+export interface Pacing {
+  firstMs: number;
+  betweenMs: number;
+}
+
+export const NO_PACING: Pacing = { firstMs: 0, betweenMs: 0 };
+
+/**
+ * The `chat.completion.chunk` frames of a streamed completion, Azure-style: a first frame with
+ * only prompt filter results, then per choice a role frame, one frame per token and a finish
+ * frame; with `include_usage` a usage frame with no choices; then `[DONE]`.
+ * @see upstream-facts C1
+ */
+export function chatStreamFrames(
+  who: ChatIdentity,
+  plan: ChatPlan,
+  usage: ChatUsage,
+  options: { includeUsage: boolean; pacing: Pacing },
+): SseFrame[] {
+  const head = {
+    id: who.id,
+    object: 'chat.completion.chunk',
+    created: who.created,
+    model: who.model,
+    system_fingerprint: systemFingerprint(who.model),
+  };
+  const tail = options.includeUsage ? { usage: null } : {};
+  const frames: SseFrame[] = [
+    {
+      data: JSON.stringify({
+        choices: [],
+        created: 0,
+        id: '',
+        model: '',
+        object: '',
+        prompt_filter_results: SAFE_PROMPT_FILTERS,
+      }),
+    },
+  ];
+  let started = false;
+  const paced = (data: unknown): SseFrame => {
+    const delayMs = started ? options.pacing.betweenMs : options.pacing.firstMs;
+    started = true;
+    return { data: JSON.stringify(data), delayMs };
+  };
+  const chunk = (choice: Record<string, unknown>) => ({ ...head, choices: [choice], ...tail });
+
+  plan.choices.forEach((choice, index) => {
+    frames.push({
+      data: JSON.stringify(
+        chunk({
+          index,
+          delta: { role: 'assistant', content: '', refusal: null },
+          logprobs: null,
+          finish_reason: null,
+          content_filter_results: {},
+        }),
+      ),
+    });
+    for (const piece of splitTokens(choice.text)) {
+      frames.push(
+        paced(
+          chunk({
+            index,
+            delta: { content: piece },
+            logprobs: null,
+            finish_reason: null,
+            content_filter_results: SAFE_CHOICE_FILTERS,
+          }),
+        ),
+      );
+    }
+    frames.push(
+      paced(
+        chunk({
+          index,
+          delta: {},
+          logprobs: null,
+          finish_reason: choice.finishReason,
+          content_filter_results: {},
+        }),
+      ),
+    );
+  });
+  if (options.includeUsage) frames.push(paced({ ...head, choices: [], usage }));
+  frames.push({ data: '[DONE]' });
+  return frames;
+}

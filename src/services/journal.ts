@@ -1,0 +1,137 @@
+/** Header names whose values are secrets; the journal and the logs never show them. */
+export const SECRET_HEADERS = new Set([
+  'authorization',
+  'x-api-key',
+  'x-emulator-admin-token',
+  'cookie',
+  'proxy-authorization',
+]);
+
+export const REDACTED = '[REDACTED]';
+
+/** Bodies longer than this are kept as a truncated string instead of parsed JSON. */
+export const JOURNAL_BODY_LIMIT = 8192;
+
+export interface JournalInput {
+  id: string;
+  at: number;
+  method: string;
+  url: string;
+  status: number;
+  durationMs: number;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: string | undefined;
+  fault?: string;
+}
+
+interface StoredEntry extends Omit<JournalInput, 'rawBody' | 'headers'> {
+  headers: Record<string, string>;
+  body: string | undefined;
+  bodyBytes: number;
+}
+
+export interface JournalEntry {
+  id: string;
+  at: number;
+  method: string;
+  url: string;
+  status: number;
+  duration_ms: number;
+  headers: Record<string, string>;
+  body: unknown;
+  body_truncated: boolean;
+  fault: string | null;
+}
+
+export function redactHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    out[name] = SECRET_HEADERS.has(name)
+      ? REDACTED
+      : Array.isArray(value)
+        ? value.join(', ')
+        : value;
+  }
+  return out;
+}
+
+/** A ring buffer of the latest `limit` gateway requests; the oldest entries go first. */
+export class Journal {
+  private entries: Array<StoredEntry | undefined>;
+  private next = 0;
+  private count = 0;
+
+  constructor(private readonly limit: number) {
+    this.entries = new Array(limit);
+  }
+
+  record(input: JournalInput): void {
+    if (this.limit === 0) return;
+    const raw = input.rawBody;
+    this.entries[this.next] = {
+      id: input.id,
+      at: input.at,
+      method: input.method,
+      url: input.url,
+      status: input.status,
+      durationMs: input.durationMs,
+      headers: redactHeaders(input.headers),
+      body:
+        raw === undefined || raw.length <= JOURNAL_BODY_LIMIT
+          ? raw
+          : raw.slice(0, JOURNAL_BODY_LIMIT),
+      bodyBytes: raw?.length ?? 0,
+      ...(input.fault === undefined ? {} : { fault: input.fault }),
+    };
+    this.next = (this.next + 1) % this.limit;
+    this.count = Math.min(this.count + 1, this.limit);
+  }
+
+  /** Oldest first. */
+  list(): JournalEntry[] {
+    const out: JournalEntry[] = [];
+    const start = (this.next - this.count + this.limit) % this.limit;
+    for (let i = 0; i < this.count; i++) {
+      const e = this.entries[(start + i) % this.limit] as StoredEntry;
+      out.push(toWire(e));
+    }
+    return out;
+  }
+
+  clear(): void {
+    this.entries = new Array(this.limit);
+    this.next = 0;
+    this.count = 0;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+}
+
+function toWire(e: StoredEntry): JournalEntry {
+  const truncated = e.bodyBytes > JOURNAL_BODY_LIMIT;
+  let body: unknown = e.body ?? null;
+  if (e.body !== undefined && !truncated) {
+    try {
+      body = JSON.parse(e.body);
+    } catch {
+      body = e.body;
+    }
+  }
+  return {
+    id: e.id,
+    at: e.at,
+    method: e.method,
+    url: e.url,
+    status: e.status,
+    duration_ms: e.durationMs,
+    headers: e.headers,
+    body,
+    body_truncated: truncated,
+    fault: e.fault ?? null,
+  };
+}

@@ -1,0 +1,37 @@
+import type { Config } from './config.js';
+import type { Deps } from './deps.js';
+import { Journal } from './services/journal.js';
+import { Keyring } from './services/keyring.js';
+import { Scheduler } from './services/scheduler.js';
+
+/** Everything the emulator remembers, made fresh by each buildApp. */
+export interface EmulatorState {
+  config: Config;
+  deps: Deps;
+  keyring: Keyring;
+  journal: Journal;
+  scheduler: Scheduler;
+  /** Empties every store and puts the clock back to real time. */
+  reset(): void;
+  close(): void;
+}
+
+export function createState(config: Config, deps: Deps): EmulatorState {
+  const journal = new Journal(config.journalLimit);
+  const scheduler = new Scheduler(deps.clock, deps.setTimer);
+  return {
+    config,
+    deps,
+    keyring: new Keyring(config.apiKeys),
+    journal,
+    scheduler,
+    reset() {
+      scheduler.clear();
+      journal.clear();
+      deps.clock.reset();
+    },
+    close() {
+      scheduler.close();
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import { Writable } from 'node:stream';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { type Config, resolveConfig } from '../../src/config.js';
+import { type Clock, createClock, type Deps, type IdKind, type Ids } from '../../src/deps.js';
+
+/** 2026-01-01T00:00:00Z: the fake clock's starting point. */
+export const T0 = Date.UTC(2026, 0, 1);
+
+const PREFIX: Record<IdKind, string> = {
+  request: 'req_',
+  chat: 'chatcmpl-',
+  message: 'msg_',
+  task: '',
+  video: 'video-',
+};
+
+/** Ids that count up per kind: `chatcmpl-1`, `chatcmpl-2`, ... tasks are `1000001`, ... */
+export function countingIds(): Ids {
+  const counters = new Map<IdKind, number>();
+  return {
+    next(kind) {
+      const n = (counters.get(kind) ?? 0) + 1;
+      counters.set(kind, n);
+      return kind === 'task' ? String(1_000_000 + n) : `${PREFIX[kind]}${n}`;
+    },
+  };
+}
+
+export interface TestDeps extends Deps {
+  clock: Clock;
+  /** Every pause the app asked for, in order. */
+  sleeps: number[];
+  logs: string[];
+}
+
+/** A frozen clock (moved only by `advance`), counting ids, instant sleep, timers that never fire. */
+export function testDeps(): TestDeps {
+  const sleeps: number[] = [];
+  const logs: string[] = [];
+  return {
+    clock: createClock(() => T0),
+    ids: countingIds(),
+    sleeps,
+    logs,
+    sleep: async (ms, signal) => {
+      sleeps.push(ms);
+      await Promise.resolve();
+      if (signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
+    },
+    setTimer: () => () => {},
+    logStream: new Writable({
+      write(chunk, _enc, cb) {
+        logs.push(String(chunk));
+        cb();
+      },
+    }),
+  };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  deps: TestDeps;
+  inject(options: InjectOptions): Promise<LightMyRequestResponse>;
+}
+
+export async function buildTestApp(
+  overrides: Partial<Config> = {},
+  deps: TestDeps = testDeps(),
+): Promise<TestApp> {
+  const app = await buildApp(resolveConfig({ logLevel: 'info', ...overrides }), deps);
+  return { app, deps, inject: (options) => app.inject(options) };
+}
+
+/** Parses an SSE body into frames: `{event?, data}` with `data` JSON-decoded when it is JSON. */
+export function parseSse(body: string): Array<{ event?: string; data: unknown }> {
+  return body
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const frame: { event?: string; data: unknown } = { data: undefined };
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event: ')) frame.event = line.slice(7);
+        else if (line.startsWith('data: ')) {
+          const raw = line.slice(6);
+          try {
+            frame.data = JSON.parse(raw);
+          } catch {
+            frame.data = raw;
+          }
+        }
+      }
+      return frame;
+    });
+}

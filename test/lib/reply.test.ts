@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { finishText } from '../../src/lib/finish.js';
+import { fnv1a, generateReply } from '../../src/lib/reply.js';
+import { countTokens } from '../../src/lib/tokens.js';
+
+describe('reply generator', () => {
+  it('is a pure function of prompt and variant', () => {
+    expect(generateReply('Tell me a story')).toBe(generateReply('Tell me a story'));
+    expect(generateReply('Tell me a story', 1)).toBe(generateReply('Tell me a story', 1));
+  });
+
+  it('gives different prompts and variants different texts', () => {
+    const texts = new Set<string>();
+    for (let i = 0; i < 200; i++) texts.add(generateReply(`prompt number ${i}`));
+    expect(texts.size).toBe(200);
+    expect(generateReply('same', 0)).not.toBe(generateReply('same', 1));
+  });
+
+  it('writes 2 to 5 capitalised sentences', () => {
+    for (let i = 0; i < 50; i++) {
+      const text = generateReply(String(i));
+      const sentences = text.split(/(?<=[.!]) /);
+      expect(sentences.length).toBeGreaterThanOrEqual(2);
+      expect(sentences.length).toBeLessThanOrEqual(5);
+      for (const s of sentences) expect(s).toMatch(/^[A-Z][a-z ]+[.!]$/);
+    }
+  });
+
+  it('hashes with FNV-1a', () => {
+    expect(fnv1a('')).toBe(0x811c9dc5);
+    expect(fnv1a('a')).toBe(0xe40c292c);
+  });
+});
+
+describe('finishText', () => {
+  const text = 'Alpha beta. Gamma delta. Epsilon.';
+
+  it('ends naturally when nothing cuts it', () => {
+    expect(finishText(text, [], undefined)).toEqual({
+      text,
+      tokens: countTokens(text),
+      reason: 'end',
+      stopSequence: null,
+    });
+  });
+
+  it('cuts before the earliest stop sequence', () => {
+    expect(finishText(text, ['Epsilon', '. Gamma'], 100)).toEqual({
+      text: 'Alpha beta',
+      tokens: 3,
+      reason: 'stop_sequence',
+      stopSequence: '. Gamma',
+    });
+  });
+
+  it('cuts at max tokens when that comes first', () => {
+    expect(finishText(text, ['Epsilon'], 4)).toEqual({
+      text: 'Alpha beta.',
+      tokens: 4,
+      reason: 'max_tokens',
+      stopSequence: null,
+    });
+  });
+});
