@@ -7,7 +7,9 @@ import type { Config } from './config.js';
 import { createDeps, type Deps } from './deps.js';
 import { GatewayError } from './errors.js';
 import controlRoutes from './routes/control/index.js';
+import messagesApi from './routes/messages-api/index.js';
 import chatApi from './routes/v1/index.js';
+import videoApi from './routes/videogen/index.js';
 import { SECRET_HEADERS } from './services/journal.js';
 import { createState, type EmulatorState } from './state.js';
 
@@ -15,6 +17,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Opaque id of the API key that made the request (never the key itself). */
     owner: string;
+    /** Emulator time at arrival. */
+    receivedAt: number;
     /** The request body as received, kept for the journal. */
     rawBody: string | undefined;
     /** The injected fault this request got, for the journal. */
@@ -52,6 +56,7 @@ export async function buildApp(
   deps: Deps = createDeps(),
 ): Promise<FastifyInstance> {
   const state = createState(config, deps);
+  const perRequestLogs = ['info', 'debug', 'trace'].includes(config.logLevel);
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -62,6 +67,9 @@ export async function buildApp(
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     logController: new OneLinePerRequest(),
+    // Request-scoped child loggers only when per-request lines are on (info and below).
+    childLoggerFactory: (logger, bindings, options) =>
+      perRequestLogs ? logger.child(bindings, options) : logger,
     bodyLimit: BODY_LIMIT,
     genReqId: () => deps.ids.next('request'),
     requestIdHeader: false,
@@ -70,6 +78,7 @@ export async function buildApp(
 
   app.decorate('emulator', state);
   app.decorateRequest('owner', '');
+  app.decorateRequest('receivedAt', 0);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('fault', undefined);
   app.setValidatorCompiler(validatorCompiler());
@@ -106,6 +115,8 @@ export async function buildApp(
   });
 
   await app.register(controlRoutes, { prefix: '/_emulator', state });
+  await app.register(videoApi, { prefix: '/videogen', state });
+  await app.register(messagesApi, { prefix: '/messages-api', state });
   await app.register(chatApi, { prefix: '/v1', state });
 
   app.setNotFoundHandler((request, reply) =>

@@ -1,4 +1,5 @@
-import { truncateTokens } from './tokens.js';
+import type { Reply } from './reply.js';
+import { countTokens, truncateTokens } from './tokens.js';
 
 export type FinishReason = 'end' | 'stop_sequence' | 'max_tokens';
 
@@ -14,25 +15,21 @@ export interface Finished {
  * Ends a generated text the way a model would: at the earliest stop sequence (excluded from the
  * text), or at `maxTokens` if that limit comes first.
  */
-export function finishText(full: string, stops: readonly string[], maxTokens?: number): Finished {
+export function finishText(full: Reply, stops: readonly string[], maxTokens?: number): Finished {
   let cut = -1;
   let stopSequence: string | null = null;
   for (const stop of stops) {
-    const at = full.indexOf(stop);
+    const at = full.text.indexOf(stop);
     if (at !== -1 && (cut === -1 || at < cut)) {
       cut = at;
       stopSequence = stop;
     }
   }
-  const candidate = cut === -1 ? full : full.slice(0, cut);
-  const limited = truncateTokens(candidate, maxTokens ?? Number.MAX_SAFE_INTEGER);
-  if (limited.truncated) {
+  const text = cut === -1 ? full.text : full.text.slice(0, cut);
+  const tokens = cut === -1 ? full.tokens : countTokens(text);
+  if (maxTokens !== undefined && tokens > maxTokens) {
+    const limited = truncateTokens(text, maxTokens);
     return { text: limited.text, tokens: limited.tokens, reason: 'max_tokens', stopSequence: null };
   }
-  return {
-    text: candidate,
-    tokens: limited.tokens,
-    reason: stopSequence === null ? 'end' : 'stop_sequence',
-    stopSequence,
-  };
+  return { text, tokens, reason: stopSequence === null ? 'end' : 'stop_sequence', stopSequence };
 }

@@ -1,3 +1,5 @@
+import { countTokens } from './tokens.js';
+
 /**
  * The default reply generator shared by the chat and messages APIs: a pure function of the
  * prompt text and a variant number, so the same request always gets the same words.
@@ -36,19 +38,42 @@ function prng(seed: number): () => number {
   };
 }
 
-/** 2 to 5 sentences of 5 to 14 words, fixed by (prompt, variant). */
-export function generateReply(prompt: string, variant = 0): string {
-  const next = prng(fnv1a(prompt) ^ Math.imul(variant + 1, 0x9e3779b1));
+export interface Reply {
+  text: string;
+  tokens: number;
+}
+
+const BANK_SIZE = 512;
+
+/** A fixed bank of sentences (5 to 14 words), built once from a fixed seed. */
+const BANK: Reply[] = (() => {
+  const next = prng(0x5eed);
   const pick = (n: number) => Math.floor(next() * n);
-  const sentences: string[] = [];
-  const count = 2 + pick(4);
-  for (let s = 0; s < count; s++) {
+  const bank: Reply[] = [];
+  for (let s = 0; s < BANK_SIZE; s++) {
     const length = 5 + pick(10);
-    const words: string[] = [];
-    for (let w = 0; w < length; w++) words.push(WORDS[pick(WORDS.length)] as string);
-    const first = words[0] as string;
-    words[0] = first.charAt(0).toUpperCase() + first.slice(1);
-    sentences.push(`${words.join(' ')}${pick(6) === 0 ? '!' : '.'}`);
+    const first = WORDS[pick(WORDS.length)] as string;
+    let text = first.charAt(0).toUpperCase() + first.slice(1);
+    for (let w = 1; w < length; w++) text += ` ${WORDS[pick(WORDS.length)]}`;
+    text += pick(6) === 0 ? '!' : '.';
+    bank.push({ text, tokens: countTokens(text) });
   }
-  return sentences.join(' ');
+  return bank;
+})();
+
+/**
+ * 3 to 6 sentences from the bank, chosen by (prompt, variant). The token count comes with the
+ * text (sentences end in punctuation, so their counts simply add up).
+ */
+export function generateReply(prompt: string, variant = 0): Reply {
+  const next = prng(fnv1a(prompt) ^ Math.imul(variant + 1, 0x9e3779b1));
+  const count = 3 + Math.floor(next() * 4);
+  let text = '';
+  let tokens = 0;
+  for (let s = 0; s < count; s++) {
+    const sentence = BANK[Math.floor(next() * BANK_SIZE)] as Reply;
+    text = s === 0 ? sentence.text : `${text} ${sentence.text}`;
+    tokens += sentence.tokens;
+  }
+  return { text, tokens };
 }

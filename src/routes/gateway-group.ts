@@ -22,8 +22,8 @@ export interface GroupSpec {
   invalidKey(): GatewayError;
   unknownRoute(request: FastifyRequest): GatewayError;
   render(error: GatewayError, request: FastifyRequest): RenderedError;
-  /** Headers every response of the group carries (e.g. a request id). */
-  headers?(request: FastifyRequest): Record<string, string>;
+  /** The header every response of the group carries the request id in, if any. */
+  requestIdHeader?: string;
 }
 
 /**
@@ -35,7 +35,8 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
   const { clock } = state.deps;
 
   app.addHook('onRequest', (request, reply, done) => {
-    if (spec.headers) reply.headers(spec.headers(request));
+    request.receivedAt = clock.now();
+    if (spec.requestIdHeader) reply.header(spec.requestIdHeader, request.id);
     const key = spec.readKey(request);
     if (!key) return done(spec.missingKey());
     if (!keyring.accepts(key)) return done(spec.invalidKey());
@@ -45,7 +46,7 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
 
   app.setErrorHandler((err, request, reply) => {
     const error = normalizeError(err);
-    if (error.status >= 500) request.log.error({ err }, 'request failed');
+    if (error.status >= 500) app.log.error({ reqId: request.id, err }, 'request failed');
     const { status, body } = spec.render(error, request);
     if (error.options.retryAfterS !== undefined) {
       reply.header('retry-after', String(error.options.retryAfterS));
@@ -58,14 +59,13 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
   });
 
   app.addHook('onResponse', (request, reply, done) => {
-    const durationMs = Math.round(reply.elapsedTime * 1000) / 1000;
     journal.record({
       id: request.id,
-      at: clock.now() - Math.round(durationMs),
+      at: request.receivedAt,
       method: request.method,
       url: request.url,
       status: reply.statusCode,
-      durationMs,
+      durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
       headers: request.headers,
       rawBody: request.rawBody,
       ...(request.fault === undefined ? {} : { fault: request.fault }),

@@ -19,13 +19,13 @@ export interface JournalInput {
   url: string;
   status: number;
   durationMs: number;
-  headers: Record<string, string | string[] | undefined>;
+  /** The request's own headers object; secret values are blanked in it when recorded. */
+  headers: Headers;
   rawBody: string | undefined;
   fault?: string;
 }
 
-interface StoredEntry extends Omit<JournalInput, 'rawBody' | 'headers'> {
-  headers: Record<string, string>;
+interface StoredEntry extends Omit<JournalInput, 'rawBody'> {
   body: string | undefined;
   bodyBytes: number;
 }
@@ -43,17 +43,24 @@ export interface JournalEntry {
   fault: string | null;
 }
 
-export function redactHeaders(
-  headers: Record<string, string | string[] | undefined>,
-): Record<string, string> {
+type Headers = Record<string, string | string[] | undefined>;
+
+/**
+ * Blanks the secret headers of a finished request in place, so the journal can keep the object
+ * without copying it and without ever holding a key.
+ */
+function redactInPlace(headers: Headers): Headers {
+  for (const name of SECRET_HEADERS) {
+    if (headers[name] !== undefined) headers[name] = REDACTED;
+  }
+  return headers;
+}
+
+function flatten(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    out[name] = SECRET_HEADERS.has(name)
-      ? REDACTED
-      : Array.isArray(value)
-        ? value.join(', ')
-        : value;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined) out[name] = typeof value === 'string' ? value : value.join(', ');
   }
   return out;
 }
@@ -78,7 +85,7 @@ export class Journal {
       url: input.url,
       status: input.status,
       durationMs: input.durationMs,
-      headers: redactHeaders(input.headers),
+      headers: redactInPlace(input.headers),
       body:
         raw === undefined || raw.length <= JOURNAL_BODY_LIMIT
           ? raw
@@ -129,7 +136,7 @@ function toWire(e: StoredEntry): JournalEntry {
     url: e.url,
     status: e.status,
     duration_ms: e.durationMs,
-    headers: e.headers,
+    headers: flatten(e.headers),
     body,
     body_truncated: truncated,
     fault: e.fault ?? null,

@@ -5,24 +5,25 @@ import { countTokens } from '../../src/lib/tokens.js';
 
 describe('reply generator', () => {
   it('is a pure function of prompt and variant', () => {
-    expect(generateReply('Tell me a story')).toBe(generateReply('Tell me a story'));
-    expect(generateReply('Tell me a story', 1)).toBe(generateReply('Tell me a story', 1));
+    expect(generateReply('Tell me a story')).toEqual(generateReply('Tell me a story'));
+    expect(generateReply('Tell me a story', 1)).toEqual(generateReply('Tell me a story', 1));
   });
 
   it('gives different prompts and variants different texts', () => {
     const texts = new Set<string>();
-    for (let i = 0; i < 200; i++) texts.add(generateReply(`prompt number ${i}`));
-    expect(texts.size).toBe(200);
-    expect(generateReply('same', 0)).not.toBe(generateReply('same', 1));
+    for (let i = 0; i < 2000; i++) texts.add(generateReply(`prompt number ${i}`).text);
+    expect(texts.size).toBe(2000);
+    expect(generateReply('same', 0).text).not.toBe(generateReply('same', 1).text);
   });
 
-  it('writes 2 to 5 capitalised sentences', () => {
-    for (let i = 0; i < 50; i++) {
-      const text = generateReply(String(i));
+  it('writes 3 to 6 capitalised sentences and knows their token count', () => {
+    for (let i = 0; i < 200; i++) {
+      const { text, tokens } = generateReply(String(i));
       const sentences = text.split(/(?<=[.!]) /);
-      expect(sentences.length).toBeGreaterThanOrEqual(2);
-      expect(sentences.length).toBeLessThanOrEqual(5);
+      expect(sentences.length).toBeGreaterThanOrEqual(3);
+      expect(sentences.length).toBeLessThanOrEqual(6);
       for (const s of sentences) expect(s).toMatch(/^[A-Z][a-z ]+[.!]$/);
+      expect(tokens).toBe(countTokens(text));
     }
   });
 
@@ -34,9 +35,10 @@ describe('reply generator', () => {
 
 describe('finishText', () => {
   const text = 'Alpha beta. Gamma delta. Epsilon.';
+  const reply = { text, tokens: countTokens(text) };
 
   it('ends naturally when nothing cuts it', () => {
-    expect(finishText(text, [], undefined)).toEqual({
+    expect(finishText(reply, [], undefined)).toEqual({
       text,
       tokens: countTokens(text),
       reason: 'end',
@@ -45,7 +47,7 @@ describe('finishText', () => {
   });
 
   it('cuts before the earliest stop sequence', () => {
-    expect(finishText(text, ['Epsilon', '. Gamma'], 100)).toEqual({
+    expect(finishText(reply, ['Epsilon', '. Gamma'], 100)).toEqual({
       text: 'Alpha beta',
       tokens: 3,
       reason: 'stop_sequence',
@@ -54,7 +56,7 @@ describe('finishText', () => {
   });
 
   it('cuts at max tokens when that comes first', () => {
-    expect(finishText(text, ['Epsilon'], 4)).toEqual({
+    expect(finishText(reply, ['Epsilon'], 4)).toEqual({
       text: 'Alpha beta.',
       tokens: 4,
       reason: 'max_tokens',

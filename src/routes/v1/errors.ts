@@ -1,7 +1,6 @@
-import type { FastifyRequest } from 'fastify';
 import { bracketPath, GatewayError } from '../../errors.js';
 import type { ChatError } from '../../schemas/chat.js';
-import { type RenderedError, readBearerKey } from '../gateway-group.js';
+import { type GroupSpec, type RenderedError, readBearerKey } from '../gateway-group.js';
 
 /** @see upstream-facts C2: `{error:{message,type,param,code}}` */
 const TYPE_BY_STATUS: Record<number, string> = {
@@ -48,7 +47,7 @@ export function renderChatError(error: GatewayError): RenderedError {
   return { status, body };
 }
 
-export const chatGroup = {
+export const chatGroup: GroupSpec = {
   readKey: readBearerKey,
   missingKey: () =>
     new GatewayError(
@@ -57,8 +56,8 @@ export const chatGroup = {
     ),
   invalidKey: () =>
     new GatewayError(401, 'Incorrect API key provided.', { code: 'invalid_api_key' }),
-  unknownRoute: (request: FastifyRequest) =>
+  unknownRoute: (request) =>
     new GatewayError(404, `Invalid URL (${request.method} ${request.url.split('?')[0]})`),
   render: renderChatError,
-  headers: (request: FastifyRequest) => ({ 'x-request-id': request.id }),
+  requestIdHeader: 'x-request-id',
 };

@@ -62,7 +62,7 @@ describe('POST /v1/chat/completions', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['x-request-id']).toBe('req_1');
-    const text = generateReply('Hello there', 0);
+    const text = generateReply('Hello there', 0).text;
     expect(res.json()).toEqual({
       id: 'chatcmpl-1',
       object: 'chat.completion',
@@ -136,11 +136,11 @@ describe('POST /v1/chat/completions', () => {
     // priming 3 + 6 messages x 3 + "Be brief." 4 + "Use English" 3 + "Hi" 1 + name 1
     // + tool call "look" 1 + "{}" 2 + "done" 1 + "Go on" 2
     expect(res.json().usage.prompt_tokens).toBe(3 + 18 + 4 + 3 + 1 + 1 + 1 + 2 + 1 + 2);
-    expect(res.json().choices[0].message.content).toBe(generateReply('Go on', 0));
+    expect(res.json().choices[0].message.content).toBe(generateReply('Go on', 0).text);
   });
 
   it('cuts the reply at max_tokens with finish_reason "length"', async () => {
-    const full = generateReply('long one', 0);
+    const full = generateReply('long one', 0).text;
     for (const key of ['max_tokens', 'max_completion_tokens']) {
       const res = await post({
         model: 'm',
@@ -166,7 +166,7 @@ describe('POST /v1/chat/completions', () => {
   });
 
   it('cuts the reply before a stop sequence with finish_reason "stop"', async () => {
-    const full = generateReply('stop here', 0);
+    const full = generateReply('stop here', 0).text;
     const stopWord = full.split(' ')[3] as string;
     for (const stop of [stopWord, [stopWord, 'zzz-not-there']]) {
       const res = await post({

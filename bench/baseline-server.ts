@@ -1,0 +1,28 @@
+/**
+ * The bare-Fastify baseline: for each route it parses the body like any JSON route and answers
+ * with fixed bytes captured from the emulator. Reads `{port, routes}` from argv[2] (a JSON file).
+ */
+import { readFileSync } from 'node:fs';
+import Fastify from 'fastify';
+
+interface Route {
+  method: 'GET' | 'POST';
+  url: string;
+  contentType: string;
+  body: string;
+}
+
+const spec = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as {
+  port: number;
+  routes: Route[];
+};
+const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024 });
+for (const route of spec.routes) {
+  app.route({
+    method: route.method,
+    url: route.url,
+    handler: async (_request, reply) => reply.type(route.contentType).send(route.body),
+  });
+}
+await app.listen({ port: spec.port, host: '127.0.0.1' });
+process.send?.('ready');

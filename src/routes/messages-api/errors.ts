@@ -1,0 +1,51 @@
+import type { FastifyRequest } from 'fastify';
+import { dottedPath, GatewayError } from '../../errors.js';
+import type { MessagesError } from '../../schemas/messages-errors.js';
+import type { GroupSpec, RenderedError } from '../gateway-group.js';
+
+/** @see upstream-facts B2 */
+const TYPE_BY_STATUS: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  409: 'conflict_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+};
+
+export const messagesErrorType = (status: number) =>
+  TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+
+export function renderMessagesError(error: GatewayError, request: FastifyRequest): RenderedError {
+  const issue = error.options.issue;
+  let message = error.message;
+  if (issue && issue.path.length > 0) {
+    const field = dottedPath(issue.path);
+    message = issue.kind === 'missing' ? `${field}: Field required` : `${field}: ${issue.problem}`;
+  } else if (issue) {
+    message = `Request body ${issue.problem}.`;
+  }
+  const body: MessagesError = {
+    type: 'error',
+    error: { type: messagesErrorType(error.status), message },
+    request_id: request.id,
+  };
+  return { status: error.status, body };
+}
+
+export const messagesGroup: GroupSpec = {
+  readKey(request) {
+    const key = request.headers['x-api-key'];
+    return typeof key === 'string' && key.trim() !== '' ? key.trim() : undefined;
+  },
+  missingKey: () => new GatewayError(401, 'x-api-key header is required'),
+  invalidKey: () => new GatewayError(401, 'invalid x-api-key'),
+  unknownRoute: () => new GatewayError(404, 'Not Found'),
+  render: renderMessagesError,
+  requestIdHeader: 'request-id',
+};

@@ -1,0 +1,123 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULT_CONFIG, loadConfig, resolveConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('uses the documented defaults', () => {
+    expect(loadConfig({})).toEqual({ config: DEFAULT_CONFIG, help: false });
+    expect(DEFAULT_CONFIG).toEqual({
+      port: 4010,
+      host: '127.0.0.1',
+      logLevel: 'info',
+      fixturesDir: expect.stringMatching(/fixtures$/),
+      videoQueueMs: 2000,
+      videoRenderMs: 8000,
+      promptCacheTtlS: 300,
+      promptCacheMinTokens: 1024,
+      streamTtftMs: 0,
+      streamChunkDelayMs: 0,
+      journalLimit: 1000,
+      maxTasks: 100_000,
+    });
+  });
+
+  it('reads every variable of the contract', () => {
+    const { config } = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      LOG_LEVEL: 'debug',
+      GATEWAY_API_KEYS: 'k1, k2,,',
+      EMULATOR_ADMIN_TOKEN: 'adm',
+      PUBLIC_BASE_URL: 'https://emu.example.com/base',
+      FIXTURES_DIR: '/data/fixtures',
+      VIDEO_QUEUE_MS: '10',
+      VIDEO_RENDER_MS: '20',
+      PROMPT_CACHE_TTL_S: '60',
+      PROMPT_CACHE_MIN_TOKENS: '128',
+      STREAM_TTFT_MS: '300',
+      STREAM_CHUNK_DELAY_MS: '15',
+      JOURNAL_LIMIT: '50',
+      MAX_TASKS: '500',
+    });
+    expect(config).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      logLevel: 'debug',
+      apiKeys: ['k1', 'k2'],
+      adminToken: 'adm',
+      publicBaseUrl: 'https://emu.example.com/base',
+      fixturesDir: '/data/fixtures',
+      videoQueueMs: 10,
+      videoRenderMs: 20,
+      promptCacheTtlS: 60,
+      promptCacheMinTokens: 128,
+      streamTtftMs: 300,
+      streamChunkDelayMs: 15,
+      journalLimit: 50,
+      maxTasks: 500,
+    });
+  });
+
+  it('lets CLI flags override env', () => {
+    const { config } = loadConfig({ PORT: '1', LOG_LEVEL: 'warn' }, [
+      '--port',
+      '4020',
+      '--fixtures',
+      './fx',
+      '--api-keys=a,b',
+    ]);
+    expect(config).toMatchObject({ port: 4020, logLevel: 'warn', fixturesDir: './fx' });
+    expect(config.apiKeys).toEqual(['a', 'b']);
+    expect(loadConfig({}, ['--help']).help).toBe(true);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT must be an integer between 0 and 65535 (got "abc")'],
+    [{ PORT: '70000' }, 'PORT must be an integer between 0 and 65535 (got 70000)'],
+    [{ PORT: '1.5' }, 'PORT must be an integer between 0 and 65535 (got "1.5")'],
+    [
+      { LOG_LEVEL: 'loud' },
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+    ],
+    [
+      { GATEWAY_API_KEYS: ' , ' },
+      'GATEWAY_API_KEYS must be a comma-separated list of non-empty values (got [])',
+    ],
+    [
+      { PUBLIC_BASE_URL: 'ftp://x' },
+      'PUBLIC_BASE_URL must be a valid value (http(s) URL for PUBLIC_BASE_URL, non-empty otherwise) (got "ftp://x")',
+    ],
+    [{ VIDEO_QUEUE_MS: '-5' }, 'VIDEO_QUEUE_MS must be an integer between 0 and 86400000 (got -5)'],
+    [{ MAX_TASKS: '0' }, 'MAX_TASKS must be an integer between 1 and 10000000 (got 0)'],
+    [
+      { PROMPT_CACHE_TTL_S: 'five' },
+      'PROMPT_CACHE_TTL_S must be an integer between 1 and 86400 (got "five")',
+    ],
+  ])('refuses %j naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(new ConfigError(message));
+  });
+
+  it('refuses unknown flags with the usage text', () => {
+    expect(() => loadConfig({}, ['--prot', '1'])).toThrow(/Unknown option '--prot'[\s\S]*Usage/);
+  });
+
+  it('validates programmatic overrides the same way', () => {
+    expect(() => resolveConfig({ journalLimit: -1 })).toThrow(/^JOURNAL_LIMIT must be/);
+  });
+});
+
+describe('the server process', () => {
+  it('stops at start-up with a message naming the bad variable', async () => {
+    const run = promisify(execFile);
+    const failure = await run('npx', ['tsx', 'src/server.ts'], {
+      env: { ...process.env, PORT: 'nope' },
+    }).catch((err: { code: number; stderr: string }) => err);
+    expect(failure).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        'invalid configuration: PORT must be an integer between 0 and 65535 (got "nope")',
+      ),
+    });
+  });
+});

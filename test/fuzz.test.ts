@@ -1,0 +1,150 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from './helpers/app.js';
+
+/**
+ * Property: whatever JSON (or non-JSON) arrives, every route answers 2xx or a 4xx in its own
+ * group's envelope, never a 5xx, and the app stays healthy.
+ */
+
+type Shape = (body: unknown) => boolean;
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const chatShape: Shape = (b) =>
+  isObject(b) &&
+  isObject(b.error) &&
+  typeof b.error.message === 'string' &&
+  'type' in b.error &&
+  'param' in b.error &&
+  'code' in b.error;
+const messagesShape: Shape = (b) =>
+  isObject(b) &&
+  b.type === 'error' &&
+  isObject(b.error) &&
+  typeof b.error.type === 'string' &&
+  typeof b.error.message === 'string' &&
+  typeof b.request_id === 'string';
+const videoShape: Shape = (b) =>
+  isObject(b) &&
+  Number.isInteger(b.code) &&
+  b.code !== 0 &&
+  typeof b.message === 'string' &&
+  typeof b.request_id === 'string' &&
+  !('data' in b);
+const controlShape: Shape = (b) =>
+  isObject(b) && isObject(b.error) && typeof b.error.message === 'string';
+
+interface FuzzRoute {
+  method: 'POST' | 'GET' | 'DELETE';
+  url: string;
+  headers: Record<string, string>;
+  shape: Shape;
+  /** A valid body that the mutations start from. */
+  valid: Record<string, unknown>;
+}
+
+const ROUTES: FuzzRoute[] = [
+  {
+    method: 'POST',
+    url: '/v1/chat/completions',
+    headers: { authorization: 'Bearer fuzz' },
+    shape: chatShape,
+    valid: {
+      model: 'chat-model',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 5,
+      temperature: 1,
+      stop: ['x'],
+      n: 1,
+    },
+  },
+  {
+    method: 'POST',
+    url: '/messages-api/v1/messages',
+    headers: { 'x-api-key': 'fuzz', 'msgapi-version': '2023-06-01' },
+    shape: messagesShape,
+    valid: { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] },
+  },
+  {
+    method: 'POST',
+    url: '/videogen/v1/videos/text2video',
+    headers: { authorization: 'Bearer fuzz' },
+    shape: videoShape,
+    valid: { model_name: 'vid-v1-6', prompt: 'a cat', duration: '5' },
+  },
+  {
+    method: 'POST',
+    url: '/_emulator/clock/advance',
+    headers: {},
+    shape: controlShape,
+    valid: { ms: 1 },
+  },
+];
+
+const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+/** Hostile values: wrong types, huge strings, deep nesting, prototype keys. */
+const hostileValue = fc.oneof(
+  fc.jsonValue(),
+  fc.constantFrom('', ' ', '\u0000', '💥'.repeat(1000), 'x'.repeat(300_000)),
+  fc.constantFrom(-1, 0, 1e308, -1e308, 1.5, 2 ** 53, Number.MIN_VALUE),
+  fc.integer({ min: 50, max: 3000 }).map((d) => JSON.parse(deep(d)) as unknown),
+  fc.constant({ __proto__: { admin: true } }),
+  fc.array(fc.jsonValue(), { maxLength: 50 }),
+);
+
+/** Bodies sent as raw text, so that `__proto__` keys and broken JSON reach the server. */
+const rawBody = (valid: Record<string, unknown>) =>
+  fc.oneof(
+    fc.jsonValue().map((v) => JSON.stringify(v)),
+    fc
+      .tuple(fc.constantFrom(...Object.keys(valid), 'extra', 'messages', 'model'), hostileValue)
+      .map(([key, value]) => JSON.stringify({ ...valid, [key]: value })),
+    fc
+      .tuple(
+        fc.constantFrom(...Object.keys(valid)),
+        fc.array(fc.constantFrom(...Object.keys(valid))),
+      )
+      .map(([drop]) => JSON.stringify({ ...valid, [drop]: undefined })),
+    fc.constantFrom(
+      '{"__proto__":{"x":1}}',
+      `{"constructor":{"prototype":{"x":1}}}`,
+      '{"a":',
+      'null',
+      '"string"',
+      '[]',
+      '',
+      deep(20_000),
+      `{"messages":${deep(5000)}}`,
+    ),
+    fc.string({ maxLength: 200 }),
+  );
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp({ logLevel: 'silent' });
+});
+afterAll(() => t.app.close());
+
+describe.each(ROUTES)('fuzzing $method $url', (route) => {
+  it('never answers 5xx, and every 4xx is in the group shape', async () => {
+    await fc.assert(
+      fc.asyncProperty(rawBody(route.valid), async (payload) => {
+        const res = await t.inject({
+          method: route.method,
+          url: route.url,
+          headers: { ...route.headers, 'content-type': 'application/json' },
+          payload,
+        });
+        expect(res.statusCode).toBeLessThan(500);
+        if (res.statusCode >= 400) {
+          expect(route.shape(res.json())).toBe(true);
+        }
+      }),
+      { numRuns: 150 },
+    );
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+    expect((await t.inject({ url: '/_emulator/health' })).statusCode).toBe(200);
+  });
+});

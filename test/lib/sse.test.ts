@@ -1,0 +1,73 @@
+import { request } from 'node:http';
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import type { Sleep } from '../../src/deps.js';
+import { encodeFrame, type SseFrame, sendSse } from '../../src/lib/sse.js';
+
+describe('encodeFrame', () => {
+  it('writes an event line only when the frame has an event name', () => {
+    expect(encodeFrame({ event: 'ping', data: '{"type":"ping"}' })).toBe(
+      'event: ping\ndata: {"type":"ping"}\n\n',
+    );
+    expect(encodeFrame({ data: '[DONE]' })).toBe('data: [DONE]\n\n');
+  });
+});
+
+/** A server whose single route streams `frames` through the writer with `sleep`. */
+async function serve(frames: SseFrame[], sleep: Sleep) {
+  const app = Fastify();
+  let finished: Promise<boolean> = Promise.resolve(false);
+  app.get('/', async (_req, reply) => {
+    finished = sendSse(reply, frames, { headers: { 'x-extra': 'yes' }, sleep });
+    await finished;
+    return reply;
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { app, port, result: () => finished };
+}
+
+describe('sendSse', () => {
+  it('writes every frame in order with the SSE headers', async () => {
+    const frames = [{ data: 'a' }, { event: 'x', data: 'b', delayMs: 1 }, { data: 'c' }];
+    const { app, port } = await serve(frames, async () => {});
+    const res = await fetch(`http://127.0.0.1:${port}/`);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('no-cache');
+    expect(res.headers.get('x-extra')).toBe('yes');
+    expect(await res.text()).toBe('data: a\n\nevent: x\ndata: b\n\ndata: c\n\n');
+    await app.close();
+  });
+
+  it('stops writing and sleeping as soon as the client goes away', async () => {
+    const frames = Array.from({ length: 1000 }, (_, i) => ({ data: String(i), delayMs: 5 }));
+    let sleeps = 0;
+    const sleep: Sleep = (ms, signal) => {
+      sleeps++;
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(resolve, ms);
+        signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new Error('aborted'));
+        });
+      });
+    };
+    const { app, port, result } = await serve(frames, sleep);
+    await new Promise<void>((resolve) => {
+      const req = request({ port, host: '127.0.0.1', path: '/' }, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.end();
+    });
+    expect(await result()).toBe(false);
+    const atAbort = sleeps;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sleeps).toBe(atAbort);
+    expect(sleeps).toBeLessThan(1000);
+    await app.close();
+  });
+});

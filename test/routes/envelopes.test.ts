@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * Every transport-level failure, in each group's own envelope. Bodies are compared whole; the
+ * request id is the counting id of the request.
+ */
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp({ apiKeys: ['good-key'] });
+});
+afterAll(() => t.app.close());
+
+interface Group {
+  name: string;
+  url: string;
+  auth: Record<string, string>;
+  wrongAuth: Record<string, string>;
+  envelope(status: number, message: string, requestId: string): unknown;
+}
+
+const chatType = (status: number) =>
+  status === 401 || status < 500 ? 'invalid_request_error' : 'server_error';
+
+const GROUPS: Group[] = [
+  {
+    name: 'chat',
+    url: '/v1/chat/completions',
+    auth: { authorization: 'Bearer good-key' },
+    wrongAuth: { authorization: 'Bearer bad-key' },
+    envelope: (status, message) => ({
+      error: {
+        message,
+        type: chatType(status),
+        param: null,
+        code:
+          { 401: 'invalid_api_key', 413: 'request_too_large', 415: 'unsupported_media_type' }[
+            status
+          ] ?? null,
+      },
+    }),
+  },
+  {
+    name: 'messages',
+    url: '/messages-api/v1/messages',
+    auth: { 'x-api-key': 'good-key', 'msgapi-version': '2023-06-01' },
+    wrongAuth: { 'x-api-key': 'bad-key', 'msgapi-version': '2023-06-01' },
+    envelope: (status, message, requestId) => ({
+      type: 'error',
+      error: {
+        type: {
+          400: 'invalid_request_error',
+          401: 'authentication_error',
+          404: 'not_found_error',
+          413: 'request_too_large',
+          415: 'invalid_request_error',
+        }[status],
+        message,
+      },
+      request_id: requestId,
+    }),
+  },
+  {
+    name: 'video',
+    url: '/videogen/v1/videos/text2video',
+    auth: { authorization: 'Bearer good-key' },
+    wrongAuth: { authorization: 'Bearer bad-key' },
+    envelope: (status, message, requestId) => ({
+      code: { 400: 1200, 401: 1002, 404: 1202, 413: 1200, 415: 1200 }[status],
+      message,
+      request_id: requestId,
+    }),
+  },
+];
+
+async function send(
+  group: Group,
+  options: { headers?: Record<string, string>; payload?: string; url?: string },
+) {
+  const res = await t.inject({
+    method: 'POST',
+    url: options.url ?? group.url,
+    headers: options.headers ?? { ...group.auth, 'content-type': 'application/json' },
+    ...(options.payload === undefined ? {} : { payload: options.payload }),
+  });
+  const body = res.json();
+  const requestId = (body.request_id ?? res.headers['x-request-id']) as string;
+  expect(requestId).toMatch(/^req_\d+$/);
+  return { res, body, requestId };
+}
+
+describe.each(GROUPS)('$name group envelope', (group) => {
+  const expectError = async (
+    options: Parameters<typeof send>[1],
+    status: number,
+    message: string,
+  ) => {
+    const { res, body, requestId } = await send(group, options);
+    expect(res.statusCode).toBe(status);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(body).toEqual(group.envelope(status, message, requestId));
+  };
+
+  it('refuses malformed JSON with 400', async () => {
+    await expectError(
+      { payload: '{"model": ' },
+      400,
+      'Request body is not valid JSON: Unexpected end of JSON input',
+    );
+  });
+
+  it('refuses an empty body with 400', async () => {
+    await expectError({ payload: '' }, 400, 'Request body is empty; a JSON object is required.');
+  });
+
+  it('refuses __proto__ keys with 400', async () => {
+    await expectError(
+      { payload: '{"__proto__": {"polluted": true}}' },
+      400,
+      'Request body is not valid JSON: Object contains forbidden prototype property',
+    );
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it.runIf(group.name === 'chat')('refuses a wrong content type with 415', async () => {
+    await expectError(
+      { headers: { ...group.auth, 'content-type': 'text/plain' }, payload: 'hello' },
+      415,
+      'Content-Type must be application/json.',
+    );
+  });
+
+  it('refuses a body over 32 MB with 413', async () => {
+    await expectError(
+      { payload: JSON.stringify({ big: 'x'.repeat(32 * 1024 * 1024) }) },
+      413,
+      'Request body is too large.',
+    );
+  });
+
+  it('refuses a missing key with 401', async () => {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (group.name === 'messages') headers['msgapi-version'] = '2023-06-01';
+    const { res, body } = await send(group, { headers, payload: '{}' });
+    expect(res.statusCode).toBe(401);
+    expect(JSON.stringify(body)).toMatch(/key|Authorization/);
+  });
+
+  it('refuses a key not in GATEWAY_API_KEYS with 401', async () => {
+    const { res, body, requestId } = await send(group, {
+      headers: { ...group.wrongAuth, 'content-type': 'application/json' },
+      payload: '{}',
+    });
+    expect(res.statusCode).toBe(401);
+    const message = { chat: 'Incorrect API key provided.', messages: 'invalid x-api-key' }[
+      group.name
+    ];
+    expect(body).toEqual(group.envelope(401, message ?? 'Authorization is invalid', requestId));
+    expect(JSON.stringify(body)).not.toContain('bad-key');
+  });
+
+  it('answers an unknown route under its prefix with 404', async () => {
+    const url = `${group.url.split('/').slice(0, 2).join('/')}/no/such/route`;
+    const { res, body, requestId } = await send(group, { url, payload: '{}' });
+    expect(res.statusCode).toBe(404);
+    const message = {
+      chat: `Invalid URL (POST ${url})`,
+      messages: 'Not Found',
+      video: `Invalid request method or path: POST ${url}`,
+    }[group.name] as string;
+    expect(body).toEqual(group.envelope(404, message, requestId));
+  });
+});
+
+describe('messages headers', () => {
+  const url = '/messages-api/v1/messages';
+  it('needs msgapi-version, and only 2023-06-01', async () => {
+    for (const [version, message] of [
+      [undefined, 'msgapi-version: header is required'],
+      ['2024-01-01', 'msgapi-version: "2024-01-01" is not a valid version'],
+    ] as const) {
+      const headers: Record<string, string> = { 'x-api-key': 'good-key' };
+      if (version) headers['msgapi-version'] = version;
+      const res = await t.inject({ method: 'POST', url, headers, payload: {} });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({
+        type: 'error',
+        error: { type: 'invalid_request_error', message },
+        request_id: res.headers['request-id'],
+      });
+    }
+  });
+
+  it('puts the request id in a request-id header on every response', async () => {
+    const res = await t.inject({ method: 'POST', url, headers: {}, payload: {} });
+    expect(res.headers['request-id']).toBe(res.json().request_id);
+  });
+});
+
+describe('outside the groups', () => {
+  it('answers unknown top-level routes with a plain 404', async () => {
+    const res = await t.inject({ method: 'GET', url: '/nowhere?x=1' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({
+      error: { type: 'not_found', message: 'No route GET /nowhere' },
+    });
+  });
+});
