@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { type Scenario, SCENARIOS } from './scenarios.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -31,7 +31,11 @@ function freePort(): Promise<number> {
   });
 }
 
-function start(script: string, scriptArgs: string[], env: Record<string, string>): Promise<ChildProcess> {
+function start(
+  script: string,
+  scriptArgs: string[],
+  env: Record<string, string>,
+): Promise<ChildProcess> {
   return new Promise((ok, fail) => {
     const child = fork(script, scriptArgs, {
       env: { ...process.env, ...env },
@@ -135,7 +139,13 @@ async function main() {
       emu.push(await measure(emulatorBase, s, DURATION_S, emulator.pid));
     }
     const row = (xs: typeof emu) =>
-      `${median(xs.map((x) => x.rps)).toFixed(0).padStart(15)} ${median(xs.map((x) => x.p99)).toFixed(1).padStart(7)} ${median(xs.map((x) => x.cpu)).toFixed(1).padStart(11)}`;
+      `${median(xs.map((x) => x.rps))
+        .toFixed(0)
+        .padStart(15)} ${median(xs.map((x) => x.p99))
+        .toFixed(1)
+        .padStart(7)} ${median(xs.map((x) => x.cpu))
+        .toFixed(1)
+        .padStart(11)}`;
     const ratio = median(emu.map((x) => x.rps)) / median(bare.map((x) => x.rps));
     const ok = ratio >= s.goal;
     if (!ok) failed++;
