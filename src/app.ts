@@ -1,7 +1,12 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { Config } from './config.js';
 import { createDeps, type Deps } from './deps.js';
@@ -48,6 +53,21 @@ function validatorCompiler() {
 /** Logs each request once, when it completes (Fastify's default also logs its arrival). */
 class OneLinePerRequest extends LogController {
   override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const line = {
+      method: request.method,
+      url: request.url,
+      statusCode: reply.statusCode,
+      responseTime: reply.elapsedTime,
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
 }
 
 /** Builds the whole emulator as a Fastify instance. It never listens and never reads env. */
