@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import Fastify, {
+  type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
@@ -11,9 +12,14 @@ import secureJson from 'secure-json-parse';
 import type { Config } from './config.js';
 import { createDeps, type Deps } from './deps.js';
 import { GatewayError } from './errors.js';
+import { loadClip } from './lib/media.js';
 import controlRoutes from './routes/control/index.js';
+import media from './routes/media/index.js';
+import { renderMessagesError } from './routes/messages-api/errors.js';
 import messagesApi from './routes/messages-api/index.js';
+import { renderChatError } from './routes/v1/errors.js';
 import chatApi from './routes/v1/index.js';
+import { renderVideoError } from './routes/videogen/errors.js';
 import videoApi from './routes/videogen/index.js';
 import { SECRET_HEADERS } from './services/journal.js';
 import { createState, type EmulatorState } from './state.js';
@@ -48,6 +54,22 @@ function validatorCompiler() {
   const coercing = new Ajv({ ...AJV_BASE, coerceTypes: true });
   return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
     (httpPart === 'body' ? strict : coercing).compile(schema);
+}
+
+const GROUP_RENDERERS = [
+  ['/videogen/', renderVideoError],
+  ['/messages-api/', renderMessagesError],
+  ['/v1/', renderChatError],
+] as const;
+
+/** Router-level failures (a bad URL, an over-long path parameter) in the group's own shape. */
+function renderFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const status = error.statusCode ?? 400;
+  const group = GROUP_RENDERERS.find(([prefix]) => request.url.startsWith(prefix));
+  const rendered = group
+    ? group[1](new GatewayError(status, error.message), request)
+    : { status, body: { error: { type: 'invalid_request_error', message: error.message } } };
+  reply.code(rendered.status).send(rendered.body);
 }
 
 /** Logs each request once, when it completes (Fastify's default also logs its arrival). */
@@ -93,7 +115,8 @@ export async function buildApp(
     bodyLimit: BODY_LIMIT,
     genReqId: () => deps.ids.next('request'),
     requestIdHeader: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    frameworkErrors: renderFrameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('emulator', state);
@@ -135,6 +158,7 @@ export async function buildApp(
   });
 
   await app.register(controlRoutes, { prefix: '/_emulator', state });
+  await app.register(media, { prefix: '/media', state, clip: loadClip(config.fixturesDir) });
   await app.register(videoApi, { prefix: '/videogen', state });
   await app.register(messagesApi, { prefix: '/messages-api', state });
   await app.register(chatApi, { prefix: '/v1', state });

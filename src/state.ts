@@ -1,8 +1,10 @@
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
+import { Callbacks } from './services/callbacks.js';
 import { Journal } from './services/journal.js';
 import { Keyring } from './services/keyring.js';
 import { Scheduler } from './services/scheduler.js';
+import { VideoService } from './services/video-service.js';
 
 /** Everything the emulator remembers, made fresh by each buildApp. */
 export interface EmulatorState {
@@ -11,6 +13,8 @@ export interface EmulatorState {
   keyring: Keyring;
   journal: Journal;
   scheduler: Scheduler;
+  callbacks: Callbacks;
+  video: VideoService;
   /** Empties every store and puts the clock back to real time. */
   reset(): void;
   close(): void;
@@ -19,19 +23,26 @@ export interface EmulatorState {
 export function createState(config: Config, deps: Deps): EmulatorState {
   const journal = new Journal(config.journalLimit);
   const scheduler = new Scheduler(deps.clock, deps.setTimer);
+  const callbacks = new Callbacks(deps.clock, scheduler);
+  const video = new VideoService(config, deps, scheduler, callbacks);
   return {
     config,
     deps,
     keyring: new Keyring(config.apiKeys),
     journal,
     scheduler,
+    callbacks,
+    video,
     reset() {
       scheduler.clear();
       journal.clear();
+      callbacks.clear();
+      video.clear();
       deps.clock.reset();
     },
     close() {
       scheduler.close();
+      callbacks.clear();
     },
   };
 }

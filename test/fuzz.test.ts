@@ -66,13 +66,30 @@ const ROUTES: FuzzRoute[] = [
     shape: messagesShape,
     valid: { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] },
   },
-  {
-    method: 'POST',
-    url: '/videogen/v1/videos/text2video',
+  ...Object.entries({
+    text2video: { model_name: 'vid-v3', prompt: 'a cat <<<image_1>>>', duration: '5' },
+    image2video: { model_name: 'vid-v1-6', image: 'https://x/y.png', prompt: 'a', duration: '5' },
+    'motion-control': {
+      model_name: 'vid-v2-6',
+      image_url: 'https://x/y.png',
+      video_url: 'https://x/v.mp4',
+    },
+    'omni-video': {
+      prompt: 'see <<<video_1>>>',
+      aspect_ratio: '16:9',
+      video_list: [{ video_url: 'https://x/v.mp4' }],
+      multi_shot: true,
+      shot_type: 'customize',
+      multi_prompt: [{ index: 1, prompt: 'p', duration: 5 }],
+    },
+    'multi-image2video': { image_list: [{ image: 'https://x/y.png' }], prompt: 'p' },
+  }).map(([kind, valid]) => ({
+    method: 'POST' as const,
+    url: `/videogen/v1/videos/${kind}`,
     headers: { authorization: 'Bearer fuzz' },
     shape: videoShape,
-    valid: { model_name: 'vid-v1-6', prompt: 'a cat', duration: '5' },
-  },
+    valid,
+  })),
   {
     method: 'POST',
     url: '/_emulator/clock/advance',
@@ -146,5 +163,38 @@ describe.each(ROUTES)('fuzzing $method $url', (route) => {
     );
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
     expect((await t.inject({ url: '/_emulator/health' })).statusCode).toBe(200);
+  });
+});
+
+describe('fuzzing GET routes with hostile paths and query strings', () => {
+  const text = fc.oneof(
+    fc.string({ maxLength: 300 }),
+    fc.constantFrom('0', '-1', '1e9', '9'.repeat(400), '%00', '..%2F..', '__proto__', ''),
+  );
+  const urls = fc.oneof(
+    text.map((id) => `/videogen/v1/videos/text2video/${encodeURIComponent(id) || 'x'}`),
+    fc
+      .tuple(text, text)
+      .map(
+        ([num, size]) =>
+          `/videogen/v1/videos/omni-video?pageNum=${encodeURIComponent(num)}&pageSize=${encodeURIComponent(size)}`,
+      ),
+    text.map((file) => `/media/videos/${encodeURIComponent(file)}`),
+    text.map((q) => `/videogen/v1/videos/image2video?${q}`),
+  );
+
+  it('never answers 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(urls, async (url) => {
+        const res = await t.inject({
+          url,
+          headers: { authorization: 'Bearer fuzz', range: 'bytes=0-9' },
+        });
+        expect(res.statusCode).toBeLessThan(500);
+        if (res.statusCode >= 400 && url.startsWith('/videogen'))
+          expect(videoShape(res.json())).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { Literals } from './common.js';
 
 export const ControlErrorSchema = Type.Object({
   error: Type.Object({ type: Type.String(), message: Type.String() }),
@@ -30,3 +31,28 @@ export const JournalEntrySchema = Type.Object({
 });
 
 export const JournalSchema = Type.Object({ requests: Type.Array(JournalEntrySchema) });
+
+export const ForceTaskSchema = Type.Object(
+  {
+    status: Literals(['submitted', 'processing', 'succeed', 'failed']),
+    message: Type.Optional(Type.String({ maxLength: 2048 })),
+  },
+  { additionalProperties: false },
+);
+
+export const CallbackListSchema = Type.Object({
+  callbacks: Type.Array(
+    Type.Object({
+      id: Type.Integer(),
+      task_id: Type.String(),
+      url: Type.String(),
+      task_status: Type.String(),
+      state: Literals(['pending', 'delivering', 'delivered', 'failed']),
+      attempts: Type.Integer(),
+      last_status: Type.Union([Type.Integer(), Type.Null()]),
+      last_error: Type.Union([Type.String(), Type.Null()]),
+      created_at: Type.Integer(),
+      updated_at: Type.Integer(),
+    }),
+  ),
+});

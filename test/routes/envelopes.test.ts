@@ -122,7 +122,7 @@ describe.each(GROUPS)('$name group envelope', (group) => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it.runIf(group.name === 'chat')('refuses a wrong content type with 415', async () => {
+  it.runIf(group.name !== 'messages')('refuses a wrong content type with 415', async () => {
     await expectError(
       { headers: { ...group.auth, 'content-type': 'text/plain' }, payload: 'hello' },
       415,
@@ -169,6 +169,24 @@ describe.each(GROUPS)('$name group envelope', (group) => {
       video: `Invalid request method or path: POST ${url}`,
     }[group.name] as string;
     expect(body).toEqual(group.envelope(404, message, requestId));
+  });
+});
+
+describe('router-level failures', () => {
+  it('answers an over-long path parameter and a malformed URL in the group shape', async () => {
+    const long = await t.inject({
+      url: `/videogen/v1/videos/text2video/${'9'.repeat(2000)}`,
+      headers: { authorization: 'Bearer good-key' },
+    });
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({
+      code: 1200,
+      message: expect.stringContaining('exceeding the max param length'),
+      request_id: expect.stringMatching(/^req_/),
+    });
+    const bad = await t.inject({ method: 'GET', url: '/videogen/v1/videos/text2video/%E0%A4%A' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().code).toBe(1200);
   });
 });
 

@@ -1,12 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import { GatewayError, normalizeError } from '../../errors.js';
 import {
   AdvanceSchema,
+  CallbackListSchema,
   ClockSchema,
   ControlErrorSchema,
+  ForceTaskSchema,
   HealthSchema,
   JournalSchema,
 } from '../../schemas/control.js';
+import { TaskRecordSchema } from '../../schemas/video.js';
+import { CONTENT_SAFETY_MESSAGE, taskRecord } from '../../services/video-tasks.js';
 import type { EmulatorState } from '../../state.js';
 
 const errors = { '4xx': ControlErrorSchema };
@@ -92,6 +97,40 @@ const control: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app,
       state.journal.clear();
       return { status: 'ok' as const };
     },
+  );
+
+  app.post(
+    '/tasks/:task_id',
+    {
+      schema: {
+        summary: 'Force a video task into a status (final from now on); its callback fires',
+        params: Type.Object({ task_id: Type.String() }),
+        body: ForceTaskSchema,
+        response: { 200: TaskRecordSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const task = state.video.store.get(request.params.task_id);
+      if (!task) throw new GatewayError(404, `No task ${request.params.task_id}`);
+      const { status, message } = request.body;
+      state.video.force(
+        task,
+        status,
+        message ?? (status === 'failed' ? CONTENT_SAFETY_MESSAGE : ''),
+      );
+      return taskRecord(task, clock.now());
+    },
+  );
+
+  app.get(
+    '/callbacks',
+    {
+      schema: {
+        summary: 'Video callback deliveries, oldest first',
+        response: { 200: CallbackListSchema, ...errors },
+      },
+    },
+    async () => ({ callbacks: state.callbacks.list() }),
   );
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

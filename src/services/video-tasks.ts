@@ -1,0 +1,179 @@
+import type { CreatedTask, TaskRecord, TaskStatus } from '../schemas/video.js';
+import type { VideoKind } from './video-models.js';
+
+/**
+ * Video tasks. A task stores only its timeline; its status at any moment is derived from the
+ * timeline and the emulator clock (`statusAt`), so nothing has to run for it to progress.
+ */
+
+export type Outcome = 'succeed' | 'failed';
+
+export const CONTENT_SAFETY_MESSAGE =
+  'Failure to pass the risk control system: the content may violate the usage policy';
+
+export interface Task {
+  id: string;
+  owner: string;
+  kind: VideoKind;
+  externalId: string;
+  duration: string;
+  callbackUrl: string | undefined;
+  /** Base of the result URL: PUBLIC_BASE_URL or the creating request's origin. */
+  baseUrl: string;
+  createdAt: number;
+  queueMs: number;
+  renderMs: number;
+  outcome: Outcome;
+  /** A status set through the control surface, final from `at` on. */
+  forced?: { status: TaskStatus; message: string; at: number };
+}
+
+export interface StatusView {
+  status: TaskStatus;
+  /** When the task entered that status. */
+  since: number;
+  message: string;
+}
+
+const TERMINAL = new Set<TaskStatus>(['succeed', 'failed']);
+export const isTerminal = (status: TaskStatus) => TERMINAL.has(status);
+
+/** The task's status at `now`: submitted → processing → outcome, unless forced. */
+export function statusAt(task: Task, now: number): StatusView {
+  if (task.forced && now >= task.forced.at) {
+    return { status: task.forced.status, since: task.forced.at, message: task.forced.message };
+  }
+  const processingAt = task.createdAt + task.queueMs;
+  const doneAt = processingAt + task.renderMs;
+  if (now < processingAt) return { status: 'submitted', since: task.createdAt, message: '' };
+  if (now < doneAt) return { status: 'processing', since: processingAt, message: '' };
+  const failed = task.outcome === 'failed';
+  return { status: task.outcome, since: doneAt, message: failed ? CONTENT_SAFETY_MESSAGE : '' };
+}
+
+/** The automatic transitions after creation, in order: `[time, status]`. */
+export function transitions(task: Task): Array<[number, TaskStatus]> {
+  const processingAt = task.createdAt + task.queueMs;
+  return [
+    [processingAt, 'processing'],
+    [processingAt + task.renderMs, task.outcome],
+  ];
+}
+
+export const videoIdOf = (task: Task) => `v${task.id}`;
+export const taskIdOfVideo = (videoId: string) =>
+  videoId.startsWith('v') ? videoId.slice(1) : undefined;
+export const videoUrl = (task: Task) => `${task.baseUrl}/media/videos/${videoIdOf(task)}.mp4`;
+
+/** The upstream task record (A1) as it is at `now`. */
+export function taskRecord(task: Task, now: number): TaskRecord {
+  const view = statusAt(task, now);
+  return {
+    task_id: task.id,
+    task_status: view.status,
+    task_status_msg: view.message,
+    task_info: { external_task_id: task.externalId },
+    task_result: {
+      videos:
+        view.status === 'succeed'
+          ? [{ id: videoIdOf(task), url: videoUrl(task), duration: task.duration }]
+          : [],
+    },
+    created_at: task.createdAt,
+    updated_at: view.since,
+  };
+}
+
+export function createdTask(task: Task, now: number): CreatedTask {
+  const view = statusAt(task, now);
+  return {
+    task_id: task.id,
+    task_status: view.status,
+    task_info: { external_task_id: task.externalId },
+    created_at: task.createdAt,
+    updated_at: view.since,
+  };
+}
+
+/** How far eviction looks for a finished task before it takes the oldest one regardless. */
+const EVICTION_SCAN = 1000;
+
+/**
+ * The in-memory store: every task by id, plus per-key indexes for external ids and listings.
+ * Holds at most `maxTasks`; past that the oldest finished task goes first.
+ */
+export class TaskStore {
+  private readonly tasks = new Map<string, Task>();
+  private readonly byExternal = new Map<string, Task>();
+  private readonly byOwnerKind = new Map<string, Set<Task>>();
+
+  constructor(private readonly maxTasks: number) {}
+
+  get size(): number {
+    return this.tasks.size;
+  }
+
+  hasExternal(owner: string, externalId: string): boolean {
+    return this.byExternal.has(`${owner}\n${externalId}`);
+  }
+
+  add(task: Task, now: number): void {
+    this.tasks.set(task.id, task);
+    if (task.externalId) this.byExternal.set(`${task.owner}\n${task.externalId}`, task);
+    const key = `${task.owner}\n${task.kind}`;
+    let list = this.byOwnerKind.get(key);
+    if (!list) {
+      list = new Set();
+      this.byOwnerKind.set(key, list);
+    }
+    list.add(task);
+    while (this.tasks.size > this.maxTasks) this.evictOne(now);
+  }
+
+  get(id: string): Task | undefined {
+    return this.tasks.get(id);
+  }
+
+  /** A task of this owner and kind by task_id, or else by the caller's external_task_id. */
+  find(owner: string, kind: VideoKind, id: string): Task | undefined {
+    const task = this.tasks.get(id) ?? this.byExternal.get(`${owner}\n${id}`);
+    return task && task.owner === owner && task.kind === kind ? task : undefined;
+  }
+
+  /** One page of this owner's tasks of a kind, newest first. */
+  list(owner: string, kind: VideoKind, pageNum: number, pageSize: number): Task[] {
+    const all = this.byOwnerKind.get(`${owner}\n${kind}`);
+    if (!all) return [];
+    const newestFirst = [...all].reverse();
+    return newestFirst.slice((pageNum - 1) * pageSize, pageNum * pageSize);
+  }
+
+  clear(): void {
+    this.tasks.clear();
+    this.byExternal.clear();
+    this.byOwnerKind.clear();
+  }
+
+  private evictOne(now: number): void {
+    let victim: Task | undefined;
+    let scanned = 0;
+    for (const task of this.tasks.values()) {
+      victim ??= task;
+      if (isTerminal(statusAt(task, now).status)) {
+        victim = task;
+        break;
+      }
+      if (++scanned >= EVICTION_SCAN) break;
+    }
+    if (victim) this.remove(victim);
+  }
+
+  private remove(task: Task): void {
+    this.tasks.delete(task.id);
+    if (task.externalId) this.byExternal.delete(`${task.owner}\n${task.externalId}`);
+    const key = `${task.owner}\n${task.kind}`;
+    const list = this.byOwnerKind.get(key);
+    list?.delete(task);
+    if (list?.size === 0) this.byOwnerKind.delete(key);
+  }
+}
