@@ -1,6 +1,7 @@
 /**
  * The bare-Fastify baseline: for each route it parses the body like any JSON route and answers
- * with fixed bytes captured from the emulator. Reads `{port, routes}` from argv[2] (a JSON file).
+ * with fixed bytes captured from the emulator. Reads `{routes}` from argv[2] (a JSON file) and
+ * listens on PORT.
  */
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
@@ -12,10 +13,7 @@ interface Route {
   body: string;
 }
 
-const spec = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as {
-  port: number;
-  routes: Route[];
-};
+const spec = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as { routes: Route[] };
 const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024 });
 for (const route of spec.routes) {
   app.route({
@@ -24,5 +22,4 @@ for (const route of spec.routes) {
     handler: async (_request, reply) => reply.type(route.contentType).send(route.body),
   });
 }
-await app.listen({ port: spec.port, host: '127.0.0.1' });
-process.send?.('ready');
+await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });

@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: the emulator against a bare Fastify server returning the same bytes, both on
- * loopback in this run, driven by autocannon. Prints req/s, p99 latency and emulator/bare ratios.
+ * loopback in this run, driven by autocannon. Prints req/s, p99 latency, server CPU time per
+ * request and the emulator/bare ratio, then the memory cost of finished video tasks.
  *
  *   npm run bench                # every scenario
  *   npm run bench -- --quick     # 1 s per run, for a smoke test
- *   npm run bench -- chat        # scenarios whose name contains "chat"
+ *   npm run bench -- video       # scenarios whose name contains "video"
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ const filter = args.find((a) => !a.startsWith('--'));
 const DURATION_S = quick ? 1 : 5;
 const ROUNDS = quick ? 1 : 3;
 const CONNECTIONS = 10;
+const MEMORY_TASKS = quick ? 2000 : 20_000;
 
 function freePort(): Promise<number> {
   return new Promise((ok) => {
@@ -31,33 +33,38 @@ function freePort(): Promise<number> {
   });
 }
 
-function start(
+interface Server {
+  base: string;
+  child: ChildProcess;
+}
+
+/** Forks a server script and waits until `readyPath` answers. */
+async function startServer(
   script: string,
   scriptArgs: string[],
   env: Record<string, string>,
-): Promise<ChildProcess> {
-  return new Promise((ok, fail) => {
-    const child = fork(script, scriptArgs, {
-      env: { ...process.env, ...env },
-      execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    });
-    child.once('error', fail);
-    child.once('exit', (code) => fail(new Error(`${script} exited with ${code}`)));
-    child.once('message', () => ok(child));
+  readyPath: string,
+): Promise<Server> {
+  const port = await freePort();
+  const child = fork(script, scriptArgs, {
+    env: { ...process.env, ...env, PORT: String(port) },
+    execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-}
-
-async function waitHealthy(url: string) {
+  const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {
     try {
-      if ((await fetch(url)).ok) return;
+      if ((await fetch(`${base}${readyPath}`)).status < 500) return { base, child };
     } catch {
       // not up yet
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`${url} never became healthy`);
+  throw new Error(`${script} never came up`);
+}
+
+function startEmulator(env: Record<string, string> = {}): Promise<Server> {
+  return startServer('dist/server.js', [], { LOG_LEVEL: 'warn', ...env }, '/_emulator/health');
 }
 
 /** CPU time (user + system) a process has used, in µs, from /proc (Linux). */
@@ -70,97 +77,133 @@ function cpuMicros(pid: number | undefined): number {
   }
 }
 
-async function measure(base: string, scenario: Scenario, duration: number, pid?: number) {
-  const cpuBefore = cpuMicros(pid);
+function rssKiB(pid: number | undefined): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+}
+
+const request = (s: Scenario) => ({
+  method: s.method,
+  headers: { 'content-type': 'application/json', ...s.headers },
+  ...(s.body === undefined ? {} : { body: s.body }),
+});
+
+async function measure(server: Server, s: Scenario, duration: number) {
+  const cpuBefore = cpuMicros(server.child.pid);
   const result = await autocannon({
-    url: `${base}${scenario.url}`,
-    method: scenario.method,
-    headers: { 'content-type': 'application/json', ...scenario.headers },
-    ...(scenario.body === undefined ? {} : { body: scenario.body }),
+    url: `${server.base}${s.url}`,
+    ...request(s),
     connections: CONNECTIONS,
     duration,
   });
   if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    throw new Error(`${s.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   }
-  const cpu = (cpuMicros(pid) - cpuBefore) / result.requests.total;
+  const cpu = (cpuMicros(server.child.pid) - cpuBefore) / result.requests.total;
   return { rps: result.requests.average, p99: result.latency.p99, cpu };
 }
 
+type Sample = Awaited<ReturnType<typeof measure>>;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const cells = (xs: Sample[]) =>
+  `${median(xs.map((x) => x.rps))
+    .toFixed(0)
+    .padStart(15)} ${median(xs.map((x) => x.p99))
+    .toFixed(1)
+    .padStart(7)} ${median(xs.map((x) => x.cpu))
+    .toFixed(1)
+    .padStart(11)}`;
 
-async function main() {
-  const scenarios = SCENARIOS.filter((s) => !filter || s.name.includes(filter));
-  const emulatorPort = await freePort();
-  const emulatorBase = `http://127.0.0.1:${emulatorPort}`;
-  const emulator = fork('dist/server.js', [], {
-    env: { ...process.env, PORT: String(emulatorPort), LOG_LEVEL: 'warn', ...SCENARIO_ENV },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  await waitHealthy(`${emulatorBase}/_emulator/health`);
-
-  // Capture the emulator's bytes for each scenario; the baseline serves exactly those.
-  const routes = [];
-  for (const s of scenarios) {
-    await s.prepare?.(emulatorBase);
-    const res = await fetch(`${emulatorBase}${s.url}`, {
-      method: s.method,
-      headers: { 'content-type': 'application/json', ...s.headers },
-      ...(s.body === undefined ? {} : { body: s.body }),
-    });
-    if (!res.ok) throw new Error(`${s.name}: emulator answered ${res.status}: ${await res.text()}`);
-    routes.push({
-      method: s.method,
-      url: s.url.split('?')[0],
-      contentType: res.headers.get('content-type') ?? 'application/json',
-      body: await res.text(),
-    });
-  }
+/** One scenario: a fresh emulator and a baseline serving the bytes the emulator answered. */
+async function throughput(s: Scenario): Promise<boolean> {
+  const emulator = await startEmulator();
+  Object.assign(s, await s.prepare?.(emulator.base));
+  const res = await fetch(`${emulator.base}${s.url}`, request(s));
+  if (!res.ok) throw new Error(`${s.name}: emulator answered ${res.status}: ${await res.text()}`);
+  const route = {
+    method: s.method,
+    url: s.url,
+    contentType: res.headers.get('content-type') ?? 'application/json',
+    body: await res.text(),
+  };
   const specFile = join(mkdtempSync(join(tmpdir(), 'bench-')), 'baseline.json');
-  const baselinePort = await freePort();
-  writeFileSync(specFile, JSON.stringify({ port: baselinePort, routes }));
-  const baseline = await start('bench/baseline-server.ts', [specFile], {});
-  const baselineBase = `http://127.0.0.1:${baselinePort}`;
+  writeFileSync(specFile, JSON.stringify({ routes: [route] }));
+  const bare = await startServer('bench/baseline-server.ts', [specFile], {}, '/');
 
-  console.log(
-    `gateway-emulator bench: node ${process.version}, ${CONNECTIONS} connections, ${DURATION_S} s x ${ROUNDS} rounds per server (medians)\n`,
-  );
-  console.log(
-    'scenario                        |  emulator req/s  p99 ms  cpu µs/req |      bare req/s  p99 ms  cpu µs/req | ratio   goal',
-  );
-  let failed = 0;
-  for (const s of scenarios) {
-    await measure(emulatorBase, s, 1);
-    await measure(baselineBase, s, 1);
-    const emu: Array<Awaited<ReturnType<typeof measure>>> = [];
-    const bare: Array<Awaited<ReturnType<typeof measure>>> = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      bare.push(await measure(baselineBase, s, DURATION_S, baseline.pid));
-      emu.push(await measure(emulatorBase, s, DURATION_S, emulator.pid));
-    }
-    const row = (xs: typeof emu) =>
-      `${median(xs.map((x) => x.rps))
-        .toFixed(0)
-        .padStart(15)} ${median(xs.map((x) => x.p99))
-        .toFixed(1)
-        .padStart(7)} ${median(xs.map((x) => x.cpu))
-        .toFixed(1)
-        .padStart(11)}`;
-    const ratio = median(emu.map((x) => x.rps)) / median(bare.map((x) => x.rps));
-    const ok = ratio >= s.goal;
-    if (!ok) failed++;
-    console.log(
-      `${s.name.padEnd(32)}|${row(emu)} |${row(bare)} | ${ratio.toFixed(2).padStart(5)}  >= ${s.goal} ${ok ? 'ok' : 'BELOW GOAL'}`,
-    );
+  await measure(emulator, s, 1);
+  await measure(bare, s, 1);
+  const emu: Sample[] = [];
+  const base: Sample[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    base.push(await measure(bare, s, DURATION_S));
+    emu.push(await measure(emulator, s, DURATION_S));
   }
-  for (const extra of EXTRA_REPORTS) await extra(emulatorBase);
-  emulator.kill();
-  baseline.kill();
-  if (failed > 0 && !quick) process.exitCode = 1;
+  emulator.child.kill();
+  bare.child.kill();
+  const ratio = median(emu.map((x) => x.rps)) / median(base.map((x) => x.rps));
+  const ok = ratio >= s.goal;
+  console.log(
+    `${s.name.padEnd(32)}|${cells(emu)} |${cells(base)} | ${ratio.toFixed(2).padStart(5)}  >= ${s.goal} ${ok ? 'ok' : 'BELOW GOAL'}`,
+  );
+  return ok;
 }
 
-const SCENARIO_ENV: Record<string, string> = {};
-const EXTRA_REPORTS: Array<(base: string) => Promise<void>> = [];
+/** RSS per finished video task: the growth from creating MEMORY_TASKS tasks, divided by them. */
+async function taskMemory(): Promise<boolean> {
+  const emulator = await startEmulator({ VIDEO_QUEUE_MS: '0', VIDEO_RENDER_MS: '0' });
+  const create = {
+    url: `${emulator.base}/videogen/v1/videos/text2video`,
+    method: 'POST' as const,
+    headers: { authorization: 'Bearer bench-key', 'content-type': 'application/json' },
+    connections: CONNECTIONS,
+  };
+  const bodyFor = (i: number) =>
+    JSON.stringify({
+      model_name: 'vid-v1-6',
+      prompt: `task ${i}`,
+      duration: '5',
+      external_task_id: `ext-${i}`,
+    });
+  let n = 0;
+  const run = (amount: number) =>
+    autocannon({
+      ...create,
+      amount,
+      requests: [{ setupRequest: (req) => ({ ...req, body: bodyFor(n++) }) }],
+    });
+  await run(2000); // warm up: JIT, pools, first heap growth
+  await new Promise((r) => setTimeout(r, 500));
+  const before = rssKiB(emulator.child.pid);
+  const result = await run(MEMORY_TASKS);
+  await new Promise((r) => setTimeout(r, 1000));
+  const after = rssKiB(emulator.child.pid);
+  emulator.child.kill();
+  if (result.non2xx > 0) throw new Error(`task memory: ${result.non2xx} non-2xx`);
+  const perTask = ((after - before) * 1024) / MEMORY_TASKS;
+  const ok = perTask < 2048;
+  console.log(
+    `\nvideo task memory: RSS ${(before / 1024).toFixed(1)} MiB -> ${(after / 1024).toFixed(1)} MiB over ${MEMORY_TASKS} finished tasks (each with an external_task_id) = ${perTask.toFixed(0)} B/task (goal < 2048) ${ok ? 'ok' : 'ABOVE GOAL'}`,
+  );
+  return ok;
+}
+
+async function main() {
+  console.log(
+    `gateway-emulator bench: node ${process.version}, ${CONNECTIONS} connections, ${DURATION_S} s x ${ROUNDS} rounds per server (medians), emulator LOG_LEVEL=warn\n`,
+  );
+  const scenarios = SCENARIOS.filter((s) => !filter || s.name.includes(filter));
+  let failed = 0;
+  if (scenarios.length > 0) {
+    console.log(
+      'scenario                        |  emulator req/s  p99 ms  cpu µs/req |      bare req/s  p99 ms  cpu µs/req | ratio   goal',
+    );
+  }
+  for (const s of scenarios) if (!(await throughput(s))) failed++;
+  if (!filter || 'video task memory'.includes(filter)) {
+    if (!(await taskMemory())) failed++;
+  }
+  if (failed > 0 && !quick) process.exitCode = 1;
+}
 
 main().catch((err) => {
   console.error(err);

@@ -7,11 +7,20 @@ export interface Scenario {
   body?: string;
   /** Minimum emulator/bare throughput ratio (from the issue that asked for it). */
   goal: number;
-  /** Runs once before capture, e.g. to create the task a query reads. */
-  prepare?(base: string): Promise<void>;
+  /** Runs once against the emulator before capture; may fill in the URL (e.g. a task id). */
+  prepare?(base: string): Promise<Partial<Scenario>>;
 }
 
 const bearer = { authorization: 'Bearer bench-key' };
+
+async function createTask(base: string): Promise<string> {
+  const res = await fetch(`${base}/videogen/v1/videos/text2video`, {
+    method: 'POST',
+    headers: { ...bearer, 'content-type': 'application/json' },
+    body: JSON.stringify({ model_name: 'vid-v1-6', prompt: 'a cat', duration: '5' }),
+  });
+  return ((await res.json()) as { data: { task_id: string } }).data.task_id;
+}
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -28,5 +37,31 @@ export const SCENARIOS: Scenario[] = [
       max_tokens: 200,
     }),
     goal: 0.6,
+  },
+  {
+    name: 'video task creation',
+    method: 'POST',
+    url: '/videogen/v1/videos/text2video',
+    headers: bearer,
+    body: JSON.stringify({
+      model_name: 'vid-v3',
+      prompt: 'A red fox runs through fresh snow at dawn, low tracking shot',
+      negative_prompt: '',
+      duration: '5',
+      mode: 'std',
+      aspect_ratio: '16:9',
+      sound: 'off',
+      callback_url: '',
+      external_task_id: '',
+    }),
+    goal: 0.6,
+  },
+  {
+    name: 'video task query',
+    method: 'GET',
+    url: '/videogen/v1/videos/text2video/:id',
+    headers: bearer,
+    goal: 0.6,
+    prepare: async (base) => ({ url: `/videogen/v1/videos/text2video/${await createTask(base)}` }),
   },
 ];

@@ -95,8 +95,12 @@ export function createdTask(task: Task, now: number): CreatedTask {
   };
 }
 
-/** How far eviction looks for a finished task before it takes the oldest one regardless. */
-const EVICTION_SCAN = 1000;
+/**
+ * How far eviction looks for a finished task before it takes the oldest one regardless. Tasks
+ * share one timeline length, so they finish in creation order: only a forced status can put a
+ * finished task behind an unfinished one, and a short look covers that.
+ */
+const EVICTION_SCAN = 32;
 
 /**
  * The in-memory store: every task by id, plus per-key indexes for external ids and listings.
@@ -106,6 +110,10 @@ export class TaskStore {
   private readonly tasks = new Map<string, Task>();
   private readonly byExternal = new Map<string, Task>();
   private readonly byOwnerKind = new Map<string, Set<Task>>();
+  /** Creation order for eviction; removed tasks are skipped lazily (a Map iterated from its
+   * head after many deletions walks their tombstones, which made eviction O(n)). */
+  private order: Task[] = [];
+  private head = 0;
 
   constructor(private readonly maxTasks: number) {}
 
@@ -119,6 +127,7 @@ export class TaskStore {
 
   add(task: Task, now: number): void {
     this.tasks.set(task.id, task);
+    this.order.push(task);
     if (task.externalId) this.byExternal.set(`${task.owner}\n${task.externalId}`, task);
     const key = `${task.owner}\n${task.kind}`;
     let list = this.byOwnerKind.get(key);
@@ -152,20 +161,33 @@ export class TaskStore {
     this.tasks.clear();
     this.byExternal.clear();
     this.byOwnerKind.clear();
+    this.order = [];
+    this.head = 0;
   }
 
   private evictOne(now: number): void {
     let victim: Task | undefined;
     let scanned = 0;
-    for (const task of this.tasks.values()) {
+    for (let i = this.head; i < this.order.length && scanned < EVICTION_SCAN; i++) {
+      const task = this.order[i] as Task;
+      if (this.tasks.get(task.id) !== task) continue;
       victim ??= task;
+      scanned++;
       if (isTerminal(statusAt(task, now).status)) {
         victim = task;
         break;
       }
-      if (++scanned >= EVICTION_SCAN) break;
     }
     if (victim) this.remove(victim);
+    while (this.head < this.order.length) {
+      const first = this.order[this.head] as Task;
+      if (this.tasks.get(first.id) === first) break;
+      this.head++;
+    }
+    if (this.head > 1024 && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
+    }
   }
 
   private remove(task: Task): void {
