@@ -4,16 +4,21 @@
  * A text is read left to right; whitespace is free and attaches to the token after it.
  * - A run of ASCII letters, digits and `_` costs one token per started 4 characters.
  * - Any other ASCII character (punctuation, symbols) is one token.
- * - Any non-ASCII character is one token (a surrogate pair counts once).
+ * - Any non-ASCII character is one token (a surrogate pair counts once, a lone surrogate once).
+ *
+ * Short texts are counted here; long ones by the WebAssembly scanner (wasm/scan.wat), which
+ * applies the same rules to UTF-8 bytes.
  */
 
-enum Cls {
-  Space = 0,
-  Word = 1,
-  Other = 2,
-}
+import { WasmScanner } from './wasm/scanner.js';
 
-const ASCII = new Uint8Array(128).fill(Cls.Other);
+/** Character classes of ASCII code units. */
+export const CharClass = { Space: 0, Word: 1, Other: 2 } as const;
+const Cls = CharClass;
+
+/** The class of each ASCII code unit. */
+export const ASCII_CLASS = new Uint8Array(128).fill(Cls.Other);
+const ASCII = ASCII_CLASS;
 for (let c = 0; c < 128; c++) {
   if (c === 32 || (c >= 9 && c <= 13)) ASCII[c] = Cls.Space;
   else if ((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95) {
@@ -21,7 +26,7 @@ for (let c = 0; c < 128; c++) {
   }
 }
 
-const WORD_CHARS_PER_TOKEN = 4;
+export const WORD_CHARS_PER_TOKEN = 4;
 
 /**
  * Calls `onToken(end)` with the end offset of each token, in order; returns the token count.
@@ -59,7 +64,8 @@ function scan(text: string, onToken?: (end: number) => boolean | undefined): num
       }
       i++;
     } else {
-      i += c >= 0xd800 && c <= 0xdbff && i + 1 < n ? 2 : 1;
+      const pair = c >= 0xd800 && c <= 0xdbff && isLowSurrogate(text.charCodeAt(i + 1));
+      i += pair ? 2 : 1;
     }
     count++;
     if (onToken && onToken(i) === false) return count;
@@ -67,8 +73,22 @@ function scan(text: string, onToken?: (end: number) => boolean | undefined): num
   return count;
 }
 
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+/** Texts at least this long are counted by the WebAssembly scanner. */
+const WASM_FROM = 256;
+
+export const wasmScanner = new WasmScanner(
+  (byte) => ASCII[byte] === Cls.Word,
+  (byte) => ASCII[byte] === Cls.Space,
+);
+
+/** The JavaScript counter alone (tests compare it with the WebAssembly one). */
+export const countTokensScalar = (text: string): number => scan(text);
+
 export function countTokens(text: string): number {
-  return scan(text);
+  if (text.length < WASM_FROM) return scan(text);
+  return wasmScanner.feed({ a: 0, b: 0, state: 0 }, text);
 }
 
 export interface Truncated {
