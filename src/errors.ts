@@ -93,21 +93,28 @@ function unionIssue(path: PathSegment[], schema: Record<string, unknown> | undef
   return { path, kind: 'type', problem: `must be ${what}` };
 }
 
+/**
+ * The one issue to report. Ajv stops at the first failure, except inside unions (anyOf), where
+ * it reports every branch and then the union. The deepest path is where the value went wrong;
+ * there a union of constants is an enum, and a branch error that is not about the type means
+ * the value had that branch's shape and failed inside it.
+ */
 function issueFromAjv(errors: AjvError[]): FieldIssue {
-  const last = errors[errors.length - 1] as AjvError;
-  let err = errors[0] as AjvError;
-  if (last.keyword === 'anyOf' || last.keyword === 'oneOf') {
-    // A branch error deeper than the union, or one that is not about the type, means the value
-    // had a branch's shape and failed inside it; that error says more than "wrong type".
-    const telling = errors
-      .slice(0, -1)
-      .filter((e) => e.instancePath.length > last.instancePath.length || e.keyword !== 'type')
-      .sort((a, b) => b.instancePath.length - a.instancePath.length)[0];
-    if (!telling || allConst(last.parentSchema)) {
-      return unionIssue(pathOf(last.instancePath), last.parentSchema);
+  const depth = (e: AjvError) => e.instancePath.length + (e.keyword === 'required' ? 1 : 0);
+  const deepest = errors.reduce((a, b) => (depth(b) > depth(a) ? b : a));
+  const here = errors.filter((e) => e.instancePath === deepest.instancePath);
+  const union = here.find((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  if (union) {
+    const telling = here.find((e) => e !== union && e.keyword !== 'type' && e.keyword !== 'const');
+    if (allConst(union.parentSchema) || !telling) {
+      return unionIssue(pathOf(union.instancePath), union.parentSchema);
     }
-    err = telling;
+    return issueOf(telling);
   }
+  return issueOf(deepest);
+}
+
+function issueOf(err: AjvError): FieldIssue {
   const path = pathOf(err.instancePath);
   const p = err.params;
   switch (err.keyword) {

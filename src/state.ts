@@ -3,8 +3,12 @@ import type { Deps } from './deps.js';
 import { Callbacks } from './services/callbacks.js';
 import { Journal } from './services/journal.js';
 import { Keyring } from './services/keyring.js';
+import { PromptCache } from './services/prompt-cache.js';
 import { Scheduler } from './services/scheduler.js';
 import { VideoService } from './services/video-service.js';
+
+/** Prompt-cache entries kept at most (least recently used go first); ~100 bytes each. */
+export const PROMPT_CACHE_MAX_ENTRIES = 50_000;
 
 /** Everything the emulator remembers, made fresh by each buildApp. */
 export interface EmulatorState {
@@ -15,6 +19,7 @@ export interface EmulatorState {
   scheduler: Scheduler;
   callbacks: Callbacks;
   video: VideoService;
+  promptCache: PromptCache;
   /** Empties every store and puts the clock back to real time. */
   reset(): void;
   close(): void;
@@ -25,6 +30,11 @@ export function createState(config: Config, deps: Deps): EmulatorState {
   const scheduler = new Scheduler(deps.clock, deps.setTimer);
   const callbacks = new Callbacks(deps.clock, scheduler);
   const video = new VideoService(config, deps, scheduler, callbacks);
+  const promptCache = new PromptCache(deps.clock, {
+    ttlS: config.promptCacheTtlS,
+    minTokens: config.promptCacheMinTokens,
+    maxEntries: PROMPT_CACHE_MAX_ENTRIES,
+  });
   return {
     config,
     deps,
@@ -33,7 +43,9 @@ export function createState(config: Config, deps: Deps): EmulatorState {
     scheduler,
     callbacks,
     video,
+    promptCache,
     reset() {
+      promptCache.clear();
       scheduler.clear();
       journal.clear();
       callbacks.clear();

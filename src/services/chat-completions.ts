@@ -73,16 +73,43 @@ export function checkChatRequest(body: ChatCompletionRequest): void {
   }
 }
 
-export function countChatPrompt(messages: readonly ChatMessage[]): number {
+/** A prompt as the cache sees it: per message, its framing tokens and its texts. */
+export interface ChatPromptPart {
+  framing: number;
+  texts: string[];
+}
+
+export function chatPromptParts(messages: readonly ChatMessage[]): ChatPromptPart[] {
+  return messages.map((message) => ({
+    framing: TOKENS_PER_MESSAGE + (message.name ? TOKENS_PER_NAME : 0),
+    texts: [
+      messageText(message),
+      ...(message.tool_calls ?? []).flatMap((call) => [
+        call.function.name,
+        call.function.arguments,
+      ]),
+    ],
+  }));
+}
+
+export function countChatPrompt(parts: readonly ChatPromptPart[]): number {
   let total = TOKENS_REPLY_PRIMING;
-  for (const message of messages) {
-    total += TOKENS_PER_MESSAGE + countTokens(messageText(message));
-    if (message.name) total += TOKENS_PER_NAME;
-    for (const call of message.tool_calls ?? []) {
-      total += countTokens(call.function.name) + countTokens(call.function.arguments);
-    }
+  for (const part of parts) {
+    total += part.framing;
+    for (const text of part.texts) total += countTokens(text);
   }
   return total;
+}
+
+/** Whether a prompt could reach `minTokens` at all: a token is at least one character. */
+export function mayReach(parts: readonly ChatPromptPart[], minTokens: number): boolean {
+  let bound = TOKENS_REPLY_PRIMING;
+  for (const part of parts) {
+    bound += part.framing;
+    for (const text of part.texts) bound += text.length;
+    if (bound >= minTokens) return true;
+  }
+  return false;
 }
 
 /** The text the reply is keyed on: the last user turn (the whole conversation if none). */
@@ -107,6 +134,7 @@ const FINISH: Record<FinishReason, ChatFinishReason> = {
 };
 
 export interface ChatPlan {
+  parts: ChatPromptPart[];
   promptTokens: number;
   choices: ChatChoicePlan[];
 }
@@ -120,7 +148,8 @@ export function planChat(body: ChatCompletionRequest): ChatPlan {
     const done = finishText(generateReply(prompt, i), stop, maxTokens);
     choices.push({ text: done.text, tokens: done.tokens, finishReason: FINISH[done.reason] });
   }
-  return { promptTokens: countChatPrompt(body.messages), choices };
+  const parts = chatPromptParts(body.messages);
+  return { parts, promptTokens: countChatPrompt(parts), choices };
 }
 
 export interface ChatIdentity {

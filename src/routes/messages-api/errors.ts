@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { dottedPath, GatewayError } from '../../errors.js';
 import type { MessagesError } from '../../schemas/messages-errors.js';
-import type { GroupSpec, RenderedError } from '../gateway-group.js';
+import { type GroupSpec, type RenderedError, readBearerKey } from '../gateway-group.js';
 
 /** @see upstream-facts B2 */
 const TYPE_BY_STATUS: Record<number, string> = {
@@ -39,9 +39,11 @@ export function renderMessagesError(error: GatewayError, request: FastifyRequest
 }
 
 export const messagesGroup: GroupSpec = {
+  /** `x-api-key` (seed part 5); like upstream, `Authorization: Bearer` is accepted too. */
   readKey(request) {
     const key = request.headers['x-api-key'];
-    return typeof key === 'string' && key.trim() !== '' ? key.trim() : undefined;
+    if (typeof key === 'string' && key.trim() !== '') return key.trim();
+    return readBearerKey(request);
   },
   missingKey: () => new GatewayError(401, 'x-api-key header is required'),
   invalidKey: () => new GatewayError(401, 'invalid x-api-key'),

@@ -3,6 +3,7 @@ import { GatewayError } from '../../errors.js';
 import type { EmulatorState } from '../../state.js';
 import { setupGatewayGroup } from '../gateway-group.js';
 import { messagesGroup } from './errors.js';
+import messages from './v1/messages.js';
 
 /** The only version the gateway speaks (seed 4.2, 9). */
 export const MSGAPI_VERSION = '2023-06-01';
@@ -22,6 +23,7 @@ const messagesApi: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (
     }
     done();
   });
+  await app.register(messages, { prefix: '/v1', state });
 };
 
 export default messagesApi;

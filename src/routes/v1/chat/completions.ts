@@ -9,6 +9,7 @@ import {
   buildChatCompletion,
   chatUsage,
   checkChatRequest,
+  mayReach,
   planChat,
 } from '../../../services/chat-completions.js';
 import { chatStreamFrames } from '../../../services/chat-stream.js';
@@ -39,7 +40,10 @@ const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = asy
         created: Math.floor(clock.now() / 1000),
         model: body.model,
       };
-      const usage = chatUsage(plan);
+      const cached = mayReach(plan.parts, config.promptCacheMinTokens)
+        ? state.promptCache.accountChat(`${request.owner}\n${body.model}`, plan.parts)
+        : 0;
+      const usage = chatUsage(plan, cached);
       if (body.stream !== true) return buildChatCompletion(who, plan, usage);
 
       const frames = chatStreamFrames(who, plan, usage, {

@@ -1,0 +1,74 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { sendSse } from '../../../lib/sse.js';
+import {
+  CountTokensRequestSchema,
+  CountTokensResponseSchema,
+  MessageSchema,
+  MessagesRequestSchema,
+} from '../../../schemas/messages.js';
+import { MessagesErrorSchema } from '../../../schemas/messages-errors.js';
+import {
+  buildMessage,
+  checkMessagesRequest,
+  messageStreamFrames,
+  messageUsage,
+  planMessage,
+  promptBlocks,
+} from '../../../services/messages.js';
+import { countPrompt } from '../../../services/prompt-cache.js';
+import type { EmulatorState } from '../../../state.js';
+
+const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
+
+/** `POST /messages-api/v1/messages` and its `count_tokens` sibling (seed 4.2, upstream B4). */
+const messages: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app, { state }) => {
+  const { ids, sleep } = state.deps;
+  const { config } = state;
+
+  app.post(
+    '/messages',
+    {
+      schema: {
+        summary: 'Create a message, as JSON or as an event stream (seed 2.8, 2.9, 6.1)',
+        body: MessagesRequestSchema,
+        response: { 200: MessageSchema, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      checkMessagesRequest(body);
+      const cache = state.promptCache.account(
+        `${request.owner}\n${body.model}`,
+        promptBlocks(body),
+      );
+      const done = planMessage(body.messages, body.max_tokens, body.stop_sequences);
+      const usage = messageUsage(cache, done.tokens);
+      const who = { id: ids.next('message'), model: body.model };
+      if (body.stream !== true) return buildMessage(who, done, usage);
+
+      const pacing = { firstMs: config.streamTtftMs, betweenMs: config.streamChunkDelayMs };
+      await sendSse(reply, messageStreamFrames(who, done, usage, pacing), {
+        headers: { 'request-id': request.id },
+        sleep,
+      });
+      return reply;
+    },
+  );
+
+  app.post(
+    '/messages/count_tokens',
+    {
+      schema: {
+        summary: 'Count the input tokens of a messages request (the counter usage uses)',
+        body: CountTokensRequestSchema,
+        response: { 200: CountTokensResponseSchema, ...errors },
+      },
+    },
+    async (request) => {
+      checkMessagesRequest(request.body);
+      return { input_tokens: countPrompt(promptBlocks(request.body)) };
+    },
+  );
+};
+
+export default messages;

@@ -1,0 +1,213 @@
+import { fieldError, type PathSegment } from '../errors.js';
+import { type Finished, type FinishReason, finishText } from '../lib/finish.js';
+import { generateReply } from '../lib/reply.js';
+import type { SseFrame } from '../lib/sse.js';
+import { splitTokens } from '../lib/tokens.js';
+import type {
+  CountTokensRequest,
+  Message,
+  MessageParam,
+  StopReason,
+  TextBlock,
+  Usage,
+} from '../schemas/messages.js';
+import type { Pacing } from './chat-stream.js';
+import { type CacheUsage, MAX_BREAKPOINTS, type PromptBlock } from './prompt-cache.js';
+
+/** Rules of a messages request beyond its JSON schema (upstream B3, B4). */
+export function checkMessagesRequest(body: CountTokensRequest): void {
+  const withCache: Array<{ path: PathSegment[]; ttl: '5m' | '1h' }> = [];
+  const visit = (blocks: string | TextBlock[], path: PathSegment[]) => {
+    if (typeof blocks === 'string') {
+      if (blocks.trim() === '' && path[0] === 'messages') {
+        throw fieldError(path, 'must contain non-whitespace text');
+      }
+      return;
+    }
+    blocks.forEach((block, i) => {
+      if (block.text.trim() === '') {
+        throw fieldError([...path, i, 'text'], 'must contain non-whitespace text');
+      }
+      if (block.cache_control) {
+        withCache.push({
+          path: [...path, i, 'cache_control'],
+          ttl: block.cache_control.ttl ?? '5m',
+        });
+      }
+    });
+  };
+  if (body.system !== undefined) visit(body.system, ['system']);
+  body.messages.forEach((message, i) => {
+    visit(message.content, ['messages', i, 'content']);
+  });
+  if (withCache.length > MAX_BREAKPOINTS) {
+    throw fieldError(
+      (withCache[MAX_BREAKPOINTS] as { path: PathSegment[] }).path,
+      `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${withCache.length}.`,
+    );
+  }
+  // Longer-lived breakpoints must come before shorter-lived ones.
+  const firstShort = withCache.findIndex((c) => c.ttl === '5m');
+  const lateLong = withCache.findIndex(
+    (c, i) => c.ttl === '1h' && firstShort !== -1 && i > firstShort,
+  );
+  if (lateLong !== -1) {
+    throw fieldError(
+      [...(withCache[lateLong] as { path: PathSegment[] }).path, 'ttl'],
+      'a "1h" cache_control may not come after a "5m" one',
+    );
+  }
+}
+
+const blocksOf = (content: string | TextBlock[]): TextBlock[] =>
+  typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+
+/** The prompt in prefix order: system, then messages; breakpoints where `cache_control` is. */
+export function promptBlocks(body: CountTokensRequest): PromptBlock[] {
+  const blocks: PromptBlock[] = [];
+  const add = (block: TextBlock, opens?: MessageParam['role']) => {
+    const entry: PromptBlock = { text: block.text };
+    if (opens) entry.opens = opens;
+    if (block.cache_control) entry.cache = block.cache_control.ttl ?? '5m';
+    blocks.push(entry);
+  };
+  if (body.system !== undefined) {
+    for (const block of blocksOf(body.system)) add(block);
+  }
+  for (const message of body.messages) {
+    blocksOf(message.content).forEach((block, i) => {
+      add(block, i === 0 ? message.role : undefined);
+    });
+  }
+  return blocks;
+}
+
+/** The reply is keyed on the last user turn (consecutive turns of one role count as one). */
+export function lastUserText(messages: readonly MessageParam[]): string {
+  let end = messages.length - 1;
+  while (end >= 0 && messages[end]?.role !== 'user') end--;
+  let start = end;
+  while (start > 0 && messages[start - 1]?.role === 'user') start--;
+  if (end < 0) return '';
+  return messages
+    .slice(start, end + 1)
+    .flatMap((m) => blocksOf(m.content).map((b) => b.text))
+    .join('\n');
+}
+
+const STOP_REASON: Record<FinishReason, StopReason> = {
+  end: 'end_turn',
+  stop_sequence: 'stop_sequence',
+  max_tokens: 'max_tokens',
+};
+
+export function planMessage(
+  messages: readonly MessageParam[],
+  maxTokens: number,
+  stopSequences: readonly string[] = [],
+): Finished & { stopReason: StopReason } {
+  const done = finishText(generateReply(lastUserText(messages), 0), stopSequences, maxTokens);
+  return { ...done, stopReason: STOP_REASON[done.reason] };
+}
+
+export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {
+  return {
+    input_tokens: cache.input,
+    cache_creation_input_tokens: cache.creation,
+    cache_read_input_tokens: cache.read,
+    cache_creation: {
+      ephemeral_5m_input_tokens: cache.creation5m,
+      ephemeral_1h_input_tokens: cache.creation1h,
+    },
+    output_tokens: outputTokens,
+  };
+}
+
+export interface MessageIdentity {
+  id: string;
+  model: string;
+}
+
+/** @see seed 2.9 for the key list and order. */
+export function buildMessage(
+  who: MessageIdentity,
+  done: Finished & { stopReason: StopReason },
+  usage: Usage,
+): Message {
+  return {
+    id: who.id,
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'text', text: done.text }],
+    model: who.model,
+    stop_reason: done.stopReason,
+    stop_sequence: done.stopSequence,
+    usage,
+  };
+}
+
+const frame = (event: string, data: string, delayMs = 0): SseFrame => ({ event, data, delayMs });
+
+/**
+ * The event stream of seed 6.1 (upstream B1): message_start, content_block_start, a ping, one
+ * content_block_delta per token, content_block_stop, message_delta (cumulative usage),
+ * message_stop. Delta frames are written as text templates: they are most of a stream.
+ */
+export function messageStreamFrames(
+  who: MessageIdentity,
+  done: Finished & { stopReason: StopReason },
+  usage: Usage,
+  pacing: Pacing,
+): SseFrame[] {
+  const start = {
+    type: 'message_start',
+    message: {
+      id: who.id,
+      type: 'message',
+      role: 'assistant',
+      content: [],
+      model: who.model,
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...usage, output_tokens: Math.min(1, usage.output_tokens) },
+    },
+  };
+  const frames: SseFrame[] = [
+    frame('message_start', JSON.stringify(start)),
+    frame(
+      'content_block_start',
+      '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
+    ),
+    frame('ping', '{"type":"ping"}'),
+  ];
+  let first = true;
+  for (const piece of splitTokens(done.text)) {
+    frames.push(
+      frame(
+        'content_block_delta',
+        `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(piece)}}}`,
+        first ? pacing.firstMs : pacing.betweenMs,
+      ),
+    );
+    first = false;
+  }
+  const after = first ? pacing.firstMs : pacing.betweenMs;
+  frames.push(
+    frame('content_block_stop', '{"type":"content_block_stop","index":0}', after),
+    frame(
+      'message_delta',
+      JSON.stringify({
+        type: 'message_delta',
+        delta: { stop_reason: done.stopReason, stop_sequence: done.stopSequence },
+        usage: {
+          input_tokens: usage.input_tokens,
+          cache_creation_input_tokens: usage.cache_creation_input_tokens,
+          cache_read_input_tokens: usage.cache_read_input_tokens,
+          output_tokens: usage.output_tokens,
+        },
+      }),
+    ),
+    frame('message_stop', '{"type":"message_stop"}'),
+  );
+  return frames;
+}

@@ -1,0 +1,119 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateReply } from '../../src/lib/reply.js';
+import { type Emulator, startEmulator } from '../../src/start.js';
+
+let emulator: Emulator;
+let client: Anthropic;
+
+const sdk = (
+  apiKey: string,
+  headers: Record<string, string> = { 'msgapi-version': '2023-06-01' },
+) =>
+  new Anthropic({
+    apiKey,
+    baseURL: `${emulator.url}/messages-api`,
+    defaultHeaders: headers,
+    maxRetries: 0,
+  });
+
+beforeAll(async () => {
+  emulator = await startEmulator({ apiKeys: ['sk-ant-test'], logLevel: 'silent' });
+  client = sdk('sk-ant-test');
+});
+afterAll(() => emulator.close());
+
+describe('official @anthropic-ai/sdk against the emulator', () => {
+  it('creates a message', async () => {
+    const { data, request_id } = await client.messages
+      .create({
+        model: 'claude-like',
+        max_tokens: 256,
+        system: 'You are terse.',
+        messages: [{ role: 'user', content: 'Say hello' }],
+      })
+      .withResponse();
+    const reply = generateReply('Say hello', 0);
+    expect(data.content).toEqual([{ type: 'text', text: reply.text }]);
+    expect(data.stop_reason).toBe('end_turn');
+    expect(data.usage.output_tokens).toBe(reply.tokens);
+    expect(request_id).toMatch(/^req_/);
+  });
+
+  it('streams with messages.stream() to the same final message', async () => {
+    const request = {
+      model: 'claude-like',
+      max_tokens: 8,
+      messages: [{ role: 'user' as const, content: 'Stream this' }],
+    };
+    const stream = client.messages.stream(request);
+    let text = '';
+    stream.on('text', (delta) => {
+      text += delta;
+    });
+    const final = await stream.finalMessage();
+    const plain = await client.messages.create(request);
+    expect(final.content).toEqual(plain.content);
+    expect(text).toBe((plain.content[0] as { text: string }).text);
+    expect(final.stop_reason).toBe('max_tokens');
+    expect(final.usage.output_tokens).toBe(8);
+  });
+
+  it('reports prompt caching in usage', async () => {
+    const request = {
+      model: 'claude-like',
+      max_tokens: 8,
+      system: [
+        {
+          type: 'text' as const,
+          text: 'abcd '.repeat(1100),
+          cache_control: { type: 'ephemeral' as const },
+        },
+      ],
+      messages: [{ role: 'user' as const, content: 'hi' }],
+    };
+    const first = await client.messages.create(request, {
+      headers: { 'msgapi-beta': 'prompt-caching-2024-07-31' },
+    });
+    const second = await client.messages.create(request);
+    expect(first.usage).toMatchObject({
+      cache_creation_input_tokens: 1100,
+      cache_read_input_tokens: 0,
+    });
+    expect(second.usage).toMatchObject({
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 1100,
+    });
+    const counted = await client.messages.countTokens({
+      model: 'claude-like',
+      system: request.system,
+      messages: request.messages,
+    });
+    expect(counted.input_tokens).toBe(1104);
+  });
+
+  it('raises the SDK typed errors', async () => {
+    const auth = await sdk('sk-ant-wrong')
+      .messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
+    expect(auth).toBeInstanceOf(Anthropic.AuthenticationError);
+
+    const bad = await client.messages
+      .create({ model: 'm', max_tokens: 0, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((bad as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: 'max_tokens: must be greater than or equal to 1',
+      },
+    });
+
+    const noVersion = await sdk('sk-ant-test', {})
+      .messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
+    expect(noVersion).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(String((noVersion as Error).message)).toContain('msgapi-version: header is required');
+  });
+});
