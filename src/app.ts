@@ -21,6 +21,7 @@ import { renderChatError } from './routes/v1/errors.js';
 import chatApi from './routes/v1/index.js';
 import { renderVideoError } from './routes/videogen/errors.js';
 import videoApi from './routes/videogen/index.js';
+import type { Fault } from './services/faults.js';
 import { SECRET_HEADERS } from './services/journal.js';
 import { createState, type EmulatorState } from './state.js';
 
@@ -34,6 +35,8 @@ declare module 'fastify' {
     rawBody: string | undefined;
     /** The injected fault this request got, for the journal. */
     fault: string | undefined;
+    /** A `stream_error` fault the route applies while streaming. */
+    streamFault: Fault | undefined;
   }
   interface FastifyInstance {
     emulator: EmulatorState;
@@ -113,6 +116,8 @@ export async function buildApp(
     childLoggerFactory: (logger, bindings, options) =>
       perRequestLogs ? logger.child(bindings, options) : logger,
     bodyLimit: BODY_LIMIT,
+    // close() ends open connections and streams at once instead of waiting for them.
+    forceCloseConnections: true,
     genReqId: () => deps.ids.next('request'),
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
@@ -124,6 +129,7 @@ export async function buildApp(
   app.decorateRequest('receivedAt', 0);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('fault', undefined);
+  app.decorateRequest('streamFault', undefined);
   app.setValidatorCompiler(validatorCompiler());
 
   app.removeAllContentTypeParsers();

@@ -26,6 +26,7 @@ export const ConfigSchema = Type.Object({
   streamChunkDelayMs: Millis,
   journalLimit: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
   maxTasks: Type.Integer({ minimum: 1, maximum: 10_000_000 }),
+  rateLimitRpm: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -74,6 +75,7 @@ const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; ki
   },
   { key: 'journalLimit', env: 'JOURNAL_LIMIT', flag: 'journal-limit', kind: 'int' },
   { key: 'maxTasks', env: 'MAX_TASKS', flag: 'max-tasks', kind: 'int' },
+  { key: 'rateLimitRpm', env: 'RATE_LIMIT_RPM', flag: 'rate-limit-rpm', kind: 'int' },
 ];
 
 export class ConfigError extends Error {

@@ -18,7 +18,32 @@ export interface GatewayErrorOptions {
   /** Upstream error code when it is not the group's default for the status. */
   code?: string | number;
   retryAfterS?: number;
+  /** Extra fields a group adds to its error object (e.g. Azure's `innererror`). */
+  extra?: Record<string, unknown>;
 }
+
+/** What a failure of each status says when it was injected or rate limited. */
+export function statusMessage(status: number): string {
+  switch (status) {
+    case 429:
+      return 'Rate limit reached for requests. Please retry after a short wait.';
+    case 500:
+      return 'The server had an error while processing your request.';
+    case 502:
+      return 'Bad gateway.';
+    case 503:
+      return 'The service is temporarily unavailable. Please try again later.';
+    case 504:
+      return 'The request timed out.';
+    case 529:
+      return 'Overloaded';
+    default:
+      return `The request failed with status ${status}.`;
+  }
+}
+
+/** Statuses whose responses tell the client when to retry. */
+export const RETRY_AFTER_STATUSES = new Set([429, 503, 529]);
 
 export class GatewayError extends Error {
   override name = 'GatewayError';

@@ -1,5 +1,6 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, USAGE } from './config.js';
+import { FixtureError } from './lib/fixtures.js';
 
 /** The process edge: reads env and flags, listens, and shuts down on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -16,7 +17,14 @@ async function main(): Promise<void> {
     return;
   }
   const { config } = loaded;
-  const app = await buildApp(config);
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    app = await buildApp(config);
+  } catch (err) {
+    if (!(err instanceof FixtureError)) throw err;
+    process.stderr.write(`gateway-emulator: invalid fixtures: ${err.message}\n`);
+    process.exit(2);
+  }
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

@@ -1,9 +1,14 @@
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
+import { type Fixtures, loadFixtures } from './lib/fixtures.js';
 import { Callbacks } from './services/callbacks.js';
+import { ContentFilter } from './services/content-filter.js';
+import { Faults } from './services/faults.js';
 import { Journal } from './services/journal.js';
 import { Keyring } from './services/keyring.js';
 import { PromptCache } from './services/prompt-cache.js';
+import { RateLimiter } from './services/rate-limit.js';
+import { Replies } from './services/replies.js';
 import { Scheduler } from './services/scheduler.js';
 import { VideoService } from './services/video-service.js';
 
@@ -20,12 +25,24 @@ export interface EmulatorState {
   callbacks: Callbacks;
   video: VideoService;
   promptCache: PromptCache;
+  replies: Replies;
+  contentFilter: ContentFilter;
+  faults: Faults;
+  rateLimiter: RateLimiter | undefined;
+  /** Reads FIXTURES_DIR again; on an error the active fixtures stay and the error is thrown. */
+  reloadFixtures(): Fixtures;
   /** Empties every store and puts the clock back to real time. */
   reset(): void;
   close(): void;
 }
 
+/** Builds every store. Throws FixtureError when FIXTURES_DIR holds invalid data. */
 export function createState(config: Config, deps: Deps): EmulatorState {
+  const fixtures = loadFixtures(config.fixturesDir);
+  const replies = new Replies(fixtures);
+  const contentFilter = new ContentFilter(fixtures.blockedTerms);
+  const faults = new Faults();
+  const rateLimiter = config.rateLimitRpm ? new RateLimiter(config.rateLimitRpm) : undefined;
   const journal = new Journal(config.journalLimit);
   const scheduler = new Scheduler(deps.clock, deps.setTimer);
   const callbacks = new Callbacks(deps.clock, scheduler);
@@ -44,8 +61,20 @@ export function createState(config: Config, deps: Deps): EmulatorState {
     callbacks,
     video,
     promptCache,
+    replies,
+    contentFilter,
+    faults,
+    rateLimiter,
+    reloadFixtures() {
+      const next = loadFixtures(config.fixturesDir);
+      replies.load(next);
+      contentFilter.load(next.blockedTerms);
+      return next;
+    },
     reset() {
       promptCache.clear();
+      faults.clear();
+      rateLimiter?.clear();
       scheduler.clear();
       journal.clear();
       callbacks.clear();

@@ -1,6 +1,12 @@
 import type { FastifyReply } from 'fastify';
 import type { Sleep } from '../deps.js';
 
+/** Pauses of a stream: before the first content frame, and before each frame after it. */
+export interface Pacing {
+  firstMs: number;
+  betweenMs: number;
+}
+
 /** One server-sent event, with the pause to take before writing it. */
 export interface SseFrame {
   event?: string;

@@ -1,5 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type GatewayError, normalizeError } from '../errors.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import { GatewayError, normalizeError, RETRY_AFTER_STATUSES, statusMessage } from '../errors.js';
+import type { Pacing } from '../lib/sse.js';
+import { FAULT_HEADER, type Fault, parseFaultHeader } from '../services/faults.js';
+import { formatDuration } from '../services/rate-limit.js';
 import type { EmulatorState } from '../state.js';
 
 export interface RenderedError {
@@ -24,14 +28,22 @@ export interface GroupSpec {
   render(error: GatewayError, request: FastifyRequest): RenderedError;
   /** The header every response of the group carries the request id in, if any. */
   requestIdHeader?: string;
+  /** Status of a `stream_error` fault that names none. */
+  streamErrorStatus: number;
+  /** OpenAI-style `x-ratelimit-*-requests` headers when rate limiting is on. */
+  rateLimitHeaders?: boolean;
+  /** Azure's `retry-after-ms` beside `retry-after`. */
+  retryAfterMs?: boolean;
 }
 
+const DEFAULT_RETRY_AFTER_S = 1;
+
 /**
- * Wires one API group inside its encapsulated plugin: key check, error envelope, not-found
- * route, per-response headers and the request journal.
+ * Wires one API group inside its encapsulated plugin: key check, rate limit, injected faults,
+ * error envelope, not-found route, request-id header and the request journal.
  */
 export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, spec: GroupSpec) {
-  const { keyring, journal } = state;
+  const { keyring, journal, faults, rateLimiter } = state;
   const { clock } = state.deps;
 
   app.addHook('onRequest', (request, reply, done) => {
@@ -41,15 +53,74 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
     if (!key) return done(spec.missingKey());
     if (!keyring.accepts(key)) return done(spec.invalidKey());
     request.owner = keyring.ownerOf(key);
-    done();
+    if (!rateLimiter) return done();
+    const rate = rateLimiter.hit(request.owner, request.receivedAt);
+    if (spec.rateLimitHeaders) {
+      reply.header('x-ratelimit-limit-requests', String(rate.limit));
+      reply.header('x-ratelimit-remaining-requests', String(rate.remaining));
+      reply.header('x-ratelimit-reset-requests', formatDuration(rate.resetMs));
+    }
+    if (rate.allowed) return done();
+    done(
+      new GatewayError(429, statusMessage(429), { retryAfterS: Math.ceil(rate.resetMs / 1000) }),
+    );
   });
+
+  // Faults apply to requests that passed validation, so a stream fault knows it is a stream.
+  app.addHook('preHandler', (request, reply, done) => {
+    const header = request.headers[FAULT_HEADER];
+    if (header === undefined && faults.size === 0) return done();
+    const streaming = (request.body as { stream?: unknown } | undefined)?.stream === true;
+    let fault: Fault | undefined;
+    if (header !== undefined) {
+      fault = typeof header === 'string' ? parseFaultHeader(header) : undefined;
+      if (!fault) {
+        return done(
+          new GatewayError(
+            400,
+            `${FAULT_HEADER} must be a status 400-599, "disconnect" or "stream_error"`,
+          ),
+        );
+      }
+    } else {
+      fault = faults.take(request.method, request.url.split('?')[0] as string, streaming);
+      if (!fault) return done();
+    }
+    request.fault = fault.label;
+    if (fault.kind === 'disconnect') return disconnect(request, reply);
+    if (fault.kind === 'stream_error' && streaming) {
+      request.streamFault = fault;
+      return done();
+    }
+    const status = fault.status ?? (fault.kind === 'stream_error' ? spec.streamErrorStatus : 500);
+    const retryAfterS =
+      fault.retryAfterS ?? (RETRY_AFTER_STATUSES.has(status) ? DEFAULT_RETRY_AFTER_S : undefined);
+    done(
+      new GatewayError(
+        status,
+        statusMessage(status),
+        retryAfterS === undefined ? {} : { retryAfterS },
+      ),
+    );
+  });
+
+  /** Destroys the connection without a response; the journal still records the request. */
+  function disconnect(request: FastifyRequest, reply: FastifyReply): void {
+    reply.hijack();
+    record(request, 0, 0);
+    reply.raw.destroy();
+  }
 
   app.setErrorHandler((err, request, reply) => {
     const error = normalizeError(err);
-    if (error.status >= 500) app.log.error({ reqId: request.id, err }, 'request failed');
+    if (error.status >= 500 && request.fault === undefined) {
+      app.log.error({ reqId: request.id, err }, 'request failed');
+    }
     const { status, body } = spec.render(error, request);
-    if (error.options.retryAfterS !== undefined) {
-      reply.header('retry-after', String(error.options.retryAfterS));
+    const retryAfterS = error.options.retryAfterS;
+    if (retryAfterS !== undefined) {
+      reply.header('retry-after', String(retryAfterS));
+      if (spec.retryAfterMs) reply.header('retry-after-ms', String(retryAfterS * 1000));
     }
     return reply.code(status).send(body);
   });
@@ -58,18 +129,43 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
     throw spec.unknownRoute(request);
   });
 
-  app.addHook('onResponse', (request, reply, done) => {
+  function record(request: FastifyRequest, status: number, durationMs: number): void {
     journal.record({
       id: request.id,
       at: request.receivedAt,
       method: request.method,
       url: request.url,
-      status: reply.statusCode,
-      durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
+      status,
+      durationMs,
       headers: request.headers,
       rawBody: request.rawBody,
       ...(request.fault === undefined ? {} : { fault: request.fault }),
     });
+  }
+
+  app.addHook('onResponse', (request, reply, done) => {
+    record(request, reply.statusCode, Math.round(reply.elapsedTime * 1000) / 1000);
     done();
   });
+}
+
+export const STREAM_DELAY_HEADER = 'x-emulator-stream-delay-ms';
+
+/** The stream's pauses: configured, or the chunk delay one request asks for by header. */
+export function streamPacing(request: FastifyRequest, config: Config): Pacing {
+  const header = request.headers[STREAM_DELAY_HEADER];
+  const firstMs = config.streamTtftMs;
+  if (header === undefined) return { firstMs, betweenMs: config.streamChunkDelayMs };
+  if (typeof header !== 'string' || !/^\d{1,5}$/.test(header) || Number(header) > 60_000) {
+    throw new GatewayError(
+      400,
+      `${STREAM_DELAY_HEADER} must be a whole number of milliseconds from 0 to 60000`,
+    );
+  }
+  return { firstMs, betweenMs: Number(header) };
+}
+
+/** Cuts a stream for a `stream_error` fault: the first `afterEvents` frames, then `last`. */
+export function cutStream<T>(frames: T[], fault: Fault, last: T): T[] {
+  return [...frames.slice(0, fault.afterEvents), last];
 }

@@ -133,13 +133,23 @@ export type ChoiceFilterResults = Static<typeof ChoiceFilterResultsSchema>;
 export type PromptFilterResults = Static<typeof PromptFilterResultsSchema>;
 export type ChatFinishReason = Static<typeof ChatFinishReasonSchema>;
 
-/** @see upstream-facts C2 */
+/** @see upstream-facts C2; `status` and `innererror` come with Azure content-filter refusals. */
 export const ChatErrorSchema = Type.Object({
   error: Type.Object({
     message: Type.String(),
     type: Nullable(Type.String()),
     param: Nullable(Type.String()),
     code: Nullable(Type.String()),
+    status: Type.Optional(Type.Integer()),
+    innererror: Type.Optional(
+      Type.Object({
+        code: Type.String(),
+        content_filter_result: Type.Record(
+          Type.String(),
+          Type.Object({ filtered: Type.Boolean(), severity: Type.String() }),
+        ),
+      }),
+    ),
   }),
 });
 

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { BlockedTermSchema, ReplyRuleSchema } from '../lib/fixtures.js';
 import { Literals } from './common.js';
 
 export const ControlErrorSchema = Type.Object({
@@ -55,4 +56,43 @@ export const CallbackListSchema = Type.Object({
       updated_at: Type.Integer(),
     }),
   ),
+});
+
+export const FaultRuleSchema = Type.Object(
+  {
+    path: Type.String({
+      minLength: 1,
+      pattern: '^/',
+      description: 'exact path, or a prefix ending in *',
+    }),
+    method: Type.Optional(Type.String({ pattern: '^[A-Za-z]+$' })),
+    status: Type.Optional(Type.Integer({ minimum: 400, maximum: 599 })),
+    times: Type.Optional(Type.Integer({ minimum: 1 })),
+    kind: Type.Optional(Literals(['error', 'disconnect', 'stream_error'])),
+    after_events: Type.Optional(Type.Integer({ minimum: 0 })),
+    retry_after_s: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
+  },
+  { additionalProperties: false },
+);
+
+export const FaultViewSchema = Type.Object({
+  id: Type.Integer(),
+  path: Type.String(),
+  method: Type.Union([Type.String(), Type.Null()]),
+  kind: Type.String(),
+  status: Type.Union([Type.Integer(), Type.Null()]),
+  times: Type.Union([Type.Integer(), Type.Null()]),
+  remaining: Type.Union([Type.Integer(), Type.Null()]),
+  after_events: Type.Integer(),
+  retry_after_s: Type.Union([Type.Integer(), Type.Null()]),
+  fired: Type.Integer(),
+});
+
+export const FaultListSchema = Type.Object({ faults: Type.Array(FaultViewSchema) });
+
+export const FixturesViewSchema = Type.Object({
+  rules: Type.Array(
+    Type.Object({ file: Type.String(), index: Type.Integer(), ...ReplyRuleSchema.properties }),
+  ),
+  blocked_terms: Type.Array(BlockedTermSchema),
 });

@@ -1,6 +1,7 @@
-import { fieldError } from '../errors.js';
+import { fieldError, GatewayError } from '../errors.js';
 import { type FinishReason, finishText } from '../lib/finish.js';
-import { fnv1a, generateReply } from '../lib/reply.js';
+import type { BlockedTerm } from '../lib/fixtures.js';
+import { fnv1a } from '../lib/reply.js';
 import { countTokens } from '../lib/tokens.js';
 import type {
   ChatCompletion,
@@ -11,36 +12,44 @@ import type {
   ChoiceFilterResults,
   PromptFilterResults,
 } from '../schemas/chat.js';
+import {
+  type ContentFilter,
+  categoryResults,
+  choiceFilterResults,
+  promptFilterResults,
+} from './content-filter.js';
+import type { Replies } from './replies.js';
 
 /** Token cost of each message's role framing, and of priming the reply (see README). */
 export const TOKENS_PER_MESSAGE = 3;
 export const TOKENS_PER_NAME = 1;
 export const TOKENS_REPLY_PRIMING = 3;
 
-const SAFE = { filtered: false, severity: 'safe' } as const;
-const CLEAR = { filtered: false, detected: false } as const;
+export const SAFE_CHOICE_FILTERS: ChoiceFilterResults = choiceFilterResults();
+export const SAFE_PROMPT_FILTERS: PromptFilterResults[] = promptFilterResults();
 
-export const SAFE_CHOICE_FILTERS: ChoiceFilterResults = {
-  hate: SAFE,
-  self_harm: SAFE,
-  sexual: SAFE,
-  violence: SAFE,
-  protected_material_code: CLEAR,
-  protected_material_text: CLEAR,
-};
+/** Azure's refusal of a prompt that trips the content filter. @see upstream-facts C2 */
+export const PROMPT_FILTERED_MESSAGE =
+  "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766";
 
-export const SAFE_PROMPT_FILTERS: PromptFilterResults[] = [
-  {
-    prompt_index: 0,
-    content_filter_results: {
-      hate: SAFE,
-      jailbreak: CLEAR,
-      self_harm: SAFE,
-      sexual: SAFE,
-      violence: SAFE,
-    },
-  },
-];
+export function checkChatPrompt(messages: readonly ChatMessage[], filter: ContentFilter): void {
+  for (const message of messages) {
+    const found = filter.find(messageText(message));
+    if (!found) continue;
+    throw new GatewayError(400, PROMPT_FILTERED_MESSAGE, {
+      code: 'content_filter',
+      extra: {
+        type: null,
+        param: 'prompt',
+        status: 400,
+        innererror: {
+          code: 'ResponsibleAIPolicyViolation',
+          content_filter_result: categoryResults(found.term),
+        },
+      },
+    });
+  }
+}
 
 export function systemFingerprint(model: string): string {
   return `fp_${fnv1a(model).toString(16).padStart(8, '0')}e0`;
@@ -125,6 +134,8 @@ export interface ChatChoicePlan {
   text: string;
   tokens: number;
   finishReason: ChatFinishReason;
+  /** The blocked term that ended this choice, when the content filter did. */
+  filtered?: BlockedTerm;
 }
 
 const FINISH: Record<FinishReason, ChatFinishReason> = {
@@ -139,14 +150,31 @@ export interface ChatPlan {
   choices: ChatChoicePlan[];
 }
 
-export function planChat(body: ChatCompletionRequest): ChatPlan {
+export function planChat(
+  body: ChatCompletionRequest,
+  replies: Replies,
+  filter: ContentFilter,
+): ChatPlan {
   const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
   const prompt = lastUserText(body.messages);
   const choices: ChatChoicePlan[] = [];
-  for (let i = 0; i < (body.n ?? 1); i++) {
-    const done = finishText(generateReply(prompt, i), stop, maxTokens);
-    choices.push({ text: done.text, tokens: done.tokens, finishReason: FINISH[done.reason] });
+  for (let variant = 0; variant < (body.n ?? 1); variant++) {
+    const chosen = replies.reply({ api: 'chat', model: body.model, prompt, variant });
+    const done = finishText(chosen, stop, maxTokens);
+    const blocked = filter.find(done.text);
+    if (blocked) {
+      const text = done.text.slice(0, blocked.at);
+      const tokens = countTokens(text);
+      choices.push({ text, tokens, finishReason: 'content_filter', filtered: blocked.term });
+      continue;
+    }
+    const scripted = done.reason === 'end' ? chosen.rule?.finish_reason : undefined;
+    choices.push({
+      text: done.text,
+      tokens: done.tokens,
+      finishReason: scripted ?? FINISH[done.reason],
+    });
   }
   const parts = chatPromptParts(body.messages);
   return { parts, promptTokens: countChatPrompt(parts), choices };
@@ -191,7 +219,9 @@ export function buildChatCompletion(
       finish_reason: choice.finishReason,
       logprobs: null,
       message: { role: 'assistant', content: choice.text, refusal: null, annotations: [] },
-      content_filter_results: SAFE_CHOICE_FILTERS,
+      content_filter_results: choice.filtered
+        ? choiceFilterResults(choice.filtered)
+        : SAFE_CHOICE_FILTERS,
     })),
     prompt_filter_results: SAFE_PROMPT_FILTERS,
     usage,

@@ -1,4 +1,4 @@
-import type { SseFrame } from '../lib/sse.js';
+import type { Pacing, SseFrame } from '../lib/sse.js';
 import { splitTokens } from '../lib/tokens.js';
 import type { ChatUsage } from '../schemas/chat.js';
 import {
@@ -8,14 +8,7 @@ import {
   SAFE_PROMPT_FILTERS,
   systemFingerprint,
 } from './chat-completions.js';
-
-/** Pauses of a stream: before the first content frame, and before each frame after it. */
-export interface Pacing {
-  firstMs: number;
-  betweenMs: number;
-}
-
-export const NO_PACING: Pacing = { firstMs: 0, betweenMs: 0 };
+import { choiceFilterResults } from './content-filter.js';
 
 /**
  * The `chat.completion.chunk` frames of a streamed completion, Azure-style: a first frame with
@@ -89,7 +82,7 @@ export function chatStreamFrames(
           delta: {},
           logprobs: null,
           finish_reason: choice.finishReason,
-          content_filter_results: {},
+          content_filter_results: choice.filtered ? choiceFilterResults(choice.filtered) : {},
         }),
       ),
     );

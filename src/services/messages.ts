@@ -1,18 +1,18 @@
 import { fieldError, type PathSegment } from '../errors.js';
 import { type Finished, type FinishReason, finishText } from '../lib/finish.js';
-import { generateReply } from '../lib/reply.js';
-import type { SseFrame } from '../lib/sse.js';
+import type { Pacing, SseFrame } from '../lib/sse.js';
 import { splitTokens } from '../lib/tokens.js';
 import type {
   CountTokensRequest,
   Message,
   MessageParam,
+  MessagesRequest,
   StopReason,
   TextBlock,
   Usage,
 } from '../schemas/messages.js';
-import type { Pacing } from './chat-stream.js';
 import { type CacheUsage, MAX_BREAKPOINTS, type PromptBlock } from './prompt-cache.js';
+import type { Replies } from './replies.js';
 
 /** Rules of a messages request beyond its JSON schema (upstream B3, B4). */
 export function checkMessagesRequest(body: CountTokensRequest): void {
@@ -102,12 +102,14 @@ const STOP_REASON: Record<FinishReason, StopReason> = {
 };
 
 export function planMessage(
-  messages: readonly MessageParam[],
-  maxTokens: number,
-  stopSequences: readonly string[] = [],
+  body: MessagesRequest,
+  replies: Replies,
 ): Finished & { stopReason: StopReason } {
-  const done = finishText(generateReply(lastUserText(messages), 0), stopSequences, maxTokens);
-  return { ...done, stopReason: STOP_REASON[done.reason] };
+  const prompt = lastUserText(body.messages);
+  const chosen = replies.reply({ api: 'messages', model: body.model, prompt, variant: 0 });
+  const done = finishText(chosen, body.stop_sequences ?? [], body.max_tokens);
+  const scripted = done.reason === 'end' ? chosen.rule?.stop_reason : undefined;
+  return { ...done, stopReason: scripted ?? STOP_REASON[done.reason] };
 }
 
 export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {

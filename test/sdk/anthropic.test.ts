@@ -117,3 +117,56 @@ describe('official @anthropic-ai/sdk against the emulator', () => {
     expect(String((noVersion as Error).message)).toContain('msgapi-version: header is required');
   });
 });
+
+describe('@anthropic-ai/sdk and injected faults', () => {
+  const rule = (body: object) =>
+    fetch(`${emulator.url}/_emulator/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('retries a one-shot 529 overload and succeeds', async () => {
+    emulator.reset();
+    await rule({ path: '/messages-api/v1/messages', status: 529, times: 1, retry_after_s: 1 });
+    const retrying = new Anthropic({
+      apiKey: 'sk-ant-test',
+      baseURL: `${emulator.url}/messages-api`,
+      defaultHeaders: { 'msgapi-version': '2023-06-01' },
+      maxRetries: 2,
+    });
+    const message = await retrying.messages.create({
+      model: 'm',
+      max_tokens: 500,
+      messages: [{ role: 'user', content: 'retry me' }],
+    });
+    expect(message.content[0]).toEqual({ type: 'text', text: generateReply('retry me', 0).text });
+    const { requests: journal } = (await (
+      await fetch(`${emulator.url}/_emulator/requests`)
+    ).json()) as {
+      requests: Array<{ status: number }>;
+    };
+    expect(journal.map((r: { status: number }) => r.status)).toEqual([529, 200]);
+  });
+
+  it('sees an error event in the middle of a stream as an overloaded error', async () => {
+    emulator.reset();
+    await rule({
+      path: '/messages-api/v1/messages',
+      kind: 'stream_error',
+      after_events: 4,
+      times: 1,
+    });
+    const stream = client.messages.stream({
+      model: 'm',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'stream then fail' }],
+    });
+    const failure = await stream.finalMessage().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(Anthropic.APIError);
+    expect((failure as { error?: unknown }).error).toMatchObject({
+      type: 'error',
+      error: { type: 'overloaded_error', message: 'Overloaded' },
+    });
+  });
+});

@@ -13,6 +13,19 @@ beforeAll(async () => {
 });
 afterAll(() => emulator.close());
 
+const rule = (body: object) =>
+  fetch(`${emulator.url}/_emulator/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+const journal = async () =>
+  (
+    (await (await fetch(`${emulator.url}/_emulator/requests`)).json()) as {
+      requests: Array<{ status: number; fault: string | null }>;
+    }
+  ).requests;
+
 describe('official openai SDK against the emulator', () => {
   it('creates a chat completion', async () => {
     const completion = await client.chat.completions
@@ -93,5 +106,56 @@ describe('official openai SDK against the emulator', () => {
       .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
     expect(bad).toMatchObject({ status: 400, param: 'temperature', code: 'invalid_value' });
+  });
+});
+
+describe('openai SDK and injected faults', () => {
+  const retrying = () =>
+    new OpenAI({ apiKey: 'sk-test', baseURL: `${emulator.url}/v1`, maxRetries: 2 });
+  const ask = (c: OpenAI) =>
+    c.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'retry me' }] });
+
+  it('retries a one-shot 429 (honouring retry-after) and succeeds', async () => {
+    emulator.reset();
+    await rule({ path: '/v1/chat/completions', status: 429, times: 1, retry_after_s: 1 });
+    const completion = await ask(retrying());
+    expect(completion.choices[0]?.message.content).toBe(generateReply('retry me', 0).text);
+    expect((await journal()).map((r) => r.status)).toEqual([429, 200]);
+  });
+
+  it('retries a one-shot 500 and a dropped connection', async () => {
+    emulator.reset();
+    await rule({ path: '/v1/chat/completions', status: 500, times: 1 });
+    await rule({ path: '/v1/chat/completions', kind: 'disconnect', times: 1 });
+    await ask(retrying());
+    expect((await journal()).map((r) => [r.status, r.fault])).toEqual([
+      [500, 'rule 1: error 500'],
+      [0, 'rule 2: disconnect'],
+      [200, null],
+    ]);
+  });
+
+  it('reports a dropped connection as APIConnectionError without retries', async () => {
+    emulator.reset();
+    await rule({ path: '/v1/chat/completions', kind: 'disconnect', times: 1 });
+    const failure = await ask(client).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(OpenAI.APIConnectionError);
+  });
+
+  it('raises an error in the middle of a stream', async () => {
+    emulator.reset();
+    await rule({ path: '/v1/chat/completions', kind: 'stream_error', after_events: 3, times: 1 });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'stream then fail' }],
+      stream: true,
+    });
+    let text = '';
+    const failure = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    })().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as Error).message).toContain('The server had an error');
+    expect(text.length).toBeGreaterThan(0);
   });
 });

@@ -1,11 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { GatewayError, normalizeError } from '../../errors.js';
+import { FixtureError, type Fixtures } from '../../lib/fixtures.js';
 import {
   AdvanceSchema,
   CallbackListSchema,
   ClockSchema,
   ControlErrorSchema,
+  FaultListSchema,
+  FaultRuleSchema,
+  FaultViewSchema,
+  FixturesViewSchema,
   ForceTaskSchema,
   HealthSchema,
   JournalSchema,
@@ -131,6 +136,74 @@ const control: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app,
       },
     },
     async () => ({ callbacks: state.callbacks.list() }),
+  );
+
+  app.post(
+    '/faults',
+    {
+      schema: {
+        summary: "Add a fault rule: matching requests fail in their group's own way",
+        body: FaultRuleSchema,
+        response: { 200: FaultViewSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const rule = request.body;
+      if ((rule.kind ?? 'error') === 'error' && rule.status === undefined) {
+        throw new GatewayError(400, 'status is required for kind "error"');
+      }
+      return state.faults.add(rule);
+    },
+  );
+
+  app.get(
+    '/faults',
+    { schema: { summary: 'Active fault rules', response: { 200: FaultListSchema, ...errors } } },
+    async () => ({ faults: state.faults.list() }),
+  );
+
+  app.delete(
+    '/faults',
+    { schema: { summary: 'Remove every fault rule', response: { 200: HealthSchema, ...errors } } },
+    async () => {
+      state.faults.clear();
+      return { status: 'ok' as const };
+    },
+  );
+
+  const fixturesView = (fixtures: Fixtures) => ({
+    rules: fixtures.rules,
+    blocked_terms: fixtures.blockedTerms,
+  });
+
+  app.get(
+    '/fixtures',
+    {
+      schema: {
+        summary: 'Active scripted-reply rules (first match wins) and blocked terms',
+        response: { 200: FixturesViewSchema, ...errors },
+      },
+    },
+    async () =>
+      fixturesView({ rules: state.replies.rules, blockedTerms: state.contentFilter.terms }),
+  );
+
+  app.post(
+    '/fixtures/reload',
+    {
+      schema: {
+        summary: 'Read FIXTURES_DIR again (on an error the active fixtures stay)',
+        response: { 200: FixturesViewSchema, ...errors },
+      },
+    },
+    async () => {
+      try {
+        return fixturesView(state.reloadFixtures());
+      } catch (err) {
+        if (err instanceof FixtureError) throw new GatewayError(400, err.message);
+        throw err;
+      }
+    },
   );
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -50,4 +50,5 @@ export const messagesGroup: GroupSpec = {
   unknownRoute: () => new GatewayError(404, 'Not Found'),
   render: renderMessagesError,
   requestIdHeader: 'request-id',
+  streamErrorStatus: 529,
 };

@@ -43,7 +43,7 @@ export function renderChatError(error: GatewayError): RenderedError {
     message = `The request body ${issue.problem}.`;
   }
   code ??= CODE_BY_STATUS[status] ?? null;
-  const body: ChatError = { error: { message, type, param, code } };
+  const body: ChatError = { error: { message, type, param, code, ...error.options.extra } };
   return { status, body };
 }
 
@@ -60,4 +60,7 @@ export const chatGroup: GroupSpec = {
     new GatewayError(404, `Invalid URL (${request.method} ${request.url.split('?')[0]})`),
   render: renderChatError,
   requestIdHeader: 'x-request-id',
+  streamErrorStatus: 500,
+  rateLimitHeaders: true,
+  retryAfterMs: true,
 };

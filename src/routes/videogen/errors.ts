@@ -49,4 +49,5 @@ export const videoGroup: GroupSpec = {
       code: VIDEO_CODES.invalidMethod,
     }),
   render: renderVideoError,
+  streamErrorStatus: 500,
 };

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { generateReply } from '../../../src/lib/reply.js';
 import { countTokens, splitTokens } from '../../../src/lib/tokens.js';
 import { systemFingerprint } from '../../../src/services/chat-completions.js';
+import { startEmulator } from '../../../src/start.js';
 import { buildTestApp, parseSse, T0, type TestApp } from '../../helpers/app.js';
 
 const AUTH = { authorization: 'Bearer test-key' };
@@ -174,4 +175,80 @@ describe('streamed chat completions', () => {
     expect(app.deps.sleeps).toEqual([250, ...Array(tokens).fill(20)]);
     await app.app.close();
   });
+});
+
+describe('stream pacing controls', () => {
+  it('takes the chunk delay of one request from x-emulator-stream-delay-ms', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: { ...AUTH, 'x-emulator-stream-delay-ms': '5' },
+      payload: { model: 'm', messages: [{ role: 'user', content: 'pace' }], stream: true },
+    });
+    expect(res.statusCode).toBe(200);
+    const tokens = countTokens(generateReply('pace', 0).text);
+    expect(t.deps.sleeps).toEqual(Array(tokens).fill(5));
+    const bad = await t.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: { ...AUTH, 'x-emulator-stream-delay-ms': 'slow' },
+      payload: { model: 'm', messages: [{ role: 'user', content: 'pace' }], stream: true },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.message).toBe(
+      'x-emulator-stream-delay-ms must be a whole number of milliseconds from 0 to 60000',
+    );
+  });
+
+  it.each([
+    [
+      'chat',
+      '/v1/chat/completions',
+      { authorization: 'Bearer k' },
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true },
+    ],
+    [
+      'messages',
+      '/messages-api/v1/messages',
+      { 'x-api-key': 'k', 'msgapi-version': '2023-06-01' },
+      { model: 'm', max_tokens: 500, messages: [{ role: 'user', content: 'x' }], stream: true },
+    ],
+  ])(
+    'stops the %s writer and its timers as soon as the client goes away',
+    async (_name, url, headers, body) => {
+      let sleeps = 0;
+      const emulator = await startEmulator({
+        logLevel: 'silent',
+        streamChunkDelayMs: 10,
+        deps: {
+          sleep: (ms, signal) => {
+            sleeps++;
+            return new Promise((resolve, reject) => {
+              const timer = setTimeout(resolve, ms);
+              signal?.addEventListener('abort', () => {
+                clearTimeout(timer);
+                reject(new Error('aborted'));
+              });
+            });
+          },
+        },
+      });
+      const controller = new AbortController();
+      const res = await fetch(`${emulator.url}${url}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+      const reader = res.body?.getReader();
+      await reader?.read();
+      controller.abort();
+      await new Promise((r) => setTimeout(r, 30));
+      const atAbort = sleeps;
+      await new Promise((r) => setTimeout(r, 100));
+      expect(sleeps).toBe(atAbort);
+      expect(sleeps).toBeLessThan(countTokens(generateReply('x', 0).text));
+      await emulator.close();
+    },
+  );
 });

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { statusMessage } from '../../../errors.js';
 import { sendSse } from '../../../lib/sse.js';
 import {
   CountTokensRequestSchema,
@@ -17,6 +18,8 @@ import {
 } from '../../../services/messages.js';
 import { countPrompt } from '../../../services/prompt-cache.js';
 import type { EmulatorState } from '../../../state.js';
+import { cutStream, streamPacing } from '../../gateway-group.js';
+import { messagesErrorType, messagesGroup } from '../errors.js';
 
 const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
 
@@ -41,16 +44,23 @@ const messages: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app
         `${request.owner}\n${body.model}`,
         promptBlocks(body),
       );
-      const done = planMessage(body.messages, body.max_tokens, body.stop_sequences);
+      const pacing = body.stream === true ? streamPacing(request, config) : undefined;
+      const done = planMessage(body, state.replies);
       const usage = messageUsage(cache, done.tokens);
       const who = { id: ids.next('message'), model: body.model };
-      if (body.stream !== true) return buildMessage(who, done, usage);
+      if (!pacing) return buildMessage(who, done, usage);
 
-      const pacing = { firstMs: config.streamTtftMs, betweenMs: config.streamChunkDelayMs };
-      await sendSse(reply, messageStreamFrames(who, done, usage, pacing), {
-        headers: { 'request-id': request.id },
-        sleep,
-      });
+      let frames = messageStreamFrames(who, done, usage, pacing);
+      const fault = request.streamFault;
+      if (fault) {
+        const status = fault.status ?? messagesGroup.streamErrorStatus;
+        const error = { type: messagesErrorType(status), message: statusMessage(status) };
+        frames = cutStream(frames, fault, {
+          event: 'error',
+          data: JSON.stringify({ type: 'error', error }),
+        });
+      }
+      await sendSse(reply, frames, { headers: { 'request-id': request.id }, sleep });
       return reply;
     },
   );

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { GatewayError, statusMessage } from '../../../errors.js';
 import { sendSse } from '../../../lib/sse.js';
 import {
   ChatCompletionRequestSchema,
@@ -8,12 +9,15 @@ import {
 import {
   buildChatCompletion,
   chatUsage,
+  checkChatPrompt,
   checkChatRequest,
   mayReach,
   planChat,
 } from '../../../services/chat-completions.js';
 import { chatStreamFrames } from '../../../services/chat-stream.js';
 import type { EmulatorState } from '../../../state.js';
+import { cutStream, streamPacing } from '../../gateway-group.js';
+import { chatGroup, renderChatError } from '../errors.js';
 
 const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (
   app,
@@ -34,7 +38,9 @@ const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = asy
     async (request, reply) => {
       const body = request.body;
       checkChatRequest(body);
-      const plan = planChat(body);
+      checkChatPrompt(body.messages, state.contentFilter);
+      const pacing = body.stream === true ? streamPacing(request, config) : undefined;
+      const plan = planChat(body, state.replies, state.contentFilter);
       const who = {
         id: ids.next('chat'),
         created: Math.floor(clock.now() / 1000),
@@ -44,12 +50,18 @@ const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = asy
         ? state.promptCache.accountChat(`${request.owner}\n${body.model}`, plan.parts)
         : 0;
       const usage = chatUsage(plan, cached);
-      if (body.stream !== true) return buildChatCompletion(who, plan, usage);
+      if (!pacing) return buildChatCompletion(who, plan, usage);
 
-      const frames = chatStreamFrames(who, plan, usage, {
+      let frames = chatStreamFrames(who, plan, usage, {
         includeUsage: body.stream_options?.include_usage === true,
-        pacing: { firstMs: config.streamTtftMs, betweenMs: config.streamChunkDelayMs },
+        pacing,
       });
+      const fault = request.streamFault;
+      if (fault) {
+        const status = fault.status ?? chatGroup.streamErrorStatus;
+        const error = renderChatError(new GatewayError(status, statusMessage(status)));
+        frames = cutStream(frames, fault, { data: JSON.stringify(error.body) });
+      }
       await sendSse(reply, frames, { headers: { 'x-request-id': request.id }, sleep });
       return reply;
     },

@@ -1,0 +1,144 @@
+/**
+ * Injected faults (contract §3): rules set through `/_emulator/faults`, or one request's
+ * `x-emulator-fault` header. A fault makes the request fail the way the real gateway fails.
+ */
+
+export type FaultKind = 'error' | 'disconnect' | 'stream_error';
+
+export interface FaultRuleInput {
+  path: string;
+  method?: string;
+  status?: number;
+  times?: number;
+  kind?: FaultKind;
+  after_events?: number;
+  retry_after_s?: number;
+}
+
+export interface FaultRuleView {
+  id: number;
+  path: string;
+  method: string | null;
+  kind: FaultKind;
+  status: number | null;
+  times: number | null;
+  remaining: number | null;
+  after_events: number;
+  retry_after_s: number | null;
+  fired: number;
+}
+
+interface FaultRule {
+  id: number;
+  path: string;
+  prefix: boolean;
+  method: string | undefined;
+  kind: FaultKind;
+  status: number | undefined;
+  times: number | undefined;
+  remaining: number | undefined;
+  afterEvents: number;
+  retryAfterS: number | undefined;
+  fired: number;
+}
+
+/** The fault one request gets. */
+export interface Fault {
+  kind: FaultKind;
+  /** Unset: the group's default (500, or 529 for a messages stream). */
+  status: number | undefined;
+  afterEvents: number;
+  retryAfterS: number | undefined;
+  /** What the journal shows. */
+  label: string;
+}
+
+export const FAULT_HEADER = 'x-emulator-fault';
+
+/** Reads `x-emulator-fault: <status> | disconnect | stream_error`; undefined when malformed. */
+export function parseFaultHeader(value: string): Fault | undefined {
+  const label = `header ${FAULT_HEADER}: ${value}`;
+  const base = { afterEvents: 0, retryAfterS: undefined, label };
+  if (value === 'disconnect' || value === 'stream_error') {
+    return { kind: value, status: undefined, ...base };
+  }
+  if (/^[45]\d\d$/.test(value)) return { kind: 'error', status: Number(value), ...base };
+  return undefined;
+}
+
+export class Faults {
+  private rules: FaultRule[] = [];
+  private nextId = 1;
+
+  get size(): number {
+    return this.rules.length;
+  }
+
+  add(input: FaultRuleInput): FaultRuleView {
+    const prefix = input.path.endsWith('*');
+    const rule: FaultRule = {
+      id: this.nextId++,
+      path: prefix ? input.path.slice(0, -1) : input.path,
+      prefix,
+      method: input.method?.toUpperCase(),
+      kind: input.kind ?? 'error',
+      status: input.status,
+      times: input.times,
+      remaining: input.times,
+      afterEvents: input.after_events ?? 0,
+      retryAfterS: input.retry_after_s,
+      fired: 0,
+    };
+    this.rules.push(rule);
+    return view(rule);
+  }
+
+  list(): FaultRuleView[] {
+    return this.rules.map(view);
+  }
+
+  clear(): void {
+    this.rules = [];
+    this.nextId = 1;
+  }
+
+  /**
+   * The first rule matching this request, consumed once. `stream_error` rules match streaming
+   * requests only, so they wait for a stream instead of being spent on a plain request.
+   */
+  take(method: string, path: string, streaming: boolean): Fault | undefined {
+    const rule = this.rules.find(
+      (r) =>
+        (r.prefix ? path.startsWith(r.path) : path === r.path) &&
+        (r.method === undefined || r.method === method) &&
+        (r.kind !== 'stream_error' || streaming),
+    );
+    if (!rule) return undefined;
+    rule.fired++;
+    if (rule.remaining !== undefined && --rule.remaining <= 0) {
+      this.rules = this.rules.filter((r) => r !== rule);
+    }
+    return {
+      kind: rule.kind,
+      status: rule.status,
+      afterEvents: rule.afterEvents,
+      retryAfterS: rule.retryAfterS,
+      label: `rule ${rule.id}: ${rule.kind}${rule.status ? ` ${rule.status}` : ''}`,
+    };
+  }
+}
+
+function view(rule: FaultRule): FaultRuleView {
+  return {
+    id: rule.id,
+    path: rule.prefix ? `${rule.path}*` : rule.path,
+    method: rule.method ?? null,
+    kind: rule.kind,
+    status: rule.status ?? null,
+    times: rule.times ?? null,
+    remaining: rule.remaining ?? null,
+    after_events: rule.afterEvents,
+    retry_after_s: rule.retryAfterS ?? null,
+    fired: rule.fired,
+  };
+}

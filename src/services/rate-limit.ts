@@ -1,0 +1,52 @@
+/** Go-style duration text, as OpenAI's `x-ratelimit-reset-*` headers carry it: `12ms`, `1.5s`, `6m0s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const seconds = Math.round(ms) / 1000;
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes}m${Math.round(seconds - minutes * 60)}s`;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Until the window starts over. */
+  resetMs: number;
+}
+
+const WINDOW_MS = 60_000;
+
+/** Requests per minute per API key: a fixed one-minute window from the key's first request. */
+export class RateLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+
+  constructor(private readonly rpm: number) {}
+
+  hit(owner: string, now: number): RateDecision {
+    let window = this.windows.get(owner);
+    if (!window || now - window.start >= WINDOW_MS) {
+      if (!window && this.windows.size >= 10_000) this.prune(now);
+      window = { start: now, count: 0 };
+      this.windows.set(owner, window);
+    }
+    const allowed = window.count < this.rpm;
+    if (allowed) window.count++;
+    return {
+      allowed,
+      limit: this.rpm,
+      remaining: this.rpm - window.count,
+      resetMs: window.start + WINDOW_MS - now,
+    };
+  }
+
+  clear(): void {
+    this.windows.clear();
+  }
+
+  private prune(now: number): void {
+    for (const [owner, window] of this.windows) {
+      if (now - window.start >= WINDOW_MS) this.windows.delete(owner);
+    }
+  }
+}
