@@ -8,12 +8,21 @@
  *   npm run bench -- video       # scenarios whose name contains "video"
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { SCENARIOS, type Scenario } from './scenarios.js';
+import { BENCH_RULES, SCENARIOS, type Scenario } from './scenarios.js';
+
+/** The bench's FIXTURES_DIR: its scripted replies (media falls back to the shipped clip). */
+function benchFixtures(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-fixtures-'));
+  mkdirSync(join(dir, 'replies'));
+  writeFileSync(join(dir, 'replies', 'bench.json'), JSON.stringify({ rules: BENCH_RULES }));
+  return dir;
+}
+const FIXTURES_DIR = benchFixtures();
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -64,7 +73,12 @@ async function startServer(
 }
 
 function startEmulator(env: Record<string, string> = {}): Promise<Server> {
-  return startServer('dist/server.js', [], { LOG_LEVEL: 'warn', ...env }, '/_emulator/health');
+  return startServer(
+    'dist/server.js',
+    [],
+    { LOG_LEVEL: 'warn', FIXTURES_DIR, ...env },
+    '/_emulator/health',
+  );
 }
 
 /** CPU time (user + system) a process has used, in µs, from /proc (Linux). */

@@ -12,6 +12,19 @@ export interface Scenario {
 }
 
 const bearer = { authorization: 'Bearer bench-key' };
+const msgapi = { 'x-api-key': 'bench-key', 'msgapi-version': '2023-06-01' };
+
+/** 256 tokens of prose for the streaming scenario (each word below is one token). */
+export const LONG_REPLY = Array.from(
+  { length: 256 },
+  (_, i) => ['the', 'fox', 'runs', 'past', 'snow', 'and', 'into', 'dawn'][i % 8],
+).join(' ');
+
+/** Scripted replies the bench emulator loads (FIXTURES_DIR): the 256-token stream. */
+export const BENCH_RULES = [{ match: { contains: '[bench] long' }, reply: LONG_REPLY }];
+
+/** ~100k tokens of system prompt ("rule" is one token; "nnnnn." three). */
+const BIG_SYSTEM = Array.from({ length: 25_000 }, (_, i) => `rule ${i % 1000}. `).join('');
 
 async function createTask(base: string): Promise<string> {
   const res = await fetch(`${base}/videogen/v1/videos/text2video`, {
@@ -37,6 +50,45 @@ export const SCENARIOS: Scenario[] = [
       max_tokens: 200,
     }),
     goal: 0.6,
+  },
+  {
+    name: 'messages (non-streaming)',
+    method: 'POST',
+    url: '/messages-api/v1/messages',
+    headers: msgapi,
+    body: JSON.stringify({
+      model: 'claude-like',
+      max_tokens: 512,
+      system: 'You are a helpful assistant.',
+      messages: [{ role: 'user', content: 'Write a haiku about gateways.' }],
+    }),
+    goal: 0.6,
+  },
+  {
+    name: 'messages stream, 256 tokens',
+    method: 'POST',
+    url: '/messages-api/v1/messages',
+    headers: msgapi,
+    body: JSON.stringify({
+      model: 'claude-like',
+      max_tokens: 1024,
+      stream: true,
+      messages: [{ role: 'user', content: '[bench] long' }],
+    }),
+    goal: 0.3,
+  },
+  {
+    name: 'messages, 100k-token cached system',
+    method: 'POST',
+    url: '/messages-api/v1/messages',
+    headers: msgapi,
+    body: JSON.stringify({
+      model: 'claude-like',
+      max_tokens: 64,
+      system: [{ type: 'text', text: BIG_SYSTEM, cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: 'What does rule 42 say?' }],
+    }),
+    goal: 0.5,
   },
   {
     name: 'video task creation',

@@ -112,19 +112,23 @@ export function truncateTokens(text: string, max: number): Truncated {
 }
 
 /**
- * Splits `text` into one piece per token (leading whitespace included), so that the pieces
- * concatenate to `text` exactly. Trailing whitespace joins the last piece.
+ * Splits `text` into pieces of `perPiece` tokens (leading whitespace included), so that the
+ * pieces concatenate to `text` exactly. Trailing whitespace joins the last piece.
  */
-export function splitTokens(text: string): string[] {
+export function splitTokens(text: string, perPiece = 1): string[] {
   const pieces: string[] = [];
   let start = 0;
+  let inPiece = 0;
   scan(text, (end) => {
-    pieces.push(text.slice(start, end));
-    start = end;
+    if (++inPiece === perPiece) {
+      pieces.push(text.slice(start, end));
+      start = end;
+      inPiece = 0;
+    }
     return true;
   });
   if (start < text.length) {
-    if (pieces.length === 0) pieces.push(text.slice(start));
+    if (pieces.length === 0 || inPiece > 0) pieces.push(text.slice(start));
     else pieces[pieces.length - 1] += text.slice(start);
   }
   return pieces;

@@ -26,6 +26,8 @@ export interface GroupSpec {
   invalidKey(): GatewayError;
   unknownRoute(request: FastifyRequest): GatewayError;
   render(error: GatewayError, request: FastifyRequest): RenderedError;
+  /** Other headers the group requires, checked after the key; a thrown error refuses. */
+  checkHeaders?(request: FastifyRequest): void;
   /** The header every response of the group carries the request id in, if any. */
   requestIdHeader?: string;
   /** Status of a `stream_error` fault that names none. */
@@ -53,6 +55,13 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
     if (!key) return done(spec.missingKey());
     if (!keyring.accepts(key)) return done(spec.invalidKey());
     request.owner = keyring.ownerOf(key);
+    if (spec.checkHeaders) {
+      try {
+        spec.checkHeaders(request);
+      } catch (err) {
+        return done(err as Error);
+      }
+    }
     if (!rateLimiter) return done();
     const rate = rateLimiter.hit(request.owner, request.receivedAt);
     if (spec.rateLimitHeaders) {

@@ -1,4 +1,4 @@
-import type { Pacing, SseFrame } from '../lib/sse.js';
+import { type Pacing, type SseFrame, sseData } from '../lib/sse.js';
 import { splitTokens } from '../lib/tokens.js';
 import type { ChatUsage } from '../schemas/chat.js';
 import {
@@ -31,8 +31,8 @@ export function chatStreamFrames(
   };
   const tail = options.includeUsage ? { usage: null } : {};
   const frames: SseFrame[] = [
-    {
-      data: JSON.stringify({
+    sseData(
+      JSON.stringify({
         choices: [],
         created: 0,
         id: '',
@@ -40,28 +40,30 @@ export function chatStreamFrames(
         object: '',
         prompt_filter_results: SAFE_PROMPT_FILTERS,
       }),
-    },
+    ),
   ];
   let started = false;
   const paced = (data: unknown): SseFrame => {
     const delayMs = started ? options.pacing.betweenMs : options.pacing.firstMs;
     started = true;
-    return { data: JSON.stringify(data), delayMs };
+    return sseData(JSON.stringify(data), delayMs);
   };
   const chunk = (choice: Record<string, unknown>) => ({ ...head, choices: [choice], ...tail });
 
   plan.choices.forEach((choice, index) => {
-    frames.push({
-      data: JSON.stringify(
-        chunk({
-          index,
-          delta: { role: 'assistant', content: '', refusal: null },
-          logprobs: null,
-          finish_reason: null,
-          content_filter_results: {},
-        }),
+    frames.push(
+      sseData(
+        JSON.stringify(
+          chunk({
+            index,
+            delta: { role: 'assistant', content: '', refusal: null },
+            logprobs: null,
+            finish_reason: null,
+            content_filter_results: {},
+          }),
+        ),
       ),
-    });
+    );
     for (const piece of splitTokens(choice.text)) {
       frames.push(
         paced(
@@ -88,6 +90,6 @@ export function chatStreamFrames(
     );
   });
   if (options.includeUsage) frames.push(paced({ ...head, choices: [], usage }));
-  frames.push({ data: '[DONE]' });
+  frames.push(sseData('[DONE]'));
   return frames;
 }

@@ -1,6 +1,6 @@
 import { fieldError, type PathSegment } from '../errors.js';
 import { type Finished, type FinishReason, finishText } from '../lib/finish.js';
-import type { Pacing, SseFrame } from '../lib/sse.js';
+import { deltaFrames, frameTemplate, type Pacing, type SseFrame, sseEvent } from '../lib/sse.js';
 import { splitTokens } from '../lib/tokens.js';
 import type {
   CountTokensRequest,
@@ -82,17 +82,19 @@ export function promptBlocks(body: CountTokensRequest): PromptBlock[] {
   return blocks;
 }
 
+const textOf = (content: string | TextBlock[]) =>
+  typeof content === 'string' ? content : content.map((b) => b.text).join('\n');
+
 /** The reply is keyed on the last user turn (consecutive turns of one role count as one). */
 export function lastUserText(messages: readonly MessageParam[]): string {
   let end = messages.length - 1;
   while (end >= 0 && messages[end]?.role !== 'user') end--;
-  let start = end;
-  while (start > 0 && messages[start - 1]?.role === 'user') start--;
   if (end < 0) return '';
-  return messages
-    .slice(start, end + 1)
-    .flatMap((m) => blocksOf(m.content).map((b) => b.text))
-    .join('\n');
+  let text = textOf((messages[end] as MessageParam).content);
+  for (let i = end - 1; i >= 0 && messages[i]?.role === 'user'; i--) {
+    text = `${textOf((messages[i] as MessageParam).content)}\n${text}`;
+  }
+  return text;
 }
 
 const STOP_REASON: Record<FinishReason, StopReason> = {
@@ -148,12 +150,19 @@ export function buildMessage(
   };
 }
 
-const frame = (event: string, data: string, delayMs = 0): SseFrame => ({ event, data, delayMs });
+/** Tokens per content_block_delta: upstream streams small multi-token deltas. */
+export const TOKENS_PER_DELTA = 4;
+
+const DELTA = frameTemplate('content_block_delta', (text) => ({
+  type: 'content_block_delta',
+  index: 0,
+  delta: { type: 'text_delta', text },
+}));
 
 /**
  * The event stream of seed 6.1 (upstream B1): message_start, content_block_start, a ping, one
- * content_block_delta per token, content_block_stop, message_delta (cumulative usage),
- * message_stop. Delta frames are written as text templates: they are most of a stream.
+ * content_block_delta per 4 tokens, content_block_stop, message_delta (cumulative usage),
+ * message_stop. Delta frames come from a template: they are most of a stream.
  */
 export function messageStreamFrames(
   who: MessageIdentity,
@@ -175,28 +184,19 @@ export function messageStreamFrames(
     },
   };
   const frames: SseFrame[] = [
-    frame('message_start', JSON.stringify(start)),
-    frame(
+    sseEvent('message_start', JSON.stringify(start)),
+    sseEvent(
       'content_block_start',
       '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
     ),
-    frame('ping', '{"type":"ping"}'),
+    sseEvent('ping', '{"type":"ping"}'),
   ];
-  let first = true;
-  for (const piece of splitTokens(done.text)) {
-    frames.push(
-      frame(
-        'content_block_delta',
-        `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(piece)}}}`,
-        first ? pacing.firstMs : pacing.betweenMs,
-      ),
-    );
-    first = false;
-  }
-  const after = first ? pacing.firstMs : pacing.betweenMs;
+  const pieces = splitTokens(done.text, TOKENS_PER_DELTA);
+  frames.push(...deltaFrames(pieces, DELTA, pacing));
+  const after = pieces.length === 0 ? pacing.firstMs : pacing.betweenMs;
   frames.push(
-    frame('content_block_stop', '{"type":"content_block_stop","index":0}', after),
-    frame(
+    sseEvent('content_block_stop', '{"type":"content_block_stop","index":0}', after),
+    sseEvent(
       'message_delta',
       JSON.stringify({
         type: 'message_delta',
@@ -209,7 +209,7 @@ export function messageStreamFrames(
         },
       }),
     ),
-    frame('message_stop', '{"type":"message_stop"}'),
+    sseEvent('message_stop', '{"type":"message_stop"}'),
   );
   return frames;
 }

@@ -2,14 +2,31 @@ import { request } from 'node:http';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { Sleep } from '../../src/deps.js';
-import { encodeFrame, type SseFrame, sendSse } from '../../src/lib/sse.js';
+import { jsonString, type SseFrame, sendSse, sseData, sseEvent } from '../../src/lib/sse.js';
 
-describe('encodeFrame', () => {
-  it('writes an event line only when the frame has an event name', () => {
-    expect(encodeFrame({ event: 'ping', data: '{"type":"ping"}' })).toBe(
-      'event: ping\ndata: {"type":"ping"}\n\n',
-    );
-    expect(encodeFrame({ data: '[DONE]' })).toBe('data: [DONE]\n\n');
+describe('frames', () => {
+  it('are encoded with an event line only when they have an event name', () => {
+    expect(sseEvent('ping', '{"type":"ping"}', 5)).toEqual({
+      text: 'event: ping\ndata: {"type":"ping"}\n\n',
+      delayMs: 5,
+    });
+    expect(sseData('[DONE]')).toEqual({ text: 'data: [DONE]\n\n', delayMs: 0 });
+  });
+
+  it('quote text as JSON, escaping only when needed', () => {
+    for (const text of [
+      'plain words',
+      'a "quote"',
+      'back\\slash',
+      'line\nbreak',
+      '\u0001',
+      '\ud800',
+      '😀',
+      '',
+    ]) {
+      expect(JSON.parse(jsonString(text))).toBe(text);
+      expect(jsonString(text)).toBe(JSON.stringify(text));
+    }
   });
 });
 
@@ -30,7 +47,7 @@ async function serve(frames: SseFrame[], sleep: Sleep) {
 
 describe('sendSse', () => {
   it('writes every frame in order with the SSE headers', async () => {
-    const frames = [{ data: 'a' }, { event: 'x', data: 'b', delayMs: 1 }, { data: 'c' }];
+    const frames = [sseData('a'), sseEvent('x', 'b', 1), sseData('c')];
     const { app, port } = await serve(frames, async () => {});
     const res = await fetch(`http://127.0.0.1:${port}/`);
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
@@ -41,7 +58,7 @@ describe('sendSse', () => {
   });
 
   it('stops writing and sleeping as soon as the client goes away', async () => {
-    const frames = Array.from({ length: 1000 }, (_, i) => ({ data: String(i), delayMs: 5 }));
+    const frames = Array.from({ length: 1000 }, (_, i) => sseData(String(i), 5));
     let sleeps = 0;
     const sleep: Sleep = (ms, signal) => {
       sleeps++;

@@ -38,6 +38,14 @@ describe('token counter', () => {
     expect(pieces).toHaveLength(countTokens(text));
   });
 
+  it('groups several tokens per piece when asked', () => {
+    const text = '  Hello, wonderful world!\n';
+    expect(splitTokens(text, 4)).toEqual(['  Hello, wond', 'erful world', '!\n']);
+    expect(splitTokens(text, 4).join('')).toBe(text);
+    expect(splitTokens('abcd efgh ', 2)).toEqual(['abcd efgh ']);
+    expect(splitTokens('abcd efgh ijkl', 2)).toEqual(['abcd efgh', ' ijkl']);
+  });
+
   it('keeps a whitespace-only text as one piece', () => {
     expect(splitTokens('  ')).toEqual(['  ']);
     expect(splitTokens('')).toEqual([]);

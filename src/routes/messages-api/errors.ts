@@ -38,12 +38,25 @@ export function renderMessagesError(error: GatewayError, request: FastifyRequest
   return { status: error.status, body };
 }
 
+/** The only version the gateway speaks (seed 4.2, 9). */
+export const MSGAPI_VERSION = '2023-06-01';
+
 export const messagesGroup: GroupSpec = {
   /** `x-api-key` (seed part 5); like upstream, `Authorization: Bearer` is accepted too. */
   readKey(request) {
     const key = request.headers['x-api-key'];
     if (typeof key === 'string' && key.trim() !== '') return key.trim();
     return readBearerKey(request);
+  },
+  checkHeaders(request) {
+    const version = request.headers['msgapi-version'];
+    if (version === undefined) throw new GatewayError(400, 'msgapi-version: header is required');
+    if (version !== MSGAPI_VERSION) {
+      throw new GatewayError(
+        400,
+        `msgapi-version: ${JSON.stringify(version)} is not a valid version`,
+      );
+    }
   },
   missingKey: () => new GatewayError(401, 'x-api-key header is required'),
   invalidKey: () => new GatewayError(401, 'invalid x-api-key'),

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { generateReply } from '../../../src/lib/reply.js';
-import { splitTokens } from '../../../src/lib/tokens.js';
+import { countTokens, splitTokens } from '../../../src/lib/tokens.js';
+import { TOKENS_PER_DELTA } from '../../../src/services/messages.js';
 import { buildTestApp, parseSse, type TestApp } from '../../helpers/app.js';
 
 const HEADERS = { 'x-api-key': 'key-a', 'msgapi-version': '2023-06-01' };
@@ -54,7 +55,7 @@ describe('streamed messages', () => {
         data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
       },
       { event: 'ping', data: { type: 'ping' } },
-      ...splitTokens(reply.text).map((text) => ({
+      ...splitTokens(reply.text, TOKENS_PER_DELTA).map((text) => ({
         event: 'content_block_delta',
         data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
       })),
@@ -74,6 +75,20 @@ describe('streamed messages', () => {
       },
       { event: 'message_stop', data: { type: 'message_stop' } },
     ]);
+  });
+
+  it('sends deltas of up to 4 tokens', async () => {
+    const res = await post({
+      model: 'm',
+      max_tokens: 1000,
+      stream: true,
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    const deltas = parseSse(res.body)
+      .filter((e) => e.event === 'content_block_delta')
+      .map((e) => (e.data as { delta: { text: string } }).delta.text);
+    expect(deltas.length).toBe(Math.ceil(generateReply('x', 0).tokens / 4));
+    for (const delta of deltas.slice(0, -1)) expect(countTokens(delta)).toBe(4);
   });
 
   it('streams exactly the non-streamed text, stop reason and usage', async () => {
@@ -115,7 +130,7 @@ describe('streamed messages', () => {
       paced,
     );
     expect(res.body.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\n')).toBe(true);
-    const deltas = splitTokens(generateReply('pace', 0).text).length;
+    const deltas = splitTokens(generateReply('pace', 0).text, TOKENS_PER_DELTA).length;
     // first delta waits 400; later deltas and content_block_stop wait 30 each
     expect(paced.deps.sleeps).toEqual([400, ...Array(deltas).fill(30)]);
     await paced.app.close();

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { statusMessage } from '../../../errors.js';
-import { sendSse } from '../../../lib/sse.js';
+import { sendSse, sseEvent } from '../../../lib/sse.js';
 import {
   CountTokensRequestSchema,
   CountTokensResponseSchema,
@@ -55,10 +55,11 @@ const messages: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app
       if (fault) {
         const status = fault.status ?? messagesGroup.streamErrorStatus;
         const error = { type: messagesErrorType(status), message: statusMessage(status) };
-        frames = cutStream(frames, fault, {
-          event: 'error',
-          data: JSON.stringify({ type: 'error', error }),
-        });
+        frames = cutStream(
+          frames,
+          fault,
+          sseEvent('error', JSON.stringify({ type: 'error', error })),
+        );
       }
       await sendSse(reply, frames, { headers: { 'request-id': request.id }, sleep });
       return reply;

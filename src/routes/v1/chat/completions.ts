@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError, statusMessage } from '../../../errors.js';
-import { sendSse } from '../../../lib/sse.js';
+import { sendSse, sseData } from '../../../lib/sse.js';
 import {
   ChatCompletionRequestSchema,
   ChatCompletionSchema,
@@ -60,7 +60,7 @@ const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = asy
       if (fault) {
         const status = fault.status ?? chatGroup.streamErrorStatus;
         const error = renderChatError(new GatewayError(status, statusMessage(status)));
-        frames = cutStream(frames, fault, { data: JSON.stringify(error.body) });
+        frames = cutStream(frames, fault, sseData(JSON.stringify(error.body)));
       }
       await sendSse(reply, frames, { headers: { 'x-request-id': request.id }, sleep });
       return reply;
