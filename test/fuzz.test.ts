@@ -92,10 +92,35 @@ const ROUTES: FuzzRoute[] = [
   })),
   {
     method: 'POST',
+    url: '/messages-api/v1/messages/count_tokens',
+    headers: { 'x-api-key': 'fuzz', 'msgapi-version': '2023-06-01' },
+    shape: messagesShape,
+    valid: {
+      model: 'm',
+      system: [{ type: 'text', text: 'be brief', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+    },
+  },
+  {
+    method: 'POST',
     url: '/_emulator/clock/advance',
     headers: {},
     shape: controlShape,
     valid: { ms: 1 },
+  },
+  {
+    method: 'POST',
+    url: '/_emulator/faults',
+    headers: {},
+    shape: controlShape,
+    valid: { path: '/nowhere', status: 503, times: 1, kind: 'error', retry_after_s: 2 },
+  },
+  {
+    method: 'POST',
+    url: '/_emulator/tasks/1',
+    headers: {},
+    shape: controlShape,
+    valid: { status: 'failed', message: 'x' },
   },
 ];
 

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Static, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
+import { normalizeError } from '../errors.js';
 import { Literals } from '../schemas/common.js';
 
 /**
@@ -87,11 +88,15 @@ function readJson(path: string): unknown {
   }
 }
 
-function check<T>(schema: Parameters<typeof Value.Check>[0], data: unknown, path: string): T {
-  const first = Value.Errors(schema, data).First();
-  if (first) {
-    const where = first.path.replace(/^\//, '').replace(/\//g, '.') || '(root)';
-    throw new FixtureError(`${path}: ${where}: ${first.message}`);
+const ajv = new Ajv({ strict: false, allErrors: false, verbose: true });
+
+/** Checks data against a schema; the error names the field as `rules.0.reply: is required`. */
+function check<T>(schema: TSchema, data: unknown, path: string): T {
+  const validate = ajv.compile(schema);
+  if (!validate(data)) {
+    const issue = normalizeError({ validation: validate.errors }).options.issue;
+    const where = issue?.path.length ? issue.path.join('.') : '(root)';
+    throw new FixtureError(`${path}: ${where}: ${issue?.problem ?? 'is invalid'}`);
   }
   return data as T;
 }

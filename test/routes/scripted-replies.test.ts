@@ -147,10 +147,7 @@ describe('scripted replies', () => {
 describe('fixture validation', () => {
   it.each([
     ['{not json', /bad\.json: .*JSON/],
-    [
-      { rules: [{ match: { contains: 'x' } }] },
-      /bad\.json: rules\.0\.reply: Expected required property/,
-    ],
+    [{ rules: [{ match: { contains: 'x' } }] }, /bad\.json: rules\.0\.reply: is required/],
     [
       { rules: [{ match: { regex: '(' }, reply: 'x' }] },
       /bad\.json: rules\.0\.match\.regex: Invalid regular expression/,
