@@ -63,7 +63,7 @@ function toBase62(n: number, width: number): string {
 export function createIds(): Ids {
   const stem = randomBase62(21);
   const short = stem.slice(0, 16);
-  const taskStem = digits();
+  const taskStem = `8${digits().slice(0, 8)}`;
   let counter = 0;
   const tail = (width: number) => toBase62(++counter, width);
   return {
@@ -76,7 +76,7 @@ export function createIds(): Ids {
         case 'message':
           return `msg_${short}${tail(8)}`;
         case 'task':
-          return `8${taskStem.slice(0, 8)}${String(++counter).padStart(9, '0').slice(-9)}`;
+          return `${taskStem}${String(++counter).padStart(9, '0').slice(-9)}`;
         case 'video':
           return randomUUID();
       }

@@ -11,10 +11,12 @@ export interface RenderedError {
   body: unknown;
 }
 
+const BEARER = /^bearer /i;
+
 /** The key from `Authorization: Bearer <key>` (seed part 5, video and chat groups). */
 export function readBearerKey(request: FastifyRequest): string | undefined {
   const auth = request.headers.authorization;
-  if (typeof auth !== 'string' || auth.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;
+  if (typeof auth !== 'string' || !BEARER.test(auth)) return undefined;
   return auth.slice(7).trim() || undefined;
 }
 

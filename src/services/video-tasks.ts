@@ -103,15 +103,15 @@ export function createdTask(task: Task, now: number): CreatedTask {
 const EVICTION_SCAN = 32;
 
 /**
- * The in-memory store: every task by id, plus per-key indexes for external ids and listings.
- * Holds at most `maxTasks`; past that the oldest finished task goes first.
+ * The in-memory store: every task by id, an index of external ids, and the creation order
+ * (for eviction and listings). Holds at most `maxTasks`; past that the oldest finished task
+ * goes first.
  */
 export class TaskStore {
   private readonly tasks = new Map<string, Task>();
   private readonly byExternal = new Map<string, Task>();
-  private readonly byOwnerKind = new Map<string, Set<Task>>();
-  /** Creation order for eviction; removed tasks are skipped lazily (a Map iterated from its
-   * head after many deletions walks their tombstones, which made eviction O(n)). */
+  /** Creation order; removed tasks are skipped lazily (a Map iterated from its head after many
+   * deletions walks their tombstones, which made eviction O(n)). */
   private order: Task[] = [];
   private head = 0;
 
@@ -129,13 +129,6 @@ export class TaskStore {
     this.tasks.set(task.id, task);
     this.order.push(task);
     if (task.externalId) this.byExternal.set(`${task.owner}\n${task.externalId}`, task);
-    const key = `${task.owner}\n${task.kind}`;
-    let list = this.byOwnerKind.get(key);
-    if (!list) {
-      list = new Set();
-      this.byOwnerKind.set(key, list);
-    }
-    list.add(task);
     while (this.tasks.size > this.maxTasks) this.evictOne(now);
   }
 
@@ -149,18 +142,22 @@ export class TaskStore {
     return task && task.owner === owner && task.kind === kind ? task : undefined;
   }
 
-  /** One page of this owner's tasks of a kind, newest first. */
+  /** One page of this owner's tasks of a kind, newest first: a walk back from the newest. */
   list(owner: string, kind: VideoKind, pageNum: number, pageSize: number): Task[] {
-    const all = this.byOwnerKind.get(`${owner}\n${kind}`);
-    if (!all) return [];
-    const newestFirst = [...all].reverse();
-    return newestFirst.slice((pageNum - 1) * pageSize, pageNum * pageSize);
+    let skip = (pageNum - 1) * pageSize;
+    const page: Task[] = [];
+    for (let i = this.order.length - 1; i >= this.head && page.length < pageSize; i--) {
+      const task = this.order[i] as Task;
+      if (task.owner !== owner || task.kind !== kind || this.tasks.get(task.id) !== task) continue;
+      if (skip > 0) skip--;
+      else page.push(task);
+    }
+    return page;
   }
 
   clear(): void {
     this.tasks.clear();
     this.byExternal.clear();
-    this.byOwnerKind.clear();
     this.order = [];
     this.head = 0;
   }
@@ -193,9 +190,5 @@ export class TaskStore {
   private remove(task: Task): void {
     this.tasks.delete(task.id);
     if (task.externalId) this.byExternal.delete(`${task.owner}\n${task.externalId}`);
-    const key = `${task.owner}\n${task.kind}`;
-    const list = this.byOwnerKind.get(key);
-    list?.delete(task);
-    if (list?.size === 0) this.byOwnerKind.delete(key);
   }
 }
