@@ -14,6 +14,7 @@ import { createDeps, type Deps } from './deps.js';
 import { GatewayError } from './errors.js';
 import { loadClip } from './lib/media.js';
 import controlRoutes from './routes/control/index.js';
+import type { StreamFault } from './routes/gateway-group.js';
 import media from './routes/media/index.js';
 import { renderMessagesError } from './routes/messages-api/errors.js';
 import messagesApi from './routes/messages-api/index.js';
@@ -21,7 +22,6 @@ import { renderChatError } from './routes/v1/errors.js';
 import chatApi from './routes/v1/index.js';
 import { renderVideoError } from './routes/videogen/errors.js';
 import videoApi from './routes/videogen/index.js';
-import type { Fault } from './services/faults.js';
 import { SECRET_HEADERS } from './services/journal.js';
 import { createState, type EmulatorState } from './state.js';
 
@@ -36,7 +36,7 @@ declare module 'fastify' {
     /** The injected fault this request got, for the journal. */
     fault: string | undefined;
     /** A `stream_error` fault the route applies while streaming. */
-    streamFault: Fault | undefined;
+    streamFault: StreamFault | undefined;
   }
   interface FastifyInstance {
     emulator: EmulatorState;

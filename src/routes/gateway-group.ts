@@ -28,8 +28,8 @@ export interface GroupSpec {
   invalidKey(): GatewayError;
   unknownRoute(request: FastifyRequest): GatewayError;
   render(error: GatewayError, request: FastifyRequest): RenderedError;
-  /** Other headers the group requires, checked after the key; a thrown error refuses. */
-  checkHeaders?(request: FastifyRequest): void;
+  /** Other headers the group requires, checked after the key: the refusal, if any. */
+  checkHeaders?(request: FastifyRequest): GatewayError | undefined;
   /** The header every response of the group carries the request id in, if any. */
   requestIdHeader?: string;
   /** Status of a `stream_error` fault that names none. */
@@ -57,13 +57,8 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
     if (!key) return done(spec.missingKey());
     if (!keyring.accepts(key)) return done(spec.invalidKey());
     request.owner = keyring.ownerOf(key);
-    if (spec.checkHeaders) {
-      try {
-        spec.checkHeaders(request);
-      } catch (err) {
-        return done(err as Error);
-      }
-    }
+    const refused = spec.checkHeaders?.(request);
+    if (refused) return done(refused);
     if (!rateLimiter) return done();
     const rate = rateLimiter.hit(request.owner, request.receivedAt);
     if (spec.rateLimitHeaders) {
@@ -100,7 +95,10 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
     request.fault = fault.label;
     if (fault.kind === 'disconnect') return disconnect(request, reply);
     if (fault.kind === 'stream_error' && streaming) {
-      request.streamFault = fault;
+      request.streamFault = {
+        afterEvents: fault.afterEvents,
+        status: fault.status ?? spec.streamErrorStatus,
+      };
       return done();
     }
     const status = fault.status ?? (fault.kind === 'stream_error' ? spec.streamErrorStatus : 500);
@@ -176,7 +174,13 @@ export function streamPacing(request: FastifyRequest, config: Config): Pacing {
   return { firstMs, betweenMs: Number(header) };
 }
 
+/** A `stream_error` fault as a streaming route applies it. */
+export interface StreamFault {
+  afterEvents: number;
+  status: number;
+}
+
 /** Cuts a stream for a `stream_error` fault: the first `afterEvents` frames, then `last`. */
-export function cutStream<T>(frames: T[], fault: Fault, last: T): T[] {
+export function cutStream<T>(frames: T[], fault: StreamFault, last: T): T[] {
   return [...frames.slice(0, fault.afterEvents), last];
 }

@@ -50,14 +50,14 @@ export const messagesGroup: GroupSpec = {
   },
   checkHeaders(request) {
     const version = request.headers['msgapi-version'];
-    if (version === undefined) throw new GatewayError(400, 'msgapi-version: header is required');
-    if (version !== MSGAPI_VERSION) {
-      throw new GatewayError(
-        400,
-        `msgapi-version: ${JSON.stringify(version)} is not a valid version`,
-      );
-    }
+    if (version === undefined) return new GatewayError(400, 'msgapi-version: header is required');
+    if (version === MSGAPI_VERSION) return undefined;
+    return new GatewayError(
+      400,
+      `msgapi-version: ${JSON.stringify(version)} is not a valid version`,
+    );
   },
+
   missingKey: () => new GatewayError(401, 'x-api-key header is required'),
   invalidKey: () => new GatewayError(401, 'invalid x-api-key'),
   unknownRoute: () => new GatewayError(404, 'Not Found'),

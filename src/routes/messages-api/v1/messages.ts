@@ -19,7 +19,7 @@ import {
 import { countPrompt } from '../../../services/prompt-cache.js';
 import type { EmulatorState } from '../../../state.js';
 import { cutStream, streamPacing } from '../../gateway-group.js';
-import { messagesErrorType, messagesGroup } from '../errors.js';
+import { messagesErrorType } from '../errors.js';
 
 const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
 
@@ -53,8 +53,10 @@ const messages: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app
       let frames = messageStreamFrames(who, done, usage, pacing);
       const fault = request.streamFault;
       if (fault) {
-        const status = fault.status ?? messagesGroup.streamErrorStatus;
-        const error = { type: messagesErrorType(status), message: statusMessage(status) };
+        const error = {
+          type: messagesErrorType(fault.status),
+          message: statusMessage(fault.status),
+        };
         frames = cutStream(
           frames,
           fault,

@@ -17,7 +17,7 @@ import {
 import { chatStreamFrames } from '../../../services/chat-stream.js';
 import type { EmulatorState } from '../../../state.js';
 import { cutStream, streamPacing } from '../../gateway-group.js';
-import { chatGroup, renderChatError } from '../errors.js';
+import { renderChatError } from '../errors.js';
 
 const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (
   app,
@@ -58,8 +58,7 @@ const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = asy
       });
       const fault = request.streamFault;
       if (fault) {
-        const status = fault.status ?? chatGroup.streamErrorStatus;
-        const error = renderChatError(new GatewayError(status, statusMessage(status)));
+        const error = renderChatError(new GatewayError(fault.status, statusMessage(fault.status)));
         frames = cutStream(frames, fault, sseData(JSON.stringify(error.body)));
       }
       await sendSse(reply, frames, { headers: { 'x-request-id': request.id }, sleep });
