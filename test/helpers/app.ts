@@ -93,3 +93,17 @@ export function parseSse(body: string): Array<{ event?: string; data: unknown }>
       return frame;
     });
 }
+
+/** A real-time sleep that honours the abort signal and counts its calls in `calls.count`. */
+export function countingSleep(calls: { count: number }): Deps['sleep'] {
+  return (ms, signal) => {
+    calls.count++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(resolve, ms);
+      signal?.addEventListener('abort', () => {
+        clearTimeout(timer);
+        reject(new Error('aborted'));
+      });
+    });
+  };
+}

@@ -3,6 +3,7 @@ import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { Sleep } from '../../src/deps.js';
 import { jsonString, type SseFrame, sendSse, sseData, sseEvent } from '../../src/lib/sse.js';
+import { countingSleep } from '../helpers/app.js';
 
 describe('frames', () => {
   it('are encoded with an event line only when they have an event name', () => {
@@ -59,18 +60,8 @@ describe('sendSse', () => {
 
   it('stops writing and sleeping as soon as the client goes away', async () => {
     const frames = Array.from({ length: 1000 }, (_, i) => sseData(String(i), 5));
-    let sleeps = 0;
-    const sleep: Sleep = (ms, signal) => {
-      sleeps++;
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(resolve, ms);
-        signal?.addEventListener('abort', () => {
-          clearTimeout(timer);
-          reject(new Error('aborted'));
-        });
-      });
-    };
-    const { app, port, result } = await serve(frames, sleep);
+    const sleeps = { count: 0 };
+    const { app, port, result } = await serve(frames, countingSleep(sleeps));
     await new Promise<void>((resolve) => {
       const req = request({ port, host: '127.0.0.1', path: '/' }, (res) => {
         res.once('data', () => {
@@ -81,10 +72,10 @@ describe('sendSse', () => {
       req.end();
     });
     expect(await result()).toBe(false);
-    const atAbort = sleeps;
+    const atAbort = sleeps.count;
     await new Promise((r) => setTimeout(r, 50));
-    expect(sleeps).toBe(atAbort);
-    expect(sleeps).toBeLessThan(1000);
+    expect(sleeps.count).toBe(atAbort);
+    expect(sleeps.count).toBeLessThan(1000);
     await app.close();
   });
 });

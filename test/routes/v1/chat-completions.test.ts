@@ -4,30 +4,9 @@ import { generateReply } from '../../../src/lib/reply.js';
 import { countTokens } from '../../../src/lib/tokens.js';
 import { systemFingerprint } from '../../../src/services/chat-completions.js';
 import { buildTestApp, T0, type TestApp } from '../../helpers/app.js';
+import { CHOICE_FILTERS, PROMPT_FILTERS } from '../../helpers/chat.js';
 
 const AUTH = { authorization: 'Bearer test-key' };
-const SAFE = { filtered: false, severity: 'safe' };
-const CLEAR = { filtered: false, detected: false };
-const CHOICE_FILTERS = {
-  hate: SAFE,
-  self_harm: SAFE,
-  sexual: SAFE,
-  violence: SAFE,
-  protected_material_code: CLEAR,
-  protected_material_text: CLEAR,
-};
-const PROMPT_FILTERS = [
-  {
-    prompt_index: 0,
-    content_filter_results: {
-      hate: SAFE,
-      jailbreak: CLEAR,
-      self_harm: SAFE,
-      sexual: SAFE,
-      violence: SAFE,
-    },
-  },
-];
 
 function usage(prompt: number, completion: number, cached = 0) {
   return {

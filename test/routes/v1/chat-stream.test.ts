@@ -3,19 +3,10 @@ import { generateReply } from '../../../src/lib/reply.js';
 import { countTokens, splitTokens } from '../../../src/lib/tokens.js';
 import { systemFingerprint } from '../../../src/services/chat-completions.js';
 import { startEmulator } from '../../../src/start.js';
-import { buildTestApp, parseSse, T0, type TestApp } from '../../helpers/app.js';
+import { buildTestApp, countingSleep, parseSse, T0, type TestApp } from '../../helpers/app.js';
+import { CHOICE_FILTERS, CLEAR, SAFE } from '../../helpers/chat.js';
 
 const AUTH = { authorization: 'Bearer test-key' };
-const SAFE = { filtered: false, severity: 'safe' };
-const CLEAR = { filtered: false, detected: false };
-const CHOICE_FILTERS = {
-  hate: SAFE,
-  self_harm: SAFE,
-  sexual: SAFE,
-  violence: SAFE,
-  protected_material_code: CLEAR,
-  protected_material_text: CLEAR,
-};
 
 let t: TestApp;
 beforeEach(async () => {

@@ -29,6 +29,14 @@ import type { EmulatorState } from '../../../state.js';
 
 const errors = { '4xx': VideoErrorSchema, '5xx': VideoErrorSchema };
 
+/** The upstream envelope of a successful answer (seed 2.7). */
+const success = <T>(request: FastifyRequest, data: T) => ({
+  code: 0 as const,
+  message: 'success' as const,
+  request_id: request.id,
+  data,
+});
+
 /** Emulator-only header: `x-emulator-task-outcome: failed` makes the new task end failed. */
 function readOutcome(request: FastifyRequest): Outcome {
   const value = request.headers['x-emulator-task-outcome'];
@@ -64,12 +72,7 @@ const videos: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app, 
           throw fieldError(['external_task_id'], 'is already used by another task of this key');
         }
         const task = video.create(spec, request.owner, baseUrl(request), outcome);
-        return {
-          code: 0 as const,
-          message: 'success' as const,
-          request_id: request.id,
-          data: createdTask(task, clock.now()),
-        };
+        return success(request, createdTask(task, clock.now()));
       },
     );
 
@@ -85,12 +88,7 @@ const videos: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app, 
       async (request) => {
         const task = video.store.find(request.owner, name, request.params.id);
         if (!task) throw notFound(`task ${request.params.id} does not exist`, 1203);
-        return {
-          code: 0 as const,
-          message: 'success' as const,
-          request_id: request.id,
-          data: taskRecord(task, clock.now()),
-        };
+        return success(request, taskRecord(task, clock.now()));
       },
     );
 
@@ -106,14 +104,11 @@ const videos: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app, 
       async (request) => {
         const { pageNum = 1, pageSize = 30 } = request.query;
         const now = clock.now();
-        return {
-          code: 0 as const,
-          message: 'success' as const,
-          request_id: request.id,
-          data: video.store
-            .list(request.owner, name, pageNum, pageSize)
-            .map((task) => taskRecord(task, now)),
-        };
+        const page = video.store.list(request.owner, name, pageNum, pageSize);
+        return success(
+          request,
+          page.map((task) => taskRecord(task, now)),
+        );
       },
     );
   }
