@@ -4,7 +4,7 @@ import { countTokens, splitTokens } from '../../../src/lib/tokens.js';
 import { systemFingerprint } from '../../../src/services/chat-completions.js';
 import { startEmulator } from '../../../src/start.js';
 import { buildTestApp, countingSleep, parseSse, T0, type TestApp } from '../../helpers/app.js';
-import { CHOICE_FILTERS, CLEAR, SAFE } from '../../helpers/chat.js';
+import { CHOICE_FILTERS, PROMPT_FILTERS } from '../../helpers/chat.js';
 
 const AUTH = { authorization: 'Bearer test-key' };
 
@@ -61,18 +61,7 @@ describe('streamed chat completions', () => {
           id: '',
           model: '',
           object: '',
-          prompt_filter_results: [
-            {
-              prompt_index: 0,
-              content_filter_results: {
-                hate: SAFE,
-                jailbreak: CLEAR,
-                self_harm: SAFE,
-                sexual: SAFE,
-                violence: SAFE,
-              },
-            },
-          ],
+          prompt_filter_results: PROMPT_FILTERS,
         },
       },
       {
