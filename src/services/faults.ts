@@ -54,6 +54,7 @@ export interface Fault {
 }
 
 export const FAULT_HEADER = 'x-emulator-fault';
+export const MAX_FAULT_RULES = 1000;
 
 /** Reads `x-emulator-fault: <status> | disconnect | stream_error`; undefined when malformed. */
 export function parseFaultHeader(value: string): Fault | undefined {
@@ -74,7 +75,9 @@ export class Faults {
     return this.rules.length;
   }
 
-  add(input: FaultRuleInput): FaultRuleView {
+  /** Adds a rule; undefined when MAX_FAULT_RULES are already active. */
+  add(input: FaultRuleInput): FaultRuleView | undefined {
+    if (this.rules.length >= MAX_FAULT_RULES) return undefined;
     const prefix = input.path.endsWith('*');
     const rule: FaultRule = {
       id: this.nextId++,

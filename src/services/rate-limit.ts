@@ -16,6 +16,8 @@ export interface RateDecision {
 }
 
 const WINDOW_MS = 60_000;
+/** Keys tracked at most; when there are more, the oldest windows start over. */
+const MAX_WINDOWS = 10_000;
 
 /** Requests per minute per API key: a fixed one-minute window from the key's first request. */
 export class RateLimiter {
@@ -26,7 +28,7 @@ export class RateLimiter {
   hit(owner: string, now: number): RateDecision {
     let window = this.windows.get(owner);
     if (!window || now - window.start >= WINDOW_MS) {
-      if (!window && this.windows.size >= 10_000) this.prune(now);
+      if (!window && this.windows.size >= MAX_WINDOWS) this.prune(now);
       window = { start: now, count: 0 };
       this.windows.set(owner, window);
     }
@@ -44,9 +46,14 @@ export class RateLimiter {
     this.windows.clear();
   }
 
+  /** Forgets finished windows, then, if there are still too many, the oldest ones. */
   private prune(now: number): void {
     for (const [owner, window] of this.windows) {
       if (now - window.start >= WINDOW_MS) this.windows.delete(owner);
+    }
+    for (const owner of this.windows.keys()) {
+      if (this.windows.size < MAX_WINDOWS) break;
+      this.windows.delete(owner);
     }
   }
 }

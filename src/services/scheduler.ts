@@ -4,7 +4,10 @@ interface Job {
   at: number;
   seq: number;
   run: () => void;
+  cancelled: boolean;
 }
+
+const byTime = (a: Job, b: Job) => a.at - b.at || a.seq - b.seq;
 
 /**
  * Runs jobs at emulator times. One wall-clock timer is armed for the earliest job, and every
@@ -13,6 +16,8 @@ interface Job {
 export class Scheduler {
   private heap: Job[] = [];
   private seq = 0;
+  /** Cancelled jobs still in the heap; past half of it they are swept out. */
+  private dead = 0;
   private cancelTimer: (() => void) | undefined;
   private readonly unsubscribe: () => void;
 
@@ -23,26 +28,40 @@ export class Scheduler {
     this.unsubscribe = clock.onChange(() => this.runDue());
   }
 
+  /** Jobs waiting to run. */
   get size(): number {
-    return this.heap.length;
+    return this.heap.length - this.dead;
   }
 
-  at(time: number, run: () => void): void {
-    this.push({ at: time, seq: this.seq++, run });
-    if (this.heap[0]?.run === run) this.arm();
+  /** Runs `run` once the clock reaches `time`; returns a function that cancels it. */
+  at(time: number, run: () => void): () => void {
+    const job: Job = { at: time, seq: this.seq++, run, cancelled: false };
+    this.push(job);
+    if (this.heap[0] === job) this.arm();
+    return () => {
+      if (job.cancelled) return;
+      job.cancelled = true;
+      this.dead++;
+      if (this.dead > 256 && this.dead * 2 > this.heap.length) this.sweep();
+    };
   }
 
   runDue(): void {
     const now = this.clock.now();
     for (let top = this.heap[0]; top && top.at <= now; top = this.heap[0]) {
       this.pop();
-      top.run();
+      if (top.cancelled) this.dead--;
+      else {
+        top.cancelled = true;
+        top.run();
+      }
     }
     this.arm();
   }
 
   clear(): void {
     this.heap = [];
+    this.dead = 0;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
   }
@@ -50,6 +69,12 @@ export class Scheduler {
   close(): void {
     this.clear();
     this.unsubscribe();
+  }
+
+  /** Drops cancelled jobs; a sorted array is a valid heap. */
+  private sweep(): void {
+    this.heap = this.heap.filter((job) => !job.cancelled).sort(byTime);
+    this.dead = 0;
   }
 
   private arm(): void {
@@ -65,7 +90,7 @@ export class Scheduler {
   }
 
   private before(a: Job, b: Job): boolean {
-    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+    return byTime(a, b) < 0;
   }
 
   private push(job: Job): void {

@@ -20,6 +20,8 @@ import {
 export class VideoService {
   readonly store: TaskStore;
   private readonly baseUrls = new Map<string, string>();
+  /** Cancels the callback jobs still due for a task, so evicted tasks leave nothing behind. */
+  private readonly pendingJobs = new Map<Task, Array<() => void>>();
 
   constructor(
     private readonly config: Config,
@@ -27,7 +29,10 @@ export class VideoService {
     private readonly scheduler: Scheduler,
     private readonly callbacks: Callbacks,
   ) {
-    this.store = new TaskStore(config.maxTasks);
+    this.store = new TaskStore(config.maxTasks, (task) => {
+      for (const cancel of this.pendingJobs.get(task) ?? []) cancel();
+      this.pendingJobs.delete(task);
+    });
   }
 
   create(spec: TaskSpec, owner: string, baseUrl: string, outcome: Outcome): Task {
@@ -47,12 +52,15 @@ export class VideoService {
     };
     this.store.add(task, now);
     if (task.callbackUrl) {
-      for (const [at, status] of transitions(task)) {
+      const steps = transitions(task);
+      const cancels = steps.map(([at, status], i) =>
         this.scheduler.at(at, () => {
+          if (i === steps.length - 1) this.pendingJobs.delete(task);
           // A status forced before this moment replaces the rest of the timeline.
           if (!task.forced || task.forced.at > at) this.notifyIf(task, at, status);
-        });
-      }
+        }),
+      );
+      this.pendingJobs.set(task, cancels);
     }
     return task;
   }
@@ -84,5 +92,6 @@ export class VideoService {
   clear(): void {
     this.store.clear();
     this.baseUrls.clear();
+    this.pendingJobs.clear();
   }
 }

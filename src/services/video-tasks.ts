@@ -115,7 +115,11 @@ export class TaskStore {
   private order: Task[] = [];
   private head = 0;
 
-  constructor(private readonly maxTasks: number) {}
+  constructor(
+    private readonly maxTasks: number,
+    /** Told about each task eviction removes. */
+    private readonly onEvict: (task: Task) => void = () => {},
+  ) {}
 
   get size(): number {
     return this.tasks.size;
@@ -175,7 +179,10 @@ export class TaskStore {
         break;
       }
     }
-    if (victim) this.remove(victim);
+    if (victim) {
+      this.remove(victim);
+      this.onEvict(victim);
+    }
     while (this.head < this.order.length) {
       const first = this.order[this.head] as Task;
       if (this.tasks.get(first.id) === first) break;

@@ -58,3 +58,23 @@ describe('Scheduler', () => {
     expect(ran).toEqual([]);
   });
 });
+
+describe('Scheduler cancellation', () => {
+  it('skips cancelled jobs and sweeps them out once they are half the heap', () => {
+    const clock = createClock(() => 0);
+    const scheduler = new Scheduler(clock, () => () => {});
+    const ran: number[] = [];
+    const cancels = Array.from({ length: 1000 }, (_, i) =>
+      scheduler.at(100 + i, () => ran.push(i)),
+    );
+    expect(scheduler.size).toBe(1000);
+    for (const cancel of cancels.slice(0, 600)) cancel();
+    cancels[0]?.();
+    expect(scheduler.size).toBe(400);
+    clock.advance(10_000);
+    expect(ran).toEqual(Array.from({ length: 400 }, (_, i) => 600 + i));
+    expect(scheduler.size).toBe(0);
+    cancels[999]?.(); // already ran: nothing to cancel
+    expect(scheduler.size).toBe(0);
+  });
+});

@@ -64,3 +64,12 @@ describe('TaskStore', () => {
     expect(store.list('o1', 'text2video', 1, 10).map((t) => t.id)).toEqual(['4', '3']);
   });
 });
+
+describe('TaskStore eviction hook', () => {
+  it('tells the owner which tasks it evicted', () => {
+    const evicted: string[] = [];
+    const store = new TaskStore(2, (t) => evicted.push(t.id));
+    for (const id of ['1', '2', '3', '4']) store.add(task(id, 0), 5000);
+    expect(evicted).toEqual(['1', '2']);
+  });
+});

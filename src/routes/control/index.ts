@@ -16,6 +16,7 @@ import {
   JournalSchema,
 } from '../../schemas/control.js';
 import { TaskRecordSchema } from '../../schemas/video.js';
+import { MAX_FAULT_RULES } from '../../services/faults.js';
 import { CONTENT_SAFETY_MESSAGE, taskRecord } from '../../services/video-tasks.js';
 import type { EmulatorState } from '../../state.js';
 
@@ -152,7 +153,10 @@ const control: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app,
       if ((rule.kind ?? 'error') === 'error' && rule.status === undefined) {
         throw new GatewayError(400, 'status is required for kind "error"');
       }
-      return state.faults.add(rule);
+      const added = state.faults.add(rule);
+      if (!added)
+        throw new GatewayError(400, `At most ${MAX_FAULT_RULES} fault rules can be active.`);
+      return added;
     },
   );
 
