@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Memory tests call gc() to see what stays alive.
+    execArgv: ['--expose-gc'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

@@ -22,7 +22,7 @@ import { renderChatError } from './routes/v1/errors.js';
 import chatApi from './routes/v1/index.js';
 import { renderVideoError } from './routes/videogen/errors.js';
 import videoApi from './routes/videogen/index.js';
-import { SECRET_HEADERS } from './services/journal.js';
+import { redactUrl, SECRET_HEADERS } from './services/journal.js';
 import { createState, type EmulatorState } from './state.js';
 
 declare module 'fastify' {
@@ -86,7 +86,7 @@ class OneLinePerRequest extends LogController {
   ): void {
     const line = {
       method: request.method,
-      url: request.url,
+      url: redactUrl(request.url),
       statusCode: reply.statusCode,
       responseTime: reply.elapsedTime,
     };

@@ -1,13 +1,24 @@
+export const REDACTED = '[REDACTED]';
+
 /** Header names whose values are secrets; the journal and the logs never show them. */
 export const SECRET_HEADERS = new Set([
   'authorization',
   'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'anthropic-api-key',
+  'openai-api-key',
   'x-emulator-admin-token',
   'cookie',
   'proxy-authorization',
 ]);
 
-export const REDACTED = '[REDACTED]';
+/** Query parameters that carry credentials in some clients (`?api-key=...`, `?key=...`). */
+const SECRET_PARAMS = /([?&](?:api[-_]?key|key|token|access[-_]token|admin[-_]token)=)[^&#]*/gi;
+
+/** The URL with credential-looking query values replaced. */
+export const redactUrl = (url: string): string =>
+  url.includes('?') ? url.replace(SECRET_PARAMS, `$1${REDACTED}`) : url;
 
 /** Bodies longer than this are kept as a truncated string instead of parsed JSON. */
 export const JOURNAL_BODY_LIMIT = 8192;
@@ -66,6 +77,14 @@ function flatten(headers: Headers): Record<string, string> {
 }
 
 /** A ring buffer of the latest `limit` gateway requests; the oldest entries go first. */
+/**
+ * The first JOURNAL_BODY_LIMIT characters of a large body, as a copy: a plain `slice` would be a
+ * view that keeps the whole (up to 32 MB) body alive for as long as the entry lives.
+ */
+function preview(raw: string): string {
+  return Buffer.from(raw.slice(0, JOURNAL_BODY_LIMIT), 'utf16le').toString('utf16le');
+}
+
 export class Journal {
   private entries: Array<StoredEntry | undefined>;
   private next = 0;
@@ -82,14 +101,11 @@ export class Journal {
       id: input.id,
       at: input.at,
       method: input.method,
-      url: input.url,
+      url: redactUrl(input.url),
       status: input.status,
       durationMs: input.durationMs,
       headers: redactInPlace(input.headers),
-      body:
-        raw === undefined || raw.length <= JOURNAL_BODY_LIMIT
-          ? raw
-          : raw.slice(0, JOURNAL_BODY_LIMIT),
+      body: raw === undefined || raw.length <= JOURNAL_BODY_LIMIT ? raw : preview(raw),
       bodyBytes: raw?.length ?? 0,
       ...(input.fault === undefined ? {} : { fault: input.fault }),
     };

@@ -101,6 +101,54 @@ describe('/_emulator control surface', () => {
     expect(entry.body).toHaveLength(8192);
   });
 
+  it('does not keep large bodies alive: only an 8 KiB copy of each', async () => {
+    t = await buildTestApp({ logLevel: 'silent' });
+    const gc = (globalThis as { gc?: () => void }).gc as () => void;
+    const big = JSON.stringify({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x'.repeat(10_000_000) }],
+    });
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 8; i++) {
+      await t.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        payload: big,
+      });
+    }
+    gc();
+    const grown = process.memoryUsage().heapUsed - before;
+    // Eight 10 MB bodies would be 80 MB (160 MB as UTF-16) if the journal held them.
+    expect(grown).toBeLessThan(20_000_000);
+    expect((await t.inject({ url: '/_emulator/requests' })).json().requests).toHaveLength(8);
+  });
+
+  it('redacts credentials in query strings and in other key headers', async () => {
+    t = await buildTestApp();
+    await t.inject({
+      method: 'POST',
+      url: '/v1/chat/completions?api-version=2024-10-21&api-key=azure-secret&key=k2-secret',
+      headers: {
+        authorization: 'Bearer k',
+        'api-key': 'azure-header-secret',
+        'x-goog-api-key': 'goog-secret',
+      },
+      payload: { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+    });
+    const [entry] = (await t.inject({ url: '/_emulator/requests' })).json().requests;
+    expect(entry.url).toBe(
+      '/v1/chat/completions?api-version=2024-10-21&api-key=[REDACTED]&key=[REDACTED]',
+    );
+    expect(entry.headers['api-key']).toBe('[REDACTED]');
+    expect(entry.headers['x-goog-api-key']).toBe('[REDACTED]');
+    const everything = JSON.stringify(entry) + t.deps.logs.join('');
+    for (const secret of ['azure-secret', 'k2-secret', 'azure-header-secret', 'goog-secret']) {
+      expect(everything).not.toContain(secret);
+    }
+  });
+
   it('resets the journal and the clock', async () => {
     t = await buildTestApp();
     await chat();
