@@ -14,14 +14,15 @@ import { createDeps, type Deps } from './deps.js';
 import { GatewayError } from './errors.js';
 import { loadClip } from './lib/media.js';
 import controlRoutes from './routes/control/index.js';
-import type { StreamFault } from './routes/gateway-group.js';
+import type { GroupSpec, StreamFault } from './routes/gateway-group.js';
 import media from './routes/media/index.js';
-import { renderMessagesError } from './routes/messages-api/errors.js';
+import { messagesGroup } from './routes/messages-api/errors.js';
 import messagesApi from './routes/messages-api/index.js';
-import { renderChatError } from './routes/v1/errors.js';
+import { chatGroup } from './routes/v1/errors.js';
 import chatApi from './routes/v1/index.js';
-import { renderVideoError } from './routes/videogen/errors.js';
+import { videoGroup } from './routes/videogen/errors.js';
 import videoApi from './routes/videogen/index.js';
+import type { Fault } from './services/faults.js';
 import { redactUrl, SECRET_HEADERS } from './services/journal.js';
 import { createState, type EmulatorState } from './state.js';
 
@@ -35,6 +36,8 @@ declare module 'fastify' {
     rawBody: string | undefined;
     /** The injected fault this request got, for the journal. */
     fault: string | undefined;
+    /** A `stream_error` fault asked for by header, waiting to see whether the request streams. */
+    pendingFault: Fault | undefined;
     /** A `stream_error` fault the route applies while streaming. */
     streamFault: StreamFault | undefined;
   }
@@ -59,19 +62,22 @@ function validatorCompiler() {
     (httpPart === 'body' ? strict : coercing).compile(schema);
 }
 
-const GROUP_RENDERERS = [
-  ['/videogen/', renderVideoError],
-  ['/messages-api/', renderMessagesError],
-  ['/v1/', renderChatError],
-] as const;
+const GROUPS: ReadonlyArray<[string, GroupSpec]> = [
+  ['/videogen/', videoGroup],
+  ['/messages-api/', messagesGroup],
+  ['/v1/', chatGroup],
+];
 
 /** Router-level failures (a bad URL, an over-long path parameter) in the group's own shape. */
 function renderFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const status = error.statusCode ?? 400;
-  const group = GROUP_RENDERERS.find(([prefix]) => request.url.startsWith(prefix));
-  const rendered = group
-    ? group[1](new GatewayError(status, error.message), request)
-    : { status, body: { error: { type: 'invalid_request_error', message: error.message } } };
+  const group = GROUPS.find(([prefix]) => request.url.startsWith(prefix))?.[1];
+  if (!group) {
+    reply.code(status).send({ error: { type: 'invalid_request_error', message: error.message } });
+    return;
+  }
+  if (group.requestIdHeader) reply.header(group.requestIdHeader, request.id);
+  const rendered = group.render(new GatewayError(status, error.message), request);
   reply.code(rendered.status).send(rendered.body);
 }
 
@@ -129,6 +135,7 @@ export async function buildApp(
   app.decorateRequest('receivedAt', 0);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('fault', undefined);
+  app.decorateRequest('pendingFault', undefined);
   app.decorateRequest('streamFault', undefined);
   app.setValidatorCompiler(validatorCompiler());
 

@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { Sleep } from '../deps.js';
 
@@ -60,27 +61,28 @@ export function frameTemplate(event: string | undefined, shape: (text: string) =
 
 /**
  * The frames of a run of token deltas: the first waits `firstMs`, each later one `betweenMs`;
- * with no pause between them the later ones go out as one batch.
+ * with no pause between them (and `batch`) the later ones go out as one frame.
  */
 export function deltaFrames(
   pieces: readonly string[],
   template: ReturnType<typeof frameTemplate>,
   pacing: Pacing,
+  batch = true,
 ): SseFrame[] {
   if (pieces.length === 0) return [];
   const first = template.one(pieces[0] as string, pacing.firstMs);
   if (pieces.length === 1) return [first];
-  if (pacing.betweenMs === 0) return [first, template.many(pieces.slice(1))];
+  if (batch && pacing.betweenMs === 0) return [first, template.many(pieces.slice(1))];
   return [first, ...pieces.slice(1).map((piece) => template.one(piece, pacing.betweenMs))];
 }
 
 export interface SseOptions {
-  headers: Record<string, string>;
   sleep: Sleep;
 }
 
 /**
- * The one SSE writer: takes over the response and writes the frames in order. Frames with no
+ * The one SSE writer: takes over the response (keeping the headers set on it so far) and writes
+ * the frames in order. Frames with no
  * delay are batched into one write; before a delay it flushes, then sleeps until the delay is
  * over or the client goes away, whichever comes first.
  * Resolves true when the stream was written to the end, false when the client left first.
@@ -90,13 +92,18 @@ export async function sendSse(
   frames: Iterable<SseFrame>,
   options: SseOptions,
 ): Promise<boolean> {
+  // Headers the reply already holds (request id, rate limits) go out with the stream.
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) headers[name] = value;
+  }
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
+    ...headers,
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
-    ...options.headers,
   });
   let gone: AbortController | undefined;
   const onClose = () => {

@@ -42,6 +42,11 @@ export interface GroupSpec {
 
 const DEFAULT_RETRY_AFTER_S = 1;
 
+const pathOf = (url: string) => {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+};
+
 /**
  * Wires one API group inside its encapsulated plugin: key check, rate limit, injected faults,
  * error envelope, not-found route, request-id header and the request journal.
@@ -59,59 +64,77 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
     request.owner = keyring.ownerOf(key);
     const refused = spec.checkHeaders?.(request);
     if (refused) return done(refused);
-    if (!rateLimiter) return done();
-    const rate = rateLimiter.hit(request.owner, request.receivedAt);
-    if (spec.rateLimitHeaders) {
-      reply.header('x-ratelimit-limit-requests', String(rate.limit));
-      reply.header('x-ratelimit-remaining-requests', String(rate.remaining));
-      reply.header('x-ratelimit-reset-requests', formatDuration(rate.resetMs));
+    if (rateLimiter) {
+      const rate = rateLimiter.hit(request.owner, request.receivedAt);
+      if (spec.rateLimitHeaders) {
+        reply.header('x-ratelimit-limit-requests', String(rate.limit));
+        reply.header('x-ratelimit-remaining-requests', String(rate.remaining));
+        reply.header('x-ratelimit-reset-requests', formatDuration(rate.resetMs));
+      }
+      if (!rate.allowed) {
+        const retryAfterS = Math.ceil(rate.resetMs / 1000);
+        return done(new GatewayError(429, statusMessage(429), { retryAfterS }));
+      }
     }
-    if (rate.allowed) return done();
-    done(
-      new GatewayError(429, statusMessage(429), { retryAfterS: Math.ceil(rate.resetMs / 1000) }),
-    );
-  });
-
-  // Faults apply to requests that passed validation, so a stream fault knows it is a stream.
-  app.addHook('preHandler', (request, reply, done) => {
+    // Error and disconnect faults strike before the body is read, like an overloaded gateway.
     const header = request.headers[FAULT_HEADER];
     if (header === undefined && faults.size === 0) return done();
-    const streaming = (request.body as { stream?: unknown } | undefined)?.stream === true;
     let fault: Fault | undefined;
     if (header !== undefined) {
       fault = typeof header === 'string' ? parseFaultHeader(header) : undefined;
       if (!fault) {
-        return done(
-          new GatewayError(
-            400,
-            `${FAULT_HEADER} must be a status 400-599, "disconnect" or "stream_error"`,
-          ),
-        );
+        const message = `${FAULT_HEADER} must be a status 400-599, "disconnect" or "stream_error"`;
+        return done(new GatewayError(400, message));
+      }
+      if (fault.kind === 'stream_error') {
+        request.pendingFault = fault;
+        return done();
       }
     } else {
-      fault = faults.take(request.method, request.url.split('?')[0] as string, streaming);
+      fault = faults.take(request.method, pathOf(request.url), 'now');
       if (!fault) return done();
     }
+    strike(fault, request, reply, done);
+  });
+
+  // A stream fault waits for the body, which tells whether the request streams at all.
+  app.addHook('preHandler', (request, reply, done) => {
+    if (request.pendingFault === undefined && faults.size === 0) return done();
+    const streaming = (request.body as { stream?: unknown } | undefined)?.stream === true;
+    const fault =
+      request.pendingFault ??
+      (streaming ? faults.take(request.method, pathOf(request.url), 'stream') : undefined);
+    if (!fault) return done();
+    if (!streaming) {
+      strike(fault, request, reply, done);
+      return;
+    }
     request.fault = fault.label;
-    if (fault.kind === 'disconnect') return disconnect(request, reply);
-    if (fault.kind === 'stream_error' && streaming) {
-      request.streamFault = {
-        afterEvents: fault.afterEvents,
-        status: fault.status ?? spec.streamErrorStatus,
-      };
-      return done();
+    request.streamFault = {
+      afterEvents: fault.afterEvents,
+      status: fault.status ?? spec.streamErrorStatus,
+    };
+    done();
+  });
+
+  /** Fails the request as the fault says: an error in the group's shape, or a dropped socket. */
+  function strike(
+    fault: Fault,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: (err?: Error) => void,
+  ): void {
+    request.fault = fault.label;
+    if (fault.kind === 'disconnect') {
+      disconnect(request, reply);
+      return;
     }
     const status = fault.status ?? (fault.kind === 'stream_error' ? spec.streamErrorStatus : 500);
     const retryAfterS =
       fault.retryAfterS ?? (RETRY_AFTER_STATUSES.has(status) ? DEFAULT_RETRY_AFTER_S : undefined);
-    done(
-      new GatewayError(
-        status,
-        statusMessage(status),
-        retryAfterS === undefined ? {} : { retryAfterS },
-      ),
-    );
-  });
+    const options = retryAfterS === undefined ? {} : { retryAfterS };
+    done(new GatewayError(status, statusMessage(status), options));
+  }
 
   /** Destroys the connection without a response; the journal still records the request. */
   function disconnect(request: FastifyRequest, reply: FastifyReply): void {
@@ -180,7 +203,10 @@ export interface StreamFault {
   status: number;
 }
 
-/** Cuts a stream for a `stream_error` fault: the first `afterEvents` frames, then `last`. */
-export function cutStream<T>(frames: T[], fault: StreamFault, last: T): T[] {
-  return [...frames.slice(0, fault.afterEvents), last];
+/**
+ * Cuts a stream for a `stream_error` fault: the first `afterEvents` events (never the stream's
+ * closing one, `message_stop` or `[DONE]`), then `error`. `frames` must hold one event each.
+ */
+export function cutStream<T>(frames: T[], fault: StreamFault, error: T): T[] {
+  return [...frames.slice(0, Math.min(fault.afterEvents, frames.length - 1)), error];
 }

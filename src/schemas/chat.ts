@@ -52,7 +52,52 @@ export const ChatCompletionRequestSchema = Type.Object({
   presence_penalty: Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 }))),
   frequency_penalty: Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 }))),
   seed: Type.Optional(Nullable(Type.Integer())),
-  user: Type.Optional(Type.String()),
+  user: Type.Optional(Nullable(Type.String())),
+  logprobs: Type.Optional(Nullable(Type.Boolean())),
+  top_logprobs: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 20 }))),
+  logit_bias: Type.Optional(
+    Nullable(Type.Record(Type.String(), Type.Number({ minimum: -100, maximum: 100 }))),
+  ),
+  tools: Type.Optional(
+    Type.Array(
+      Type.Object({
+        type: Type.Literal('function'),
+        function: Type.Object({
+          name: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,64}$' }),
+          description: Type.Optional(Type.String()),
+          parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          strict: Type.Optional(Nullable(Type.Boolean())),
+        }),
+      }),
+      { maxItems: 128 },
+    ),
+  ),
+  tool_choice: Type.Optional(
+    Type.Union(
+      [
+        Literals(['none', 'auto', 'required']),
+        Type.Object({
+          type: Type.Literal('function'),
+          function: Type.Object({ name: Type.String() }),
+        }),
+      ],
+      { description: '"none", "auto", "required" or {type: "function", function: {name}}' },
+    ),
+  ),
+  parallel_tool_calls: Type.Optional(Type.Boolean()),
+  response_format: Type.Optional(
+    Type.Object({
+      type: Literals(['text', 'json_object', 'json_schema']),
+      json_schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
+  ),
+  metadata: Type.Optional(
+    Nullable(Type.Record(Type.String(), Type.String({ maxLength: 512 }), { maxProperties: 16 })),
+  ),
+  service_tier: Type.Optional(Nullable(Literals(['auto', 'default', 'flex', 'scale', 'priority']))),
+  store: Type.Optional(Nullable(Type.Boolean())),
+  reasoning_effort: Type.Optional(Nullable(Literals(['none', 'minimal', 'low', 'medium', 'high']))),
+  modalities: Type.Optional(Nullable(Type.Array(Literals(['text', 'audio'])))),
   stream: Type.Optional(Nullable(Type.Boolean())),
   stream_options: Type.Optional(
     Nullable(Type.Object({ include_usage: Type.Optional(Type.Boolean()) })),

@@ -80,6 +80,9 @@ export function checkChatRequest(body: ChatCompletionRequest): void {
   if (body.stream_options && body.stream !== true) {
     throw fieldError(['stream_options'], 'is only allowed when stream is true');
   }
+  if (body.top_logprobs != null && body.logprobs !== true) {
+    throw fieldError(['top_logprobs'], 'is only allowed when logprobs is true');
+  }
 }
 
 /** A prompt as the cache sees it: per message, its framing tokens and its texts. */

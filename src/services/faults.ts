@@ -106,15 +106,16 @@ export class Faults {
   }
 
   /**
-   * The first rule matching this request, consumed once. `stream_error` rules match streaming
-   * requests only, so they wait for a stream instead of being spent on a plain request.
+   * The first rule matching this request, consumed once: `now` takes error and disconnect rules
+   * (as the request arrives), `stream` takes stream_error rules (once it is known to stream),
+   * so a stream rule is never spent on a plain request.
    */
-  take(method: string, path: string, streaming: boolean): Fault | undefined {
+  take(method: string, path: string, phase: 'now' | 'stream'): Fault | undefined {
     const rule = this.rules.find(
       (r) =>
         (r.prefix ? path.startsWith(r.path) : path === r.path) &&
         (r.method === undefined || r.method === method) &&
-        (r.kind !== 'stream_error' || streaming),
+        (r.kind === 'stream_error') === (phase === 'stream'),
     );
     if (!rule) return undefined;
     rule.fired++;

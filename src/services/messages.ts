@@ -169,6 +169,8 @@ export function messageStreamFrames(
   done: Finished & { stopReason: StopReason },
   usage: Usage,
   pacing: Pacing,
+  /** Batch unpaced deltas into one write (off when a fault must count single events). */
+  batch = true,
 ): SseFrame[] {
   const start = {
     type: 'message_start',
@@ -192,7 +194,7 @@ export function messageStreamFrames(
     sseEvent('ping', '{"type":"ping"}'),
   ];
   const pieces = splitTokens(done.text, TOKENS_PER_DELTA);
-  frames.push(...deltaFrames(pieces, DELTA, pacing));
+  frames.push(...deltaFrames(pieces, DELTA, pacing, batch));
   const after = pieces.length === 0 ? pacing.firstMs : pacing.betweenMs;
   frames.push(
     sseEvent('content_block_stop', '{"type":"content_block_stop","index":0}', after),

@@ -29,6 +29,9 @@ export interface CacheUsage {
   creation1h: number;
 }
 
+/** Chat completions cache prefixes of at least this many tokens, as upstream OpenAI does. */
+export const CHAT_CACHE_MIN_TOKENS = 1024;
+
 /** Tokens of a message's role framing (the README's token counter section). */
 export const TOKENS_PER_MESSAGE = 3;
 /** From each breakpoint the cache looks back this many blocks for an earlier hit. */
@@ -151,7 +154,7 @@ export class PromptCache {
     for (const message of messages) {
       scanner.frame(0xc4a7, message.framing);
       for (const text of message.texts) scanner.text(text);
-      if (scanner.tokens >= this.options.minTokens) {
+      if (scanner.tokens >= CHAT_CACHE_MIN_TOKENS) {
         boundaries.push({ tokens: scanner.tokens, key: scanner.key() });
       }
     }

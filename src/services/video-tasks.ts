@@ -142,8 +142,9 @@ export class TaskStore {
 
   /** A task of this owner and kind by task_id, or else by the caller's external_task_id. */
   find(owner: string, kind: VideoKind, id: string): Task | undefined {
-    const task = this.tasks.get(id) ?? this.byExternal.get(`${owner}\n${id}`);
-    return task && task.owner === owner && task.kind === kind ? task : undefined;
+    const mine = (task: Task | undefined) =>
+      task && task.owner === owner && task.kind === kind ? task : undefined;
+    return mine(this.tasks.get(id)) ?? mine(this.byExternal.get(`${owner}\n${id}`));
   }
 
   /** One page of this owner's tasks of a kind, newest first: a walk back from the newest. */

@@ -36,7 +36,8 @@ async function serve(frames: SseFrame[], sleep: Sleep) {
   const app = Fastify();
   let finished: Promise<boolean> = Promise.resolve(false);
   app.get('/', async (_req, reply) => {
-    finished = sendSse(reply, frames, { headers: { 'x-extra': 'yes' }, sleep });
+    reply.header('x-extra', 'yes');
+    finished = sendSse(reply, frames, { sleep });
     await finished;
     return reply;
   });

@@ -187,6 +187,12 @@ describe('router-level failures', () => {
     const bad = await t.inject({ method: 'GET', url: '/videogen/v1/videos/text2video/%E0%A4%A' });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().code).toBe(1200);
+    const messages = await t.inject({ method: 'GET', url: '/messages-api/v1/messages/%E0%A4%A' });
+    expect(messages.statusCode).toBe(400);
+    expect(messages.headers['request-id']).toBe(messages.json().request_id);
+    const chat = await t.inject({ method: 'GET', url: '/v1/chat/%E0%A4%A' });
+    expect(chat.headers['x-request-id']).toMatch(/^req_/);
+    expect(chat.json().error.type).toBe('invalid_request_error');
   });
 });
 

@@ -122,6 +122,16 @@ describe('fault header: each group fails in its own shape', () => {
     expect(t.app.emulator.video.store.size).toBe(0);
   });
 
+  it('strike before validation: a faulted request with a bad body still gets the fault', async () => {
+    const res = await send(MESSAGES, {
+      headers: { 'x-emulator-fault': '529' },
+      payload: { model: 'm' },
+    });
+    expect(res.statusCode).toBe(529);
+    await addRule({ path: '/v1/chat/completions', status: 503, times: 1 });
+    expect((await send(CHAT, { payload: { nonsense: true } })).statusCode).toBe(503);
+  });
+
   it('refuses a malformed fault header', async () => {
     const res = await send(CHAT, { headers: { 'x-emulator-fault': 'explode' } });
     expect(res.statusCode).toBe(400);
@@ -266,6 +276,53 @@ describe('stream_error', () => {
         },
       },
     ]);
+  });
+
+  it('counts after_events in single events, whatever the batching', async () => {
+    await addRule({ path: '/messages-api/v1/messages', kind: 'stream_error', after_events: 5 });
+    const body = { ...MESSAGES.payload, max_tokens: 500, stream: true };
+    const plain = parseSse((await send(MESSAGES, { payload: body })).body);
+    const paced = parseSse(
+      (await send(MESSAGES, { payload: body, headers: { 'x-emulator-stream-delay-ms': '1' } }))
+        .body,
+    );
+    for (const events of [plain, paced]) {
+      expect(events).toHaveLength(6);
+      expect(events.slice(3, 5).map((e) => e.event)).toEqual([
+        'content_block_delta',
+        'content_block_delta',
+      ]);
+      expect(events[5]?.event).toBe('error');
+    }
+  });
+
+  it('never sends the closing event, however large after_events is', async () => {
+    await addRule({
+      path: '/messages-api/v1/messages',
+      kind: 'stream_error',
+      after_events: 1000,
+      times: 1,
+    });
+    const events = parseSse(
+      (await send(MESSAGES, { payload: { ...MESSAGES.payload, stream: true } })).body,
+    );
+    expect(events.map((e) => e.event).slice(-3)).toEqual([
+      'content_block_stop',
+      'message_delta',
+      'error',
+    ]);
+    await addRule({
+      path: '/v1/chat/completions',
+      kind: 'stream_error',
+      after_events: 1000,
+      times: 1,
+    });
+    const frames = parseSse(
+      (await send(CHAT, { payload: { ...CHAT.payload, stream: true } })).body,
+    );
+    expect(frames.map((f) => f.data)).not.toContain('[DONE]');
+    expect(frames.at(-1)?.data).toMatchObject({ error: { type: 'server_error' } });
+    expect(frames.at(-2)?.data).toMatchObject({ choices: [{ finish_reason: 'stop' }] });
   });
 
   it('uses the rule status for the error type', async () => {

@@ -38,6 +38,22 @@ describe('RATE_LIMIT_RPM', () => {
     expect((await chat()).statusCode).toBe(200);
   });
 
+  it('keeps the rate-limit headers on streamed chat responses', async () => {
+    t = await buildTestApp({ rateLimitRpm: 100 });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: { authorization: 'Bearer k1' },
+      payload: { model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true },
+    });
+    expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(res.headers).toMatchObject({
+      'x-ratelimit-limit-requests': '100',
+      'x-ratelimit-remaining-requests': '99',
+      'x-request-id': 'req_1',
+    });
+  });
+
   it('answers in each group shape', async () => {
     t = await buildTestApp({ rateLimitRpm: 1 });
     const messages = () =>

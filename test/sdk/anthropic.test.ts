@@ -149,6 +149,40 @@ describe('@anthropic-ai/sdk and injected faults', () => {
     expect(journal.map((r: { status: number }) => r.status)).toEqual([529, 200]);
   });
 
+  it.each([
+    ['a one-shot 429', { status: 429, times: 1, retry_after_s: 1 }, [429, 200]],
+    ['a one-shot 500', { status: 500, times: 1 }, [500, 200]],
+    ['a dropped connection', { kind: 'disconnect', times: 1 }, [0, 200]],
+  ])('retries %s and succeeds', async (_name, fault, statuses) => {
+    emulator.reset();
+    await rule({ path: '/messages-api/v1/messages', ...fault });
+    const retrying = new Anthropic({
+      apiKey: 'sk-ant-test',
+      baseURL: `${emulator.url}/messages-api`,
+      defaultHeaders: { 'msgapi-version': '2023-06-01' },
+      maxRetries: 2,
+    });
+    const message = await retrying.messages.create({
+      model: 'm',
+      max_tokens: 500,
+      messages: [{ role: 'user', content: 'retry me' }],
+    });
+    expect(message.stop_reason).toBe('end_turn');
+    const { requests } = (await (await fetch(`${emulator.url}/_emulator/requests`)).json()) as {
+      requests: Array<{ status: number }>;
+    };
+    expect(requests.map((r) => r.status)).toEqual(statuses);
+  });
+
+  it('reports a dropped connection as APIConnectionError without retries', async () => {
+    emulator.reset();
+    await rule({ path: '/messages-api/v1/messages', kind: 'disconnect', times: 1 });
+    const failure = await client.messages
+      .create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(Anthropic.APIConnectionError);
+  });
+
   it('sees an error event in the middle of a stream as an overloaded error', async () => {
     emulator.reset();
     await rule({

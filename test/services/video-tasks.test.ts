@@ -49,6 +49,14 @@ describe('TaskStore', () => {
     expect(store.hasExternal('o2', 'ext')).toBe(false);
   });
 
+  it("falls back to the external id when a task id of that value is someone else's", () => {
+    const store = new TaskStore(10);
+    store.add(task('1000001'), 0);
+    store.add(task('1000002', 0, { owner: 'o2', externalId: '1000001' }), 0);
+    expect(store.find('o2', 'text2video', '1000001')?.id).toBe('1000002');
+    expect(store.find('o1', 'text2video', '1000001')?.id).toBe('1000001');
+  });
+
   it('evicts the oldest finished task first, else the oldest', () => {
     const store = new TaskStore(2);
     store.add(task('1', 1000), 1000); // unfinished at 1500

@@ -286,6 +286,19 @@ describe('breakpoints', () => {
   });
 });
 
+describe('refused requests', () => {
+  it('leave the cache as it was', async () => {
+    const refused = await t.inject({
+      method: 'POST',
+      url: '/messages-api/v1/messages',
+      headers: { ...HEADERS, 'x-emulator-stream-delay-ms': 'abc' },
+      payload: { ...cachedSystem(), stream: true },
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(await usage(cachedSystem())).toEqual(split(4, 1100, 0));
+  });
+});
+
 describe('cache isolation', () => {
   it('is per API key', async () => {
     await usage(cachedSystem());
@@ -332,6 +345,15 @@ describe('chat completions automatic caching', () => {
     advance(300_000);
     expect(await cachedTokens(words(2000))).toBe(0);
     expect(await cachedTokens(words(2000))).toBe(1920);
+  });
+
+  it('starts at 1024 tokens whatever PROMPT_CACHE_MIN_TOKENS says', async () => {
+    await t.app.close();
+    t = await buildTestApp({ promptCacheMinTokens: 100 });
+    await cachedTokens(words(300));
+    expect(await cachedTokens(words(300))).toBe(0);
+    await cachedTokens(words(1100));
+    expect(await cachedTokens(words(1100))).toBe(1024);
   });
 
   it('keeps prompt_tokens whole: cached tokens are a part of them', async () => {

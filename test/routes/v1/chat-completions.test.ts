@@ -180,11 +180,22 @@ describe('POST /v1/chat/completions', () => {
       presence_penalty: -2,
       frequency_penalty: 2,
       seed: 42,
-      user: 'u-1',
+      user: null,
       stream: false,
       max_tokens: null,
       logit_bias: { '50256': -100 },
       response_format: { type: 'text' },
+      logprobs: true,
+      top_logprobs: 3,
+      tools: [
+        { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+      ],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+      metadata: { run: 'ci' },
+      service_tier: 'auto',
+      store: false,
+      web_search_options: {},
     });
     expect(res.statusCode).toBe(200);
   });
@@ -343,6 +354,62 @@ describe('chat completions validation', () => {
       ),
     ],
     [[1, 2], error('The request body must be a JSON object.', null, null)],
+    [
+      { ...base, logprobs: 'yes' },
+      error("Invalid type for 'logprobs': must be a boolean.", 'logprobs', 'invalid_type'),
+    ],
+    [
+      { ...base, logprobs: true, top_logprobs: 50 },
+      error(
+        "Invalid value for 'top_logprobs': must be less than or equal to 20.",
+        'top_logprobs',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, top_logprobs: 2 },
+      error(
+        "Invalid value for 'top_logprobs': is only allowed when logprobs is true.",
+        'top_logprobs',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, tools: 'x' },
+      error("Invalid type for 'tools': must be an array.", 'tools', 'invalid_type'),
+    ],
+    [
+      { ...base, tools: [{ type: 'function', function: { name: 'has space' } }] },
+      error(
+        "Invalid value for 'tools[0].function.name': has an invalid format.",
+        'tools[0].function.name',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, tool_choice: 'sometimes' },
+      error(
+        'Invalid value for \'tool_choice\': must be one of "none", "auto", "required".',
+        'tool_choice',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, response_format: { type: 'yaml' } },
+      error(
+        'Invalid value for \'response_format.type\': must be one of "text", "json_object", "json_schema".',
+        'response_format.type',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, logit_bias: { '50256': -101 } },
+      error(
+        "Invalid value for 'logit_bias[50256]': must be greater than or equal to -100.",
+        'logit_bias[50256]',
+        'invalid_value',
+      ),
+    ],
   ])('refuses %j', async (payload, expected) => {
     const res = await post(payload);
     expect(res.statusCode).toBe(400);

@@ -40,18 +40,19 @@ const messages: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app
     async (request, reply) => {
       const body = request.body;
       checkMessagesRequest(body);
+      const pacing = body.stream === true ? streamPacing(request, config) : undefined;
+      // Everything that can refuse the request has run: only now may the cache change.
       const cache = state.promptCache.account(
         `${request.owner}\n${body.model}`,
         promptBlocks(body),
       );
-      const pacing = body.stream === true ? streamPacing(request, config) : undefined;
       const done = planMessage(body, state.replies);
       const usage = messageUsage(cache, done.tokens);
       const who = { id: ids.next('message'), model: body.model };
       if (!pacing) return buildMessage(who, done, usage);
 
-      let frames = messageStreamFrames(who, done, usage, pacing);
       const fault = request.streamFault;
+      let frames = messageStreamFrames(who, done, usage, pacing, fault === undefined);
       if (fault) {
         const error = {
           type: messagesErrorType(fault.status),
@@ -63,7 +64,7 @@ const messages: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app
           sseEvent('error', JSON.stringify({ type: 'error', error })),
         );
       }
-      await sendSse(reply, frames, { headers: { 'request-id': request.id }, sleep });
+      await sendSse(reply, frames, { sleep });
       return reply;
     },
   );

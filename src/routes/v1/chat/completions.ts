@@ -15,6 +15,7 @@ import {
   planChat,
 } from '../../../services/chat-completions.js';
 import { chatStreamFrames } from '../../../services/chat-stream.js';
+import { CHAT_CACHE_MIN_TOKENS } from '../../../services/prompt-cache.js';
 import type { EmulatorState } from '../../../state.js';
 import { cutStream, streamPacing } from '../../gateway-group.js';
 import { renderChatError } from '../errors.js';
@@ -46,7 +47,7 @@ const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = asy
         created: Math.floor(clock.now() / 1000),
         model: body.model,
       };
-      const cached = mayReach(plan.parts, config.promptCacheMinTokens)
+      const cached = mayReach(plan.parts, CHAT_CACHE_MIN_TOKENS)
         ? state.promptCache.accountChat(`${request.owner}\n${body.model}`, plan.parts)
         : 0;
       const usage = chatUsage(plan, cached);
@@ -61,7 +62,7 @@ const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = asy
         const error = renderChatError(new GatewayError(fault.status, statusMessage(fault.status)));
         frames = cutStream(frames, fault, sseData(JSON.stringify(error.body)));
       }
-      await sendSse(reply, frames, { headers: { 'x-request-id': request.id }, sleep });
+      await sendSse(reply, frames, { sleep });
       return reply;
     },
   );
