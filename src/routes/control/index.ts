@@ -39,7 +39,14 @@ const control: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app,
     const error = normalizeError(err);
     const where = error.options.issue?.path.join('.');
     const message = where ? `${where} ${error.options.issue?.problem}` : error.message;
-    const type = error.status === 401 ? 'authentication_error' : 'invalid_request_error';
+    const type =
+      error.status === 401
+        ? 'authentication_error'
+        : error.status === 404
+          ? 'not_found_error'
+          : error.status >= 500
+            ? 'api_error'
+            : 'invalid_request_error';
     return reply.code(error.status).send({ error: { type, message } });
   });
 

@@ -212,7 +212,7 @@ describe('/_emulator control surface', () => {
     const res = await t.inject({ url: '/_emulator/nope' });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({
-      error: { type: 'invalid_request_error', message: 'No emulator route GET /_emulator/nope' },
+      error: { type: 'not_found_error', message: 'No emulator route GET /_emulator/nope' },
     });
   });
 });
