@@ -186,7 +186,7 @@ export async function buildApp(
   );
 
   if (state.keyring.open) {
-    app.log.warn('GATEWAY_API_KEYS is not set: any non-empty API key is accepted');
+    app.log.warn('GATEWAY_API_KEYS is not set: every non-empty API key is accepted');
   }
   return app;
 }

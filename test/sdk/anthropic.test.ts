@@ -126,30 +126,8 @@ describe('@anthropic-ai/sdk and injected faults', () => {
       body: JSON.stringify(body),
     });
 
-  it('retries a one-shot 529 overload and succeeds', async () => {
-    emulator.reset();
-    await rule({ path: '/messages-api/v1/messages', status: 529, times: 1, retry_after_s: 1 });
-    const retrying = new Anthropic({
-      apiKey: 'sk-ant-test',
-      baseURL: `${emulator.url}/messages-api`,
-      defaultHeaders: { 'msgapi-version': '2023-06-01' },
-      maxRetries: 2,
-    });
-    const message = await retrying.messages.create({
-      model: 'm',
-      max_tokens: 500,
-      messages: [{ role: 'user', content: 'retry me' }],
-    });
-    expect(message.content[0]).toEqual({ type: 'text', text: generateReply('retry me', 0).text });
-    const { requests: journal } = (await (
-      await fetch(`${emulator.url}/_emulator/requests`)
-    ).json()) as {
-      requests: Array<{ status: number }>;
-    };
-    expect(journal.map((r: { status: number }) => r.status)).toEqual([529, 200]);
-  });
-
   it.each([
+    ['a one-shot 529 overload', { status: 529, times: 1, retry_after_s: 1 }, [529, 200]],
     ['a one-shot 429', { status: 429, times: 1, retry_after_s: 1 }, [429, 200]],
     ['a one-shot 500', { status: 500, times: 1 }, [500, 200]],
     ['a dropped connection', { kind: 'disconnect', times: 1 }, [0, 200]],
@@ -167,7 +145,7 @@ describe('@anthropic-ai/sdk and injected faults', () => {
       max_tokens: 500,
       messages: [{ role: 'user', content: 'retry me' }],
     });
-    expect(message.stop_reason).toBe('end_turn');
+    expect(message.content[0]).toEqual({ type: 'text', text: generateReply('retry me', 0).text });
     const { requests } = (await (await fetch(`${emulator.url}/_emulator/requests`)).json()) as {
       requests: Array<{ status: number }>;
     };
