@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { customAlphabet } from 'nanoid';
 
@@ -36,7 +35,7 @@ export function createClock(source: () => number = Date.now): Clock {
   };
 }
 
-export type IdKind = 'request' | 'chat' | 'message' | 'task' | 'video';
+export type IdKind = 'request' | 'chat' | 'message' | 'task';
 
 export interface Ids {
   next(kind: IdKind): string;
@@ -77,8 +76,6 @@ export function createIds(): Ids {
           return `msg_${short}${tail(8)}`;
         case 'task':
           return `${taskStem}${String(++counter).padStart(9, '0').slice(-9)}`;
-        case 'video':
-          return randomUUID();
       }
     },
   };

@@ -64,11 +64,7 @@ export function fieldError(
   return new GatewayError(400, problem, { issue: { path, kind, problem } });
 }
 
-export const notFound = (message: string, code?: string | number) =>
-  new GatewayError(404, message, code === undefined ? {} : { code });
-
-export const unauthorized = (message: string, code?: string | number) =>
-  new GatewayError(401, message, code === undefined ? {} : { code });
+export const notFound = (message: string) => new GatewayError(404, message);
 
 interface AjvError {
   keyword: string;

@@ -3,15 +3,12 @@
  * `kling-*` → `vid-*`).
  */
 
-export const VIDEO_KINDS = [
-  'text2video',
-  'image2video',
-  'motion-control',
-  'omni-video',
-  'multi-image2video',
-] as const;
-
-export type VideoKind = (typeof VIDEO_KINDS)[number];
+export type VideoKind =
+  | 'text2video'
+  | 'image2video'
+  | 'motion-control'
+  | 'omni-video'
+  | 'multi-image2video';
 
 export type VideoModel =
   | 'vid-v1-6'

@@ -12,7 +12,6 @@ const PREFIX: Record<IdKind, string> = {
   chat: 'chatcmpl-',
   message: 'msg_',
   task: '',
-  video: 'video-',
 };
 
 /** Ids that count up per kind: `chatcmpl-1`, `chatcmpl-2`, ... tasks are `1000001`, ... */

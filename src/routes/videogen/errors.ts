@@ -21,7 +21,6 @@ export const VIDEO_CODES = {
   authInvalid: 1002,
   invalidParameter: 1201,
   invalidMethod: 1202,
-  notFound: 1203,
 } as const;
 
 export function renderVideoError(error: GatewayError, request: { id: string }): RenderedError {

@@ -26,6 +26,7 @@ import {
 } from '../../../services/video-rules.js';
 import { createdTask, type Outcome, taskRecord } from '../../../services/video-tasks.js';
 import type { EmulatorState } from '../../../state.js';
+import { VIDEO_CODES } from '../errors.js';
 
 const errors = { '4xx': VideoErrorSchema, '5xx': VideoErrorSchema };
 
@@ -43,7 +44,7 @@ function readOutcome(request: FastifyRequest): Outcome {
   if (value === undefined || value === 'succeed') return 'succeed';
   if (value === 'failed') return 'failed';
   throw new GatewayError(400, 'x-emulator-task-outcome header must be "failed" or "succeed"', {
-    code: 1201,
+    code: VIDEO_CODES.invalidParameter,
   });
 }
 
@@ -87,7 +88,7 @@ const videos: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app, 
       },
       async (request) => {
         const task = video.store.find(request.owner, name, request.params.id);
-        if (!task) throw notFound(`task ${request.params.id} does not exist`, 1203);
+        if (!task) throw notFound(`task ${request.params.id} does not exist`);
         return success(request, taskRecord(task, clock.now()));
       },
     );
