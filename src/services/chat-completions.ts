@@ -1,7 +1,7 @@
 import { fieldError, GatewayError } from '../errors.js';
 import { type FinishReason, finishText } from '../lib/finish.js';
 import type { BlockedTerm } from '../lib/fixtures.js';
-import { fnv1a } from '../lib/reply.js';
+import { fnv1a, replyPrompt } from '../lib/reply.js';
 import { countTokens } from '../lib/tokens.js';
 import type {
   ChatCompletion,
@@ -124,15 +124,6 @@ export function mayReach(parts: readonly ChatPromptPart[], minTokens: number): b
   return false;
 }
 
-/** The text the reply is keyed on: the last user turn (the whole conversation if none). */
-export function lastUserText(messages: readonly ChatMessage[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i] as ChatMessage;
-    if (message.role === 'user') return messageText(message);
-  }
-  return messages.map(messageText).join('\n');
-}
-
 export interface ChatChoicePlan {
   text: string;
   tokens: number;
@@ -160,7 +151,7 @@ export function planChat(
 ): ChatPlan {
   const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
-  const prompt = lastUserText(body.messages);
+  const prompt = replyPrompt(body.messages, messageText);
   const choices: ChatChoicePlan[] = [];
   for (let variant = 0; variant < (body.n ?? 1); variant++) {
     const chosen = replies.reply({ api: 'chat', model: body.model, prompt, variant });

@@ -1,5 +1,6 @@
 import { fieldError, type PathSegment } from '../errors.js';
 import { type Finished, type FinishReason, finishText } from '../lib/finish.js';
+import { replyPrompt } from '../lib/reply.js';
 import { deltaFrames, frameTemplate, type Pacing, type SseFrame, sseEvent } from '../lib/sse.js';
 import { splitTokens } from '../lib/tokens.js';
 import type {
@@ -85,18 +86,6 @@ export function promptBlocks(body: CountTokensRequest): PromptBlock[] {
 const textOf = (content: string | TextBlock[]) =>
   typeof content === 'string' ? content : content.map((b) => b.text).join('\n');
 
-/** The reply is keyed on the last user turn (consecutive turns of one role count as one). */
-export function lastUserText(messages: readonly MessageParam[]): string {
-  let end = messages.length - 1;
-  while (end >= 0 && messages[end]?.role !== 'user') end--;
-  if (end < 0) return '';
-  let text = textOf((messages[end] as MessageParam).content);
-  for (let i = end - 1; i >= 0 && messages[i]?.role === 'user'; i--) {
-    text = `${textOf((messages[i] as MessageParam).content)}\n${text}`;
-  }
-  return text;
-}
-
 const STOP_REASON: Record<FinishReason, StopReason> = {
   end: 'end_turn',
   stop_sequence: 'stop_sequence',
@@ -107,7 +96,7 @@ export function planMessage(
   body: MessagesRequest,
   replies: Replies,
 ): Finished & { stopReason: StopReason } {
-  const prompt = lastUserText(body.messages);
+  const prompt = replyPrompt(body.messages, (m) => textOf(m.content));
   const chosen = replies.reply({ api: 'messages', model: body.model, prompt, variant: 0 });
   const done = finishText(chosen, body.stop_sequences ?? [], body.max_tokens);
   const scripted = done.reason === 'end' ? chosen.rule?.stop_reason : undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { finishText } from '../../src/lib/finish.js';
-import { fnv1a, generateReply } from '../../src/lib/reply.js';
+import { fnv1a, generateReply, replyPrompt } from '../../src/lib/reply.js';
 import { countTokens } from '../../src/lib/tokens.js';
 
 describe('reply generator', () => {
@@ -62,5 +62,19 @@ describe('finishText', () => {
       reason: 'max_tokens',
       stopSequence: null,
     });
+  });
+});
+
+describe('replyPrompt', () => {
+  const text = (m: { content: string }) => m.content;
+  it('keys on the last run of user turns, else the whole conversation', () => {
+    const turn = (role: string, content: string) => ({ role, content });
+    expect(replyPrompt([turn('user', 'a'), turn('assistant', 'b'), turn('user', 'c')], text)).toBe(
+      'c',
+    );
+    expect(replyPrompt([turn('user', 'a'), turn('user', 'b'), turn('assistant', 'p')], text)).toBe(
+      'a\nb',
+    );
+    expect(replyPrompt([turn('system', 's'), turn('assistant', 'p')], text)).toBe('s\np');
   });
 });

@@ -118,6 +118,19 @@ describe('POST /v1/chat/completions', () => {
     expect(res.json().choices[0].message.content).toBe(generateReply('Go on', 0).text);
   });
 
+  it('keys the reply on the last run of user turns, joined', async () => {
+    const res = await post({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'first part' },
+        { role: 'user', content: 'second part' },
+      ],
+    });
+    expect(res.json().choices[0].message.content).toBe(
+      generateReply('first part\nsecond part', 0).text,
+    );
+  });
+
   it('cuts the reply at max_tokens with finish_reason "length"', async () => {
     const full = generateReply('long one', 0).text;
     for (const key of ['max_tokens', 'max_completion_tokens']) {
