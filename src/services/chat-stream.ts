@@ -1,4 +1,4 @@
-import { type Pacing, type SseFrame, sseData } from '../lib/sse.js';
+import { deltaFrames, frameTemplate, type Pacing, type SseFrame, sseData } from '../lib/sse.js';
 import { splitTokens } from '../lib/tokens.js';
 import type { ChatUsage } from '../schemas/chat.js';
 import {
@@ -20,7 +20,12 @@ export function chatStreamFrames(
   who: ChatIdentity,
   plan: ChatPlan,
   usage: ChatUsage,
-  options: { includeUsage: boolean; pacing: Pacing },
+  options: {
+    includeUsage: boolean;
+    pacing: Pacing;
+    /** Batch unpaced content frames into one write (off when a fault must count events). */
+    batch?: boolean;
+  },
 ): SseFrame[] {
   const head = {
     id: who.id,
@@ -64,19 +69,20 @@ export function chatStreamFrames(
         ),
       ),
     );
-    for (const piece of splitTokens(choice.text)) {
-      frames.push(
-        paced(
-          chunk({
-            index,
-            delta: { content: piece },
-            logprobs: null,
-            finish_reason: null,
-            content_filter_results: SAFE_CHOICE_FILTERS,
-          }),
-        ),
-      );
-    }
+    const content = frameTemplate(undefined, (text) =>
+      chunk({
+        index,
+        delta: { content: text },
+        logprobs: null,
+        finish_reason: null,
+        content_filter_results: SAFE_CHOICE_FILTERS,
+      }),
+    );
+    const pieces = splitTokens(choice.text);
+    const { betweenMs } = options.pacing;
+    const firstMs = started ? betweenMs : options.pacing.firstMs;
+    frames.push(...deltaFrames(pieces, content, { firstMs, betweenMs }, options.batch ?? true));
+    if (pieces.length > 0) started = true;
     frames.push(
       paced(
         chunk({

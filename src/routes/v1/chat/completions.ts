@@ -53,11 +53,12 @@ const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = asy
       const usage = chatUsage(plan, cached);
       if (!pacing) return buildChatCompletion(who, plan, usage);
 
+      const fault = request.streamFault;
       let frames = chatStreamFrames(who, plan, usage, {
         includeUsage: body.stream_options?.include_usage === true,
         pacing,
+        batch: fault === undefined,
       });
-      const fault = request.streamFault;
       if (fault) {
         const error = renderChatError(new GatewayError(fault.status, statusMessage(fault.status)));
         frames = cutStream(frames, fault, sseData(JSON.stringify(error.body)));
