@@ -42,6 +42,8 @@ export const ForceTaskSchema = Type.Object(
 );
 
 export const CallbackListSchema = Type.Object({
+  /** Notifications refused because the log was full of unfinished deliveries. */
+  dropped: Type.Integer(),
   callbacks: Type.Array(
     Type.Object({
       id: Type.Integer(),

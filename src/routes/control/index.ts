@@ -143,7 +143,7 @@ const control: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app,
         response: { 200: CallbackListSchema, ...errors },
       },
     },
-    async () => ({ callbacks: state.callbacks.list() }),
+    async () => ({ callbacks: state.callbacks.list(), dropped: state.callbacks.dropped }),
   );
 
   app.post(

@@ -195,5 +195,9 @@ describe('video callbacks', () => {
     expect(await deliveries()).toHaveLength(2);
     await t.inject({ method: 'POST', url: '/_emulator/reset' });
     expect(await deliveries()).toEqual([]);
+    expect((await t.inject({ url: '/_emulator/callbacks' })).json()).toEqual({
+      dropped: 0,
+      callbacks: [],
+    });
   });
 });
