@@ -3,7 +3,7 @@ import { generateReply } from '../../../src/lib/reply.js';
 import { countTokens, splitTokens } from '../../../src/lib/tokens.js';
 import { systemFingerprint } from '../../../src/services/chat-completions.js';
 import { startEmulator } from '../../../src/start.js';
-import { buildTestApp, countingSleep, parseSse, T0, type TestApp } from '../../helpers/app.js';
+import { buildTestApp, parseSse, T0, type TestApp } from '../../helpers/app.js';
 import { CHOICE_FILTERS, PROMPT_FILTERS } from '../../helpers/chat.js';
 
 const AUTH = { authorization: 'Bearer test-key' };
