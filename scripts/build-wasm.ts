@@ -1,5 +1,5 @@
 /**
- * Assembles src/lib/wasm/scan.wat into src/lib/wasm/scan-wasm.ts (the bytes, Base64). Run after
+ * Assembles src/platform/wasm/scan.wat into src/platform/wasm/scan-wasm.ts (the bytes, Base64). Run after
  * editing the .wat: `npm run build:wasm`. A test checks the two never drift apart.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import wabtInit from 'wabt';
 
 export async function assembleScanWasm(): Promise<string> {
   const wabt = await wabtInit();
-  const source = readFileSync(new URL('../src/lib/wasm/scan.wat', import.meta.url), 'utf8');
+  const source = readFileSync(new URL('../src/platform/wasm/scan.wat', import.meta.url), 'utf8');
   const module = wabt.parseWat('scan.wat', source);
   const { buffer } = module.toBinary({});
   module.destroy();
@@ -22,7 +22,7 @@ export const SCAN_WASM_BASE64 =
 `;
 
 if (process.argv[1]?.endsWith('build-wasm.ts')) {
-  const target = new URL('../src/lib/wasm/scan-wasm.ts', import.meta.url);
+  const target = new URL('../src/platform/wasm/scan-wasm.ts', import.meta.url);
   writeFileSync(target, renderModule(await assembleScanWasm()));
   console.log(`wrote ${target.pathname}`);
 }

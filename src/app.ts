@@ -9,22 +9,22 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import secureJson from 'secure-json-parse';
+import { chatGroup } from './chat/errors.js';
+import chatApi from './chat/index.js';
 import type { Config } from './config.js';
-import { createDeps, type Deps } from './deps.js';
-import { GatewayError } from './errors.js';
-import { loadClip } from './lib/media.js';
-import controlRoutes from './routes/control/index.js';
-import type { GroupSpec, StreamFault } from './routes/gateway-group.js';
-import media from './routes/media/index.js';
-import { messagesGroup } from './routes/messages-api/errors.js';
-import messagesApi from './routes/messages-api/index.js';
-import { chatGroup } from './routes/v1/errors.js';
-import chatApi from './routes/v1/index.js';
-import { videoGroup } from './routes/videogen/errors.js';
-import videoApi from './routes/videogen/index.js';
-import type { Fault } from './services/faults.js';
-import { redactUrl, SECRET_HEADERS } from './services/journal.js';
+import controlRoutes from './control/index.js';
+import { messagesGroup } from './messages/errors.js';
+import messagesApi from './messages/index.js';
+import { createDeps, type Deps } from './platform/clock.js';
+import { GatewayError } from './platform/errors.js';
+import type { Fault } from './platform/faults.js';
+import type { GroupSpec, StreamFault } from './platform/group.js';
+import { redactUrl, SECRET_HEADERS } from './platform/journal.js';
 import { createState, type EmulatorState } from './state.js';
+import { loadClip } from './video/clip.js';
+import { videoGroup } from './video/errors.js';
+import videoApi from './video/index.js';
+import media from './video/media-routes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -7,5 +7,12 @@ export {
   loadConfig,
   resolveConfig,
 } from './config.js';
-export { type Clock, createClock, createDeps, createIds, type Deps, type Ids } from './deps.js';
-export { type Emulator, type EmulatorOptions, startEmulator } from './start.js';
+export { type Emulator, type EmulatorOptions, startEmulator } from './emulator.js';
+export {
+  type Clock,
+  createClock,
+  createDeps,
+  createIds,
+  type Deps,
+  type Ids,
+} from './platform/clock.js';

@@ -1,6 +1,6 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, USAGE } from './config.js';
-import { FixtureError } from './lib/fixtures.js';
+import { FixtureError } from './text/fixtures.js';
 
 /** The process edge: reads env and flags, listens, and shuts down on SIGINT/SIGTERM. */
 async function main(): Promise<void> {

@@ -1,16 +1,16 @@
 import type { Config } from './config.js';
-import type { Deps } from './deps.js';
-import { type Fixtures, loadFixtures } from './lib/fixtures.js';
-import { Callbacks } from './services/callbacks.js';
-import { ContentFilter } from './services/content-filter.js';
-import { Faults } from './services/faults.js';
-import { Journal } from './services/journal.js';
-import { Keyring } from './services/keyring.js';
-import { PromptCache } from './services/prompt-cache.js';
-import { RateLimiter } from './services/rate-limit.js';
-import { Replies } from './services/replies.js';
-import { Scheduler } from './services/scheduler.js';
-import { VideoService } from './services/video-service.js';
+import { Keyring } from './platform/auth.js';
+import type { Deps } from './platform/clock.js';
+import { Faults } from './platform/faults.js';
+import { Journal } from './platform/journal.js';
+import { RateLimiter } from './platform/rate-limit.js';
+import { Scheduler } from './platform/scheduler.js';
+import { ContentFilter } from './text/content-filter.js';
+import { type Fixtures, loadFixtures } from './text/fixtures.js';
+import { PromptCache } from './text/prompt-cache.js';
+import { Replies } from './text/reply-rules.js';
+import { Callbacks } from './video/callbacks.js';
+import { VideoService } from './video/service.js';
 
 /** Prompt-cache entries kept at most (least recently used go first); ~100 bytes each. */
 export const PROMPT_CACHE_MAX_ENTRIES = 50_000;

@@ -1,0 +1,66 @@
+import { bracketPath, GatewayError } from '../platform/errors.js';
+import { type GroupSpec, type RenderedError, readBearerKey } from '../platform/group.js';
+import type { ChatError } from './schemas.js';
+
+/** @see upstream-facts C2: `{error:{message,type,param,code}}` */
+const TYPE_BY_STATUS: Record<number, string> = {
+  401: 'invalid_request_error',
+  403: 'permission_error',
+  404: 'invalid_request_error',
+  429: 'requests',
+  500: 'server_error',
+  503: 'service_unavailable_error',
+};
+
+const CODE_BY_STATUS: Record<number, string> = {
+  413: 'request_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limit_exceeded',
+  503: 'server_is_overloaded',
+};
+
+const ISSUE_CODES = {
+  missing: 'missing_required_parameter',
+  type: 'invalid_type',
+  value: 'invalid_value',
+} as const;
+
+export function renderChatError(error: GatewayError): RenderedError {
+  const { status } = error;
+  const issue = error.options.issue;
+  const type = TYPE_BY_STATUS[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
+  let message = error.message;
+  let param: string | null = null;
+  let code = error.options.code === undefined ? null : String(error.options.code);
+  if (issue && issue.path.length > 0) {
+    param = bracketPath(issue.path);
+    code ??= ISSUE_CODES[issue.kind];
+    message =
+      issue.kind === 'missing'
+        ? `Missing required parameter: '${param}'.`
+        : `Invalid ${issue.kind === 'type' ? 'type' : 'value'} for '${param}': ${issue.problem}.`;
+  } else if (issue) {
+    message = `The request body ${issue.problem}.`;
+  }
+  code ??= CODE_BY_STATUS[status] ?? null;
+  const body: ChatError = { error: { message, type, param, code, ...error.options.extra } };
+  return { status, body };
+}
+
+export const chatGroup: GroupSpec = {
+  readKey: readBearerKey,
+  missingKey: () =>
+    new GatewayError(
+      401,
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+    ),
+  invalidKey: () =>
+    new GatewayError(401, 'Incorrect API key provided.', { code: 'invalid_api_key' }),
+  unknownRoute: (request) =>
+    new GatewayError(404, `Invalid URL (${request.method} ${request.url.split('?')[0]})`),
+  render: renderChatError,
+  requestIdHeader: 'x-request-id',
+  streamErrorStatus: 500,
+  rateLimitHeaders: true,
+  retryAfterMs: true,
+};

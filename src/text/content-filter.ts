@@ -1,0 +1,60 @@
+import type { ChoiceFilterResults, PromptFilterResults } from '../chat/schemas.js';
+import type { BlockedTerm } from './fixtures.js';
+
+/**
+ * Azure-style content filtering for chat completions: blocked terms (fixture data) found in a
+ * prompt or a reply, case-insensitively, as one compiled pattern.
+ * @see upstream-facts C1, C2
+ */
+export class ContentFilter {
+  private pattern: RegExp | undefined;
+  private byTerm = new Map<string, BlockedTerm>();
+  terms: BlockedTerm[] = [];
+
+  constructor(terms: BlockedTerm[]) {
+    this.load(terms);
+  }
+
+  load(terms: BlockedTerm[]): void {
+    this.terms = terms;
+    this.byTerm = new Map(terms.map((t) => [t.term.toLowerCase(), t]));
+    const escaped = terms.map((t) => t.term.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    this.pattern = escaped.length > 0 ? new RegExp(escaped.join('|'), 'i') : undefined;
+  }
+
+  /** The first blocked term in `text`, and where it starts. */
+  find(text: string): { term: BlockedTerm; at: number } | undefined {
+    if (!this.pattern) return undefined;
+    const found = this.pattern.exec(text);
+    if (!found) return undefined;
+    return { term: this.byTerm.get(found[0].toLowerCase()) as BlockedTerm, at: found.index };
+  }
+}
+
+const SAFE = { filtered: false, severity: 'safe' } as const;
+const CLEAR = { filtered: false, detected: false } as const;
+
+export function categoryResults(term?: BlockedTerm) {
+  const results = { hate: SAFE, self_harm: SAFE, sexual: SAFE, violence: SAFE } as Record<
+    'hate' | 'self_harm' | 'sexual' | 'violence',
+    { filtered: boolean; severity: string }
+  >;
+  if (term) results[term.category] = { filtered: true, severity: term.severity ?? 'high' };
+  return results;
+}
+
+export const choiceFilterResults = (term?: BlockedTerm): ChoiceFilterResults => ({
+  ...categoryResults(term),
+  protected_material_code: CLEAR,
+  protected_material_text: CLEAR,
+});
+
+export const promptFilterResults = (term?: BlockedTerm): PromptFilterResults[] => {
+  const { hate, self_harm, sexual, violence } = categoryResults(term);
+  return [
+    {
+      prompt_index: 0,
+      content_filter_results: { hate, jailbreak: CLEAR, self_harm, sexual, violence },
+    },
+  ];
+};

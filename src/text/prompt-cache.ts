@@ -1,0 +1,195 @@
+import type { Clock } from '../platform/clock.js';
+import { PrefixScanner } from '../platform/prefix-hash.js';
+import { countTokens } from '../platform/tokens.js';
+
+/**
+ * Prompt-cache accounting (seed part 8, upstream B3). The cache holds, per prefix, only a hash
+ * key, its expiry and its TTL: never the text. Keys are scoped by API key and model, so a
+ * different key, model or leading "project label" never shares an entry.
+ */
+
+export type CacheTtl = '5m' | '1h';
+
+/** One text block of a prompt, in prefix order (system blocks first, then messages). */
+export interface PromptBlock {
+  text: string;
+  /** Set on the first block of a message: its framing tokens come before the text. */
+  opens?: 'user' | 'assistant';
+  /** A cache breakpoint (`cache_control`), with its TTL. */
+  cache?: CacheTtl;
+}
+
+export interface CacheUsage {
+  /** Every input token: input + creation + read. */
+  total: number;
+  input: number;
+  read: number;
+  creation: number;
+  creation5m: number;
+  creation1h: number;
+}
+
+/** Chat completions cache prefixes of at least this many tokens, as upstream OpenAI does. */
+export const CHAT_CACHE_MIN_TOKENS = 1024;
+
+/** Tokens of a message's role framing (the README's token counter section). */
+export const TOKENS_PER_MESSAGE = 3;
+/** From each breakpoint the cache looks back this many blocks for an earlier hit. */
+export const LOOKBACK_BLOCKS = 20;
+export const MAX_BREAKPOINTS = 4;
+const HOUR_MS = 3_600_000;
+const ROLE_MARK = { user: 0x75736572, assistant: 0x61737374 } as const;
+
+export function countPrompt(blocks: readonly PromptBlock[]): number {
+  let total = 0;
+  for (const block of blocks) {
+    if (block.opens) total += TOKENS_PER_MESSAGE;
+    total += countTokens(block.text);
+  }
+  return total;
+}
+
+interface Entry {
+  expiresAt: number;
+  ttlMs: number;
+}
+
+export interface PromptCacheOptions {
+  ttlS: number;
+  minTokens: number;
+  maxEntries: number;
+}
+
+export class PromptCache {
+  /** Least recently used first. */
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly options: PromptCacheOptions,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /**
+   * Accounts one messages request and updates the cache: reads the longest live prefix ending
+   * at a breakpoint (or up to 20 blocks before one), writes every cacheable breakpoint after
+   * it; the input tokens are what lies after.
+   */
+  account(scope: string, blocks: readonly PromptBlock[]): CacheUsage {
+    const breakpoints: number[] = [];
+    blocks.forEach((block, i) => {
+      if (block.cache) breakpoints.push(i);
+    });
+    const last = breakpoints.at(-1);
+    if (last === undefined) {
+      const total = countPrompt(blocks);
+      return { total, input: total, read: 0, creation: 0, creation5m: 0, creation1h: 0 };
+    }
+    const candidates = new Set<number>();
+    for (const b of breakpoints) {
+      for (let j = Math.max(0, b - LOOKBACK_BLOCKS + 1); j <= b; j++) candidates.add(j);
+    }
+
+    // One pass up to the last breakpoint: tokens and prefix keys together.
+    const scanner = new PrefixScanner(scope);
+    const prefix: number[] = [];
+    const keys = new Map<number, string>();
+    for (let i = 0; i <= last; i++) {
+      const block = blocks[i] as PromptBlock;
+      if (block.opens) scanner.frame(ROLE_MARK[block.opens], TOKENS_PER_MESSAGE);
+      scanner.text(block.text);
+      prefix[i] = scanner.tokens;
+      if (candidates.has(i)) keys.set(i, scanner.key());
+    }
+    const total = scanner.tokens + countPrompt(blocks.slice(last + 1));
+
+    const now = this.clock.now();
+    let readAt = -1;
+    let read = 0;
+    for (const j of [...keys.keys()].sort((x, y) => y - x)) {
+      if (this.hit(keys.get(j) as string, now)) {
+        readAt = j;
+        read = prefix[j] as number;
+        break;
+      }
+    }
+
+    let creation = 0;
+    let creation5m = 0;
+    let creation1h = 0;
+    let covered = read;
+    for (const b of breakpoints) {
+      const tokens = prefix[b] as number;
+      if (b <= readAt || tokens < this.options.minTokens) continue;
+      const ttl = (blocks[b] as PromptBlock).cache as CacheTtl;
+      const written = tokens - covered;
+      creation += written;
+      if (ttl === '1h') creation1h += written;
+      else creation5m += written;
+      covered = tokens;
+      this.put(keys.get(b) as string, ttl === '1h' ? HOUR_MS : this.options.ttlS * 1000, now);
+    }
+    return { total, input: total - read - creation, read, creation, creation5m, creation1h };
+  }
+
+  /**
+   * Automatic caching for chat completions (upstream OpenAI): a prefix of whole messages seen
+   * before is reported cached, rounded down to 128 tokens, once it reaches the minimum.
+   * `messages` are the prompt's parts in order, each with its framing tokens; returns the
+   * cached tokens.
+   */
+  accountChat(
+    scope: string,
+    messages: ReadonlyArray<{ framing: number; texts: string[] }>,
+  ): number {
+    const scanner = new PrefixScanner(scope);
+    const boundaries: Array<{ tokens: number; key: string }> = [];
+    for (const message of messages) {
+      scanner.frame(0xc4a7, message.framing);
+      for (const text of message.texts) scanner.text(text);
+      if (scanner.tokens >= CHAT_CACHE_MIN_TOKENS) {
+        boundaries.push({ tokens: scanner.tokens, key: scanner.key() });
+      }
+    }
+    const now = this.clock.now();
+    let cached = 0;
+    for (let i = boundaries.length - 1; i >= 0; i--) {
+      const boundary = boundaries[i] as { tokens: number; key: string };
+      if (this.hit(boundary.key, now)) {
+        cached = Math.floor(boundary.tokens / 128) * 128;
+        break;
+      }
+    }
+    for (const boundary of boundaries) {
+      if (boundary.tokens > cached) this.put(boundary.key, this.options.ttlS * 1000, now);
+    }
+    return cached;
+  }
+
+  /** A live entry is a hit, and a hit renews its lifetime. */
+  private hit(key: string, now: number): boolean {
+    const entry = this.entries.get(key);
+    if (!entry) return false;
+    this.entries.delete(key);
+    if (entry.expiresAt <= now) return false;
+    entry.expiresAt = now + entry.ttlMs;
+    this.entries.set(key, entry);
+    return true;
+  }
+
+  private put(key: string, ttlMs: number, now: number): void {
+    this.entries.delete(key);
+    this.entries.set(key, { expiresAt: now + ttlMs, ttlMs });
+    if (this.entries.size > this.options.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+  }
+}

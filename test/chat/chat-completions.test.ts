@@ -1,0 +1,431 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemFingerprint } from '../../src/chat/service.js';
+import { countTokens } from '../../src/platform/tokens.js';
+import { finishText } from '../../src/text/finish.js';
+import { generateReply } from '../../src/text/reply.js';
+import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
+import { CHOICE_FILTERS, PROMPT_FILTERS } from '../helpers/chat.js';
+
+const AUTH = { authorization: 'Bearer test-key' };
+
+function usage(prompt: number, completion: number, cached = 0) {
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    completion_tokens_details: {
+      accepted_prediction_tokens: 0,
+      audio_tokens: 0,
+      reasoning_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+    prompt_tokens_details: { audio_tokens: 0, cached_tokens: cached },
+  };
+}
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await buildTestApp();
+});
+afterEach(() => t.app.close());
+
+const post = (payload: unknown, headers: Record<string, string> = AUTH) =>
+  t.inject({ method: 'POST', url: '/v1/chat/completions', headers, payload: payload as object });
+
+describe('POST /v1/chat/completions', () => {
+  it('answers with the whole chat.completion object of seed 2.11', async () => {
+    const res = await post({
+      model: 'chat-model',
+      messages: [{ role: 'user', content: 'Hello there' }],
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['x-request-id']).toBe('req_1');
+    const text = generateReply('Hello there', 0).text;
+    expect(res.json()).toEqual({
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      created: T0 / 1000,
+      model: 'chat-model',
+      system_fingerprint: systemFingerprint('chat-model'),
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'stop',
+          logprobs: null,
+          message: { role: 'assistant', content: text, refusal: null, annotations: [] },
+          content_filter_results: CHOICE_FILTERS,
+        },
+      ],
+      prompt_filter_results: PROMPT_FILTERS,
+      // 3 (priming) + 3 (message framing) + 4 ("Hello there")
+      usage: usage(10, countTokens(text)),
+    });
+    expect(systemFingerprint('chat-model')).toMatch(/^fp_[0-9a-f]{10}$/);
+  });
+
+  it('keeps the seed key order on the wire', async () => {
+    const res = await post({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    const body = res.json();
+    expect(Object.keys(body)).toEqual([
+      'id',
+      'object',
+      'created',
+      'model',
+      'system_fingerprint',
+      'choices',
+      'prompt_filter_results',
+      'usage',
+    ]);
+    expect(Object.keys(body.choices[0])).toEqual([
+      'index',
+      'finish_reason',
+      'logprobs',
+      'message',
+      'content_filter_results',
+    ]);
+  });
+
+  it('gives the same reply to the same request and a different one to another prompt', async () => {
+    const ask = async (content: string) =>
+      (await post({ model: 'm', messages: [{ role: 'user', content }] })).json().choices[0].message
+        .content;
+    const first = await ask('What is a gateway?');
+    expect(await ask('What is a gateway?')).toBe(first);
+    expect(await ask('What is an emulator?')).not.toBe(first);
+  });
+
+  it('counts every message, names and text parts in prompt_tokens', async () => {
+    const res = await post({
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'developer', content: [{ type: 'text', text: 'Use English' }] },
+        { role: 'user', content: 'Hi', name: 'ann' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'look', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: 'done' },
+        { role: 'user', content: [{ type: 'text', text: 'Go on' }] },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    // priming 3 + 6 messages x 3 + "Be brief." 4 + "Use English" 3 + "Hi" 1 + name 1
+    // + tool call "look" 1 + "{}" 2 + "done" 1 + "Go on" 2
+    expect(res.json().usage.prompt_tokens).toBe(3 + 18 + 4 + 3 + 1 + 1 + 1 + 2 + 1 + 2);
+    expect(res.json().choices[0].message.content).toBe(generateReply('Go on', 0).text);
+  });
+
+  it('keys the reply on the last run of user turns, joined', async () => {
+    const res = await post({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'first part' },
+        { role: 'user', content: 'second part' },
+      ],
+    });
+    expect(res.json().choices[0].message.content).toBe(
+      generateReply('first part\nsecond part', 0).text,
+    );
+  });
+
+  it('cuts the reply at max_tokens with finish_reason "length"', async () => {
+    const full = generateReply('long one', 0).text;
+    for (const key of ['max_tokens', 'max_completion_tokens']) {
+      const res = await post({
+        model: 'm',
+        messages: [{ role: 'user', content: 'long one' }],
+        [key]: 3,
+      });
+      const choice = res.json().choices[0];
+      expect(choice.finish_reason).toBe('length');
+      expect(full.startsWith(choice.message.content)).toBe(true);
+      expect(countTokens(choice.message.content)).toBe(3);
+      expect(res.json().usage.completion_tokens).toBe(3);
+    }
+  });
+
+  it('lets max_completion_tokens win over max_tokens', async () => {
+    const res = await post({
+      model: 'm',
+      messages: [{ role: 'user', content: 'long one' }],
+      max_tokens: 2,
+      max_completion_tokens: 5,
+    });
+    expect(res.json().usage.completion_tokens).toBe(5);
+  });
+
+  it('cuts the reply before a stop sequence with finish_reason "stop"', async () => {
+    const full = generateReply('stop here', 0).text;
+    const stopWord = full.split(' ')[3] as string;
+    for (const stop of [stopWord, [stopWord, 'zzz-not-there']]) {
+      const res = await post({
+        model: 'm',
+        messages: [{ role: 'user', content: 'stop here' }],
+        stop,
+      });
+      const choice = res.json().choices[0];
+      expect(choice.finish_reason).toBe('stop');
+      expect(choice.message.content).toBe(full.slice(0, full.indexOf(stopWord)));
+    }
+  });
+
+  it('returns n choices, each its own deterministic text, usage summed', async () => {
+    const res = await post({ model: 'm', messages: [{ role: 'user', content: 'three' }], n: 3 });
+    const body = res.json();
+    const texts = [0, 1, 2].map((i) => finishText(generateReply('three', i), []).text);
+    expect(body.choices.map((c: { index: number }) => c.index)).toEqual([0, 1, 2]);
+    expect(body.choices.map((c: { message: { content: string } }) => c.message.content)).toEqual(
+      texts,
+    );
+    expect(new Set(texts).size).toBe(3);
+    expect(body.usage.completion_tokens).toBe(texts.reduce((s, x) => s + countTokens(x), 0));
+  });
+
+  it('accepts the other common-format parameters, null values and unknown keys', async () => {
+    const res = await post({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      temperature: 0,
+      top_p: 1,
+      presence_penalty: -2,
+      frequency_penalty: 2,
+      seed: 42,
+      user: null,
+      stream: false,
+      max_tokens: null,
+      logit_bias: { '50256': -100 },
+      response_format: { type: 'text' },
+      logprobs: true,
+      top_logprobs: 3,
+      tools: [
+        { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+      ],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+      metadata: { run: 'ci' },
+      service_tier: 'auto',
+      store: false,
+      web_search_options: {},
+    });
+    expect(res.statusCode).toBe(200);
+  });
+});
+
+describe('chat completions validation', () => {
+  const base = { model: 'm', messages: [{ role: 'user', content: 'x' }] };
+  const error = (message: string, param: string | null, code: string | null) => ({
+    error: { message, type: 'invalid_request_error', param, code },
+  });
+
+  it.each([
+    [
+      { messages: base.messages },
+      error("Missing required parameter: 'model'.", 'model', 'missing_required_parameter'),
+    ],
+    [
+      { model: 'm' },
+      error("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter'),
+    ],
+    [
+      { ...base, messages: [] },
+      error(
+        "Invalid value for 'messages': must have at least 1 item(s).",
+        'messages',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, model: 7 },
+      error("Invalid type for 'model': must be a string.", 'model', 'invalid_type'),
+    ],
+    [
+      { ...base, messages: [{ role: 'robot', content: 'x' }] },
+      error(
+        'Invalid value for \'messages[0].role\': must be one of "system", "developer", "user", "assistant", "tool".',
+        'messages[0].role',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, messages: [{ role: 'user', content: 5 }] },
+      error(
+        "Invalid type for 'messages[0].content': must be a string, an array of text content parts, or null.",
+        'messages[0].content',
+        'invalid_type',
+      ),
+    ],
+    [
+      { ...base, messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+      error(
+        "Missing required parameter: 'messages[0].content[0].text'.",
+        'messages[0].content[0].text',
+        'missing_required_parameter',
+      ),
+    ],
+    [
+      { ...base, messages: [{ role: 'user' }] },
+      error(
+        "Missing required parameter: 'messages[0].content'.",
+        'messages[0].content',
+        'missing_required_parameter',
+      ),
+    ],
+    [
+      { ...base, messages: [{ role: 'tool', content: 'r' }] },
+      error(
+        "Missing required parameter: 'messages[0].tool_call_id'.",
+        'messages[0].tool_call_id',
+        'missing_required_parameter',
+      ),
+    ],
+    [
+      { ...base, temperature: 2.5 },
+      error(
+        "Invalid value for 'temperature': must be less than or equal to 2.",
+        'temperature',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, temperature: '1' },
+      error("Invalid type for 'temperature': must be a number.", 'temperature', 'invalid_type'),
+    ],
+    [
+      { ...base, top_p: 1.5 },
+      error(
+        "Invalid value for 'top_p': must be less than or equal to 1.",
+        'top_p',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, n: 0 },
+      error("Invalid value for 'n': must be greater than or equal to 1.", 'n', 'invalid_value'),
+    ],
+    [{ ...base, n: 1.5 }, error("Invalid type for 'n': must be an integer.", 'n', 'invalid_type')],
+    [
+      { ...base, max_tokens: 0 },
+      error(
+        "Invalid value for 'max_tokens': must be greater than or equal to 1.",
+        'max_tokens',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, stop: ['a', 'b', 'c', 'd', 'e'] },
+      error("Invalid value for 'stop': must have at most 4 item(s).", 'stop', 'invalid_value'),
+    ],
+    [
+      { ...base, stop: '' },
+      error("Invalid value for 'stop': must not be empty.", 'stop', 'invalid_value'),
+    ],
+    [
+      { ...base, messages: [{ role: 'user', content: [{ type: 'image', text: 'x' }] }] },
+      error(
+        'Invalid value for \'messages[0].content[0].type\': must be "text".',
+        'messages[0].content[0].type',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, stop: 3 },
+      error(
+        "Invalid type for 'stop': must be a string, an array of up to 4 strings, or null.",
+        'stop',
+        'invalid_type',
+      ),
+    ],
+    [
+      { ...base, presence_penalty: -3 },
+      error(
+        "Invalid value for 'presence_penalty': must be greater than or equal to -2.",
+        'presence_penalty',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, frequency_penalty: 2.1 },
+      error(
+        "Invalid value for 'frequency_penalty': must be less than or equal to 2.",
+        'frequency_penalty',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, stream: 'yes' },
+      error("Invalid type for 'stream': must be a boolean.", 'stream', 'invalid_type'),
+    ],
+    [
+      { ...base, stream_options: { include_usage: true } },
+      error(
+        "Invalid value for 'stream_options': is only allowed when stream is true.",
+        'stream_options',
+        'invalid_value',
+      ),
+    ],
+    [[1, 2], error('The request body must be a JSON object.', null, null)],
+    [
+      { ...base, logprobs: 'yes' },
+      error("Invalid type for 'logprobs': must be a boolean.", 'logprobs', 'invalid_type'),
+    ],
+    [
+      { ...base, logprobs: true, top_logprobs: 50 },
+      error(
+        "Invalid value for 'top_logprobs': must be less than or equal to 20.",
+        'top_logprobs',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, top_logprobs: 2 },
+      error(
+        "Invalid value for 'top_logprobs': is only allowed when logprobs is true.",
+        'top_logprobs',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, tools: 'x' },
+      error("Invalid type for 'tools': must be an array.", 'tools', 'invalid_type'),
+    ],
+    [
+      { ...base, tools: [{ type: 'function', function: { name: 'has space' } }] },
+      error(
+        "Invalid value for 'tools[0].function.name': has an invalid format.",
+        'tools[0].function.name',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, tool_choice: 'sometimes' },
+      error(
+        'Invalid value for \'tool_choice\': must be one of "none", "auto", "required".',
+        'tool_choice',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, response_format: { type: 'yaml' } },
+      error(
+        'Invalid value for \'response_format.type\': must be one of "text", "json_object", "json_schema".',
+        'response_format.type',
+        'invalid_value',
+      ),
+    ],
+    [
+      { ...base, logit_bias: { '50256': -101 } },
+      error(
+        "Invalid value for 'logit_bias[50256]': must be greater than or equal to -100.",
+        'logit_bias[50256]',
+        'invalid_value',
+      ),
+    ],
+  ])('refuses %j', async (payload, expected) => {
+    const res = await post(payload);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual(expected);
+  });
+});

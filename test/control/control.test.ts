@@ -1,0 +1,245 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+afterEach(() => t.app.close());
+
+const chat = (content = 'hi', key = 'secret-key-1') =>
+  t.inject({
+    method: 'POST',
+    url: '/v1/chat/completions',
+    headers: { authorization: `Bearer ${key}` },
+    payload: { model: 'm', messages: [{ role: 'user', content }] },
+  });
+
+describe('/_emulator control surface', () => {
+  it('reports health', async () => {
+    t = await buildTestApp();
+    const res = await t.inject({ url: '/_emulator/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('shows and advances the clock', async () => {
+    t = await buildTestApp();
+    expect((await t.inject({ url: '/_emulator/clock' })).json()).toEqual({ now: T0, offset_ms: 0 });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/_emulator/clock/advance',
+      payload: { ms: 90_000 },
+    });
+    expect(res.json()).toEqual({ now: T0 + 90_000, offset_ms: 90_000 });
+    expect((await t.inject({ url: '/_emulator/clock' })).json()).toEqual({
+      now: T0 + 90_000,
+      offset_ms: 90_000,
+    });
+  });
+
+  it('refuses a bad advance body naming the field', async () => {
+    t = await buildTestApp();
+    for (const [payload, message] of [
+      [{ ms: -1 }, 'ms must be greater than or equal to 0'],
+      [{ ms: '10' }, 'ms must be an integer'],
+      [{}, 'ms is required'],
+      [{ ms: 1, extra: true }, 'extra is not a permitted field'],
+    ] as const) {
+      const res = await t.inject({ method: 'POST', url: '/_emulator/clock/advance', payload });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: { type: 'invalid_request_error', message } });
+    }
+  });
+
+  it('journals gateway requests with keys redacted, oldest first', async () => {
+    t = await buildTestApp();
+    await chat('first');
+    await t.inject({ method: 'POST', url: '/v1/chat/completions', payload: {} });
+    await t.inject({ url: '/_emulator/health' });
+    const res = await t.inject({ url: '/_emulator/requests' });
+    const { requests } = res.json();
+    expect(requests).toHaveLength(2);
+    expect(requests[0]).toEqual({
+      id: 'req_1',
+      at: T0,
+      method: 'POST',
+      url: '/v1/chat/completions',
+      status: 200,
+      duration_ms: expect.any(Number),
+      headers: {
+        authorization: '[REDACTED]',
+        'content-length': expect.any(String),
+        'content-type': 'application/json',
+        host: 'localhost:80',
+        'user-agent': 'lightMyRequest',
+      },
+      body: { model: 'm', messages: [{ role: 'user', content: 'first' }] },
+      body_truncated: false,
+      fault: null,
+    });
+    expect(requests[1]).toMatchObject({ id: 'req_2', status: 401, body: {} });
+    expect(res.body).not.toContain('secret-key-1');
+  });
+
+  it('keeps only the newest JOURNAL_LIMIT entries and empties on DELETE', async () => {
+    t = await buildTestApp({ journalLimit: 3 });
+    for (const content of ['a', 'b', 'c', 'd', 'e']) await chat(content);
+    const bodies = (await t.inject({ url: '/_emulator/requests' }))
+      .json()
+      .requests.map(
+        (r: { body: { messages: Array<{ content: string }> } }) => r.body.messages[0]?.content,
+      );
+    expect(bodies).toEqual(['c', 'd', 'e']);
+    const del = await t.inject({ method: 'DELETE', url: '/_emulator/requests' });
+    expect(del.json()).toEqual({ status: 'ok' });
+    expect((await t.inject({ url: '/_emulator/requests' })).json()).toEqual({ requests: [] });
+  });
+
+  it('truncates large bodies in the journal', async () => {
+    t = await buildTestApp();
+    await chat('y'.repeat(20_000));
+    const [entry] = (await t.inject({ url: '/_emulator/requests' })).json().requests;
+    expect(entry.body_truncated).toBe(true);
+    expect(entry.body).toHaveLength(8192);
+  });
+
+  it('does not keep large bodies alive: only an 8 KiB copy of each', async () => {
+    t = await buildTestApp({ logLevel: 'silent' });
+    const gc = (globalThis as { gc?: () => void }).gc as () => void;
+    const big = JSON.stringify({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x'.repeat(10_000_000) }],
+    });
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 8; i++) {
+      await t.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        payload: big,
+      });
+    }
+    gc();
+    const grown = process.memoryUsage().heapUsed - before;
+    // Eight 10 MB bodies would be 80 MB (160 MB as UTF-16) if the journal held them.
+    expect(grown).toBeLessThan(20_000_000);
+    expect((await t.inject({ url: '/_emulator/requests' })).json().requests).toHaveLength(8);
+  });
+
+  it('redacts credentials in query strings and in other key headers', async () => {
+    t = await buildTestApp();
+    await t.inject({
+      method: 'POST',
+      url: '/v1/chat/completions?api-version=2024-10-21&api-key=azure-secret&key=k2-secret',
+      headers: {
+        authorization: 'Bearer k',
+        'api-key': 'azure-header-secret',
+        'x-goog-api-key': 'goog-secret',
+      },
+      payload: { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+    });
+    const [entry] = (await t.inject({ url: '/_emulator/requests' })).json().requests;
+    expect(entry.url).toBe(
+      '/v1/chat/completions?api-version=2024-10-21&api-key=[REDACTED]&key=[REDACTED]',
+    );
+    expect(entry.headers['api-key']).toBe('[REDACTED]');
+    expect(entry.headers['x-goog-api-key']).toBe('[REDACTED]');
+    const everything = JSON.stringify(entry) + t.deps.logs.join('');
+    for (const secret of ['azure-secret', 'k2-secret', 'azure-header-secret', 'goog-secret']) {
+      expect(everything).not.toContain(secret);
+    }
+  });
+
+  it('resets the journal and the clock', async () => {
+    t = await buildTestApp();
+    await chat();
+    await t.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { ms: 5000 } });
+    expect((await t.inject({ method: 'POST', url: '/_emulator/reset' })).json()).toEqual({
+      status: 'ok',
+    });
+    expect((await t.inject({ url: '/_emulator/requests' })).json()).toEqual({ requests: [] });
+    expect((await t.inject({ url: '/_emulator/clock' })).json()).toEqual({ now: T0, offset_ms: 0 });
+  });
+
+  it('requires the admin token on every route but health when one is set', async () => {
+    t = await buildTestApp({ adminToken: 'letmein' });
+    expect((await t.inject({ url: '/_emulator/health' })).statusCode).toBe(200);
+    for (const [method, url] of [
+      ['POST', '/_emulator/reset'],
+      ['GET', '/_emulator/clock'],
+      ['POST', '/_emulator/clock/advance'],
+      ['GET', '/_emulator/requests'],
+      ['DELETE', '/_emulator/requests'],
+      ['GET', '/_emulator/openapi.json'],
+    ] as const) {
+      const denied = await t.inject({ method, url, payload: { ms: 1 } });
+      expect(denied.statusCode).toBe(401);
+      expect(denied.json()).toEqual({
+        error: {
+          type: 'authentication_error',
+          message: 'x-emulator-admin-token header is missing or wrong.',
+        },
+      });
+      const allowed = await t.inject({
+        method,
+        url,
+        headers: { 'x-emulator-admin-token': 'letmein' },
+        payload: { ms: 1 },
+      });
+      expect(allowed.statusCode).toBe(200);
+    }
+    const requests = await t.inject({
+      url: '/_emulator/requests',
+      headers: { 'x-emulator-admin-token': 'letmein' },
+    });
+    expect(requests.body).not.toContain('letmein');
+  });
+
+  it('serves an OpenAPI document generated from the route schemas', async () => {
+    t = await buildTestApp();
+    const doc = (await t.inject({ url: '/_emulator/openapi.json' })).json();
+    expect(doc.openapi).toMatch(/^3\./);
+    const chatPost = doc.paths['/v1/chat/completions'].post;
+    expect(chatPost.requestBody.content['application/json'].schema.required).toEqual([
+      'model',
+      'messages',
+    ]);
+    expect(Object.keys(chatPost.responses)).toEqual(['200', '4XX', '5XX']);
+    expect(Object.keys(doc.paths)).toContain('/_emulator/clock/advance');
+  });
+
+  it('answers unknown control routes in its own shape', async () => {
+    t = await buildTestApp();
+    const res = await t.inject({ url: '/_emulator/nope' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({
+      error: { type: 'not_found_error', message: 'No emulator route GET /_emulator/nope' },
+    });
+  });
+});
+
+describe('logging', () => {
+  it('never writes API keys or the admin token to the log', async () => {
+    t = await buildTestApp({ adminToken: 'admin-secret', logLevel: 'trace' });
+    await chat('hello', 'sk-very-secret');
+    await t.inject({
+      method: 'POST',
+      url: '/messages-api/v1/messages',
+      headers: { 'x-api-key': 'sk-other-secret', 'msgapi-version': '2023-06-01' },
+      payload: {},
+    });
+    await t.inject({
+      url: '/_emulator/clock',
+      headers: { 'x-emulator-admin-token': 'admin-secret' },
+    });
+    const log = t.deps.logs.join('');
+    expect(log).toContain('request completed');
+    expect(log).not.toContain('sk-very-secret');
+    expect(log).not.toContain('sk-other-secret');
+    expect(log).not.toContain('admin-secret');
+  });
+
+  it('warns at start when any key is accepted', async () => {
+    t = await buildTestApp();
+    expect(t.deps.logs.join('')).toContain('GATEWAY_API_KEYS is not set');
+  });
+});

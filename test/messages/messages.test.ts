@@ -1,0 +1,307 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { countTokens, truncateTokens } from '../../src/platform/tokens.js';
+import { generateReply } from '../../src/text/reply.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+const HEADERS = { 'x-api-key': 'key-a', 'msgapi-version': '2023-06-01' };
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await buildTestApp();
+});
+afterEach(() => t.app.close());
+
+const post = (payload: unknown, headers: Record<string, string> = HEADERS) =>
+  t.inject({
+    method: 'POST',
+    url: '/messages-api/v1/messages',
+    headers,
+    payload: payload as object,
+  });
+
+const usage = (input: number, output: number, creation = 0, read = 0, c1h = 0) => ({
+  input_tokens: input,
+  cache_creation_input_tokens: creation,
+  cache_read_input_tokens: read,
+  cache_creation: { ephemeral_5m_input_tokens: creation - c1h, ephemeral_1h_input_tokens: c1h },
+  output_tokens: output,
+});
+
+describe('POST /messages-api/v1/messages', () => {
+  it('answers with the whole message object of seed 2.9', async () => {
+    const res = await post({
+      model: 'claude-like',
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: 'Hello there' }],
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['request-id']).toBe('req_1');
+    const reply = generateReply('Hello there', 0);
+    expect(res.json()).toEqual({
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'text', text: reply.text }],
+      model: 'claude-like',
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      // 3 (message framing) + 4 ("Hello there")
+      usage: usage(7, reply.tokens),
+    });
+    expect(Object.keys(res.json())).toEqual([
+      'id',
+      'type',
+      'role',
+      'content',
+      'model',
+      'stop_reason',
+      'stop_sequence',
+      'usage',
+    ]);
+  });
+
+  it('takes a system prompt, multi-turn history and text blocks', async () => {
+    const res = await post({
+      model: 'm',
+      max_tokens: 100,
+      system: [
+        { type: 'text', text: 'Be brief.' },
+        { type: 'text', text: 'Use English.' },
+      ],
+      temperature: 0.2,
+      top_p: 0.9,
+      top_k: 40,
+      metadata: { user_id: 'u-1' },
+      messages: [
+        { role: 'user', content: 'What is a cat?' },
+        { role: 'assistant', content: [{ type: 'text', text: 'An animal.' }] },
+        { role: 'user', content: [{ type: 'text', text: 'And a dog?' }] },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.content[0].text).toBe(generateReply('And a dog?', 0).text);
+    // system 4 + 4; messages 3 x 3 framing + 5 + 4 + 4
+    expect(body.usage.input_tokens).toBe(4 + 4 + 9 + 5 + 4 + 4);
+  });
+
+  it('merges consecutive turns of one role when choosing the reply', async () => {
+    const res = await post({
+      model: 'm',
+      max_tokens: 100,
+      messages: [
+        { role: 'user', content: 'first part' },
+        { role: 'user', content: 'second part' },
+      ],
+    });
+    expect(res.json().content[0].text).toBe(generateReply('first part\nsecond part', 0).text);
+  });
+
+  it('continues an assistant prefill: the reply is keyed on the last user turn', async () => {
+    const res = await post({
+      model: 'm',
+      max_tokens: 100,
+      messages: [
+        { role: 'user', content: 'Name a colour' },
+        { role: 'assistant', content: 'The colour is' },
+      ],
+    });
+    expect(res.json().content[0].text).toBe(generateReply('Name a colour', 0).text);
+  });
+
+  it('cuts at max_tokens with stop_reason "max_tokens"', async () => {
+    const res = await post({
+      model: 'm',
+      max_tokens: 5,
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    const expected = truncateTokens(generateReply('x', 0).text, 5).text;
+    expect(res.json()).toMatchObject({
+      content: [{ type: 'text', text: expected }],
+      stop_reason: 'max_tokens',
+      stop_sequence: null,
+      usage: { output_tokens: 5 },
+    });
+  });
+
+  it('stops before a stop sequence with stop_reason "stop_sequence" naming it', async () => {
+    const full = generateReply('stop please', 0).text;
+    const word = full.split(' ')[2] as string;
+    const res = await post({
+      model: 'm',
+      max_tokens: 500,
+      stop_sequences: ['never-there', word],
+      messages: [{ role: 'user', content: 'stop please' }],
+    });
+    const text = full.slice(0, full.indexOf(word));
+    expect(res.json()).toMatchObject({
+      content: [{ type: 'text', text }],
+      stop_reason: 'stop_sequence',
+      stop_sequence: word,
+      usage: { output_tokens: countTokens(text) },
+    });
+  });
+
+  it('takes the key from x-api-key or, like upstream, from Authorization: Bearer', async () => {
+    const res = await post(
+      { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] },
+      { authorization: 'Bearer key-a', 'msgapi-version': '2023-06-01' },
+    );
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('accepts a msgapi-beta header listing betas', async () => {
+    const res = await post(
+      { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] },
+      { ...HEADERS, 'msgapi-beta': 'prompt-caching-2024-07-31,other-beta' },
+    );
+    expect(res.statusCode).toBe(200);
+  });
+});
+
+describe('POST /messages-api/v1/messages/count_tokens', () => {
+  it('counts with the same counter as usage', async () => {
+    const request = {
+      model: 'm',
+      system: 'You are terse.',
+      messages: [
+        { role: 'user', content: 'Hello there' },
+        { role: 'assistant', content: 'Hi!' },
+        { role: 'user', content: [{ type: 'text', text: 'How are you?' }] },
+      ],
+    };
+    const counted = await t.inject({
+      method: 'POST',
+      url: '/messages-api/v1/messages/count_tokens',
+      headers: HEADERS,
+      payload: request,
+    });
+    expect(counted.statusCode).toBe(200);
+    // system 5; framing 9; 4 + 2 + 4
+    expect(counted.json()).toEqual({ input_tokens: 5 + 9 + 4 + 2 + 4 });
+    const created = await post({ ...request, max_tokens: 10 });
+    expect(created.json().usage.input_tokens).toBe(24);
+  });
+
+  it('refuses max_tokens-only fields and bad bodies in the messages envelope', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/messages-api/v1/messages/count_tokens',
+      headers: HEADERS,
+      payload: { model: 'm', messages: [], max_tokens: 5 },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'max_tokens: is not a permitted field' },
+      request_id: res.headers['request-id'],
+    });
+  });
+});
+
+describe('messages validation', () => {
+  const base = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] };
+  it.each([
+    [{ model: 'm', messages: base.messages }, 'max_tokens: Field required'],
+    [{ ...base, max_tokens: 0 }, 'max_tokens: must be greater than or equal to 1'],
+    [{ ...base, max_tokens: 2.5 }, 'max_tokens: must be an integer'],
+    [{ ...base, model: undefined }, 'model: Field required'],
+    [{ ...base, messages: [] }, 'messages: must have at least 1 item(s)'],
+    [
+      { ...base, messages: [{ role: 'system', content: 'x' }] },
+      'messages.0.role: must be one of "user", "assistant"',
+    ],
+    [
+      { ...base, messages: [{ role: 'user', content: 5 }] },
+      'messages.0.content: must be a string or a non-empty array of text blocks',
+    ],
+    [
+      { ...base, messages: [{ role: 'user', content: [] }] },
+      'messages.0.content: must have at least 1 item(s)',
+    ],
+    [
+      { ...base, messages: [{ role: 'user', content: [{ type: 'image', text: 'x' }] }] },
+      'messages.0.content.0.type: must be "text"',
+    ],
+    [
+      { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x', extra: 1 }] }] },
+      'messages.0.content.0.extra: is not a permitted field',
+    ],
+    [
+      { ...base, messages: [{ role: 'user', content: '   ' }] },
+      'messages.0.content: must contain non-whitespace text',
+    ],
+    [
+      { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: '' }] }] },
+      'messages.0.content.0.text: must contain non-whitespace text',
+    ],
+    [{ ...base, temperature: 1.5 }, 'temperature: must be less than or equal to 1'],
+    [{ ...base, top_p: -0.1 }, 'top_p: must be greater than or equal to 0'],
+    [{ ...base, top_k: -1 }, 'top_k: must be greater than or equal to 0'],
+    [{ ...base, stream: 'true' }, 'stream: must be a boolean'],
+    [{ ...base, stop_sequences: 'END' }, 'stop_sequences: must be an array'],
+    [{ ...base, system: 42 }, 'system: must be a string or an array of text blocks'],
+    [
+      { ...base, system: [{ type: 'text', text: 'x', cache_control: { type: 'persistent' } }] },
+      'system.0.cache_control.type: must be "ephemeral"',
+    ],
+    [
+      {
+        ...base,
+        system: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ttl: '2h' } }],
+      },
+      'system.0.cache_control.ttl: must be one of "5m", "1h"',
+    ],
+    [
+      {
+        ...base,
+        system: [
+          { type: 'text', text: 'a', cache_control: { type: 'ephemeral' } },
+          { type: 'text', text: 'b', cache_control: { type: 'ephemeral', ttl: '1h' } },
+        ],
+      },
+      'system.1.cache_control.ttl: a "1h" cache_control may not come after a "5m" one',
+    ],
+    [
+      {
+        ...base,
+        system: [1, 2, 3].map((n) => ({
+          type: 'text',
+          text: `s${n}`,
+          cache_control: { type: 'ephemeral' },
+        })),
+        messages: [
+          {
+            role: 'user',
+            content: [1, 2].map((n) => ({
+              type: 'text',
+              text: `m${n}`,
+              cache_control: { type: 'ephemeral' },
+            })),
+          },
+        ],
+      },
+      'messages.0.content.1.cache_control: A maximum of 4 blocks with cache_control may be provided. Found 5.',
+    ],
+    [{ ...base, tools: [] }, 'tools: is not a permitted field'],
+  ])('refuses %j', async (payload, message) => {
+    const res = await post(payload);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message },
+      request_id: res.headers['request-id'],
+    });
+  });
+
+  it('refuses a wrong content type with 415 in its envelope', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/messages-api/v1/messages',
+      headers: { ...HEADERS, 'content-type': 'text/plain' },
+      payload: 'hi',
+    });
+    expect(res.statusCode).toBe(415);
+    expect(res.json().error.type).toBe('invalid_request_error');
+  });
+});

@@ -1,0 +1,380 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Emulator, startEmulator } from '../../src/emulator.js';
+import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
+
+const CHAT = {
+  url: '/v1/chat/completions',
+  headers: { authorization: 'Bearer k' },
+  payload: { model: 'm', messages: [{ role: 'user', content: 'hello' }] },
+};
+const MESSAGES = {
+  url: '/messages-api/v1/messages',
+  headers: { 'x-api-key': 'k', 'msgapi-version': '2023-06-01' },
+  payload: { model: 'm', max_tokens: 50, messages: [{ role: 'user', content: 'hello' }] },
+};
+const VIDEO = {
+  url: '/videogen/v1/videos/text2video',
+  headers: { authorization: 'Bearer k' },
+  payload: { model_name: 'vid-v1-6', prompt: 'a cat', duration: '5' },
+};
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await buildTestApp();
+});
+afterEach(() => t.app.close());
+
+const send = (
+  target: typeof CHAT | typeof MESSAGES | typeof VIDEO,
+  extra: { headers?: Record<string, string>; payload?: object } = {},
+) =>
+  t.inject({
+    method: 'POST',
+    url: target.url,
+    headers: { ...target.headers, ...extra.headers },
+    payload: extra.payload ?? target.payload,
+  });
+const addRule = (rule: object) =>
+  t.inject({ method: 'POST', url: '/_emulator/faults', payload: rule });
+
+describe('fault header: each group fails in its own shape', () => {
+  it.each([
+    [
+      429,
+      {
+        error: {
+          message: expect.stringContaining('Rate limit'),
+          type: 'requests',
+          param: null,
+          code: 'rate_limit_exceeded',
+        },
+      },
+    ],
+    [
+      500,
+      {
+        error: {
+          message: 'The server had an error while processing your request.',
+          type: 'server_error',
+          param: null,
+          code: null,
+        },
+      },
+    ],
+    [
+      503,
+      {
+        error: {
+          message: expect.any(String),
+          type: 'service_unavailable_error',
+          param: null,
+          code: 'server_is_overloaded',
+        },
+      },
+    ],
+  ])('chat %i', async (status, body) => {
+    const res = await send(CHAT, { headers: { 'x-emulator-fault': String(status) } });
+    expect(res.statusCode).toBe(status);
+    expect(res.json()).toEqual(body);
+    if (status !== 500) {
+      expect(res.headers['retry-after']).toBe('1');
+      expect(res.headers['retry-after-ms']).toBe('1000');
+    } else {
+      expect(res.headers['retry-after']).toBeUndefined();
+    }
+  });
+
+  it.each([
+    [429, 'rate_limit_error'],
+    [500, 'api_error'],
+    [529, 'overloaded_error'],
+    [504, 'timeout_error'],
+    [401, 'authentication_error'],
+  ])('messages %i is %s', async (status, type) => {
+    const res = await send(MESSAGES, { headers: { 'x-emulator-fault': String(status) } });
+    expect(res.statusCode).toBe(status);
+    expect(res.json()).toEqual({
+      type: 'error',
+      error: { type, message: expect.any(String) },
+      request_id: res.headers['request-id'],
+    });
+    expect(res.headers['retry-after']).toBe([429, 529].includes(status) ? '1' : undefined);
+  });
+
+  it('messages 529 says "Overloaded" as upstream does', async () => {
+    const res = await send(MESSAGES, { headers: { 'x-emulator-fault': '529' } });
+    expect(res.json().error).toEqual({ type: 'overloaded_error', message: 'Overloaded' });
+  });
+
+  it.each([
+    [429, 1302],
+    [500, 5000],
+    [503, 5001],
+    [504, 5002],
+  ])('video %i is code %i', async (status, code) => {
+    const res = await send(VIDEO, { headers: { 'x-emulator-fault': String(status) } });
+    expect(res.statusCode).toBe(status);
+    expect(res.json()).toEqual({
+      code,
+      message: expect.any(String),
+      request_id: expect.any(String),
+    });
+    expect(t.app.emulator.video.store.size).toBe(0);
+  });
+
+  it('strike before validation: a faulted request with a bad body still gets the fault', async () => {
+    const res = await send(MESSAGES, {
+      headers: { 'x-emulator-fault': '529' },
+      payload: { model: 'm' },
+    });
+    expect(res.statusCode).toBe(529);
+    await addRule({ path: '/v1/chat/completions', status: 503, times: 1 });
+    expect((await send(CHAT, { payload: { nonsense: true } })).statusCode).toBe(503);
+  });
+
+  it('refuses a malformed fault header', async () => {
+    const res = await send(CHAT, { headers: { 'x-emulator-fault': 'explode' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.message).toBe(
+      'x-emulator-fault must be a status 400-599, "disconnect" or "stream_error"',
+    );
+  });
+});
+
+describe('fault rules', () => {
+  it('fire `times` times on matching requests, then are spent', async () => {
+    const rule = await addRule({
+      path: '/v1/chat/completions',
+      status: 429,
+      times: 2,
+      retry_after_s: 7,
+    });
+    expect(rule.json()).toEqual({
+      id: 1,
+      path: '/v1/chat/completions',
+      method: null,
+      kind: 'error',
+      status: 429,
+      times: 2,
+      remaining: 2,
+      after_events: 0,
+      retry_after_s: 7,
+      fired: 0,
+    });
+    const first = await send(CHAT);
+    expect(first.statusCode).toBe(429);
+    expect(first.headers['retry-after']).toBe('7');
+    expect((await t.inject({ url: '/_emulator/faults' })).json().faults).toMatchObject([
+      { id: 1, remaining: 1, fired: 1 },
+    ]);
+    expect((await send(CHAT)).statusCode).toBe(429);
+    expect((await send(CHAT)).statusCode).toBe(200);
+    expect((await t.inject({ url: '/_emulator/faults' })).json()).toEqual({ faults: [] });
+  });
+
+  it('match by method and by path prefix, and last until deleted without `times`', async () => {
+    await addRule({ path: '/videogen/*', method: 'get', status: 503 });
+    expect((await send(VIDEO)).statusCode).toBe(200);
+    const get = await t.inject({
+      url: '/videogen/v1/videos/text2video/1000001',
+      headers: VIDEO.headers,
+    });
+    expect(get.statusCode).toBe(503);
+    expect(get.json().code).toBe(5001);
+    expect(
+      (await t.inject({ url: '/videogen/v1/videos/text2video', headers: VIDEO.headers }))
+        .statusCode,
+    ).toBe(503);
+    await t.inject({ method: 'DELETE', url: '/_emulator/faults' });
+    expect(
+      (await t.inject({ url: '/videogen/v1/videos/text2video', headers: VIDEO.headers }))
+        .statusCode,
+    ).toBe(200);
+  });
+
+  it('are validated', async () => {
+    for (const [rule, message] of [
+      [{ path: '/v1/chat/completions' }, 'status is required for kind "error"'],
+      [{ path: 'v1', status: 500 }, 'path has an invalid format'],
+      [{ path: '/x', status: 200 }, 'status must be greater than or equal to 400'],
+      [
+        { path: '/x', status: 500, kind: 'explode' },
+        'kind must be one of "error", "disconnect", "stream_error"',
+      ],
+      [{ path: '/x', status: 500, times: 0 }, 'times must be greater than or equal to 1'],
+    ] as const) {
+      const res = await addRule(rule);
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: { type: 'invalid_request_error', message } });
+    }
+  });
+
+  it('show in the journal, which fault and which rule', async () => {
+    await addRule({ path: '/v1/chat/completions', status: 500, times: 1 });
+    await send(CHAT);
+    await send(MESSAGES, { headers: { 'x-emulator-fault': '529' } });
+    await send(CHAT);
+    const journal = (await t.inject({ url: '/_emulator/requests' })).json().requests;
+    expect(
+      journal.map((r: { status: number; fault: string | null }) => [r.status, r.fault]),
+    ).toEqual([
+      [500, 'rule 1: error 500'],
+      [529, 'header x-emulator-fault: 529'],
+      [200, null],
+    ]);
+  });
+
+  it('are cleared by reset', async () => {
+    await addRule({ path: '/v1/chat/completions', status: 500 });
+    await t.inject({ method: 'POST', url: '/_emulator/reset' });
+    expect((await send(CHAT)).statusCode).toBe(200);
+  });
+});
+
+describe('stream_error', () => {
+  it('ends a messages stream with an error event after `after_events` frames, no message_stop', async () => {
+    await addRule({
+      path: '/messages-api/v1/messages',
+      kind: 'stream_error',
+      after_events: 3,
+      times: 1,
+    });
+    // A plain request does not use up a stream rule.
+    expect((await send(MESSAGES)).statusCode).toBe(200);
+    const res = await send(MESSAGES, { payload: { ...MESSAGES.payload, stream: true } });
+    expect(res.statusCode).toBe(200);
+    const events = parseSse(res.body);
+    expect(events.map((e) => e.event)).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      'error',
+    ]);
+    expect(events.at(-1)).toEqual({
+      event: 'error',
+      data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    });
+    const journal = (await t.inject({ url: '/_emulator/requests' })).json().requests;
+    expect(journal.at(-1).fault).toBe('rule 1: stream_error');
+  });
+
+  it('ends a chat stream with an error frame and no [DONE]', async () => {
+    const res = await send(CHAT, {
+      headers: { 'x-emulator-fault': 'stream_error' },
+      payload: { ...CHAT.payload, stream: true },
+    });
+    const frames = parseSse(res.body);
+    expect(frames).toEqual([
+      {
+        data: {
+          error: {
+            message: 'The server had an error while processing your request.',
+            type: 'server_error',
+            param: null,
+            code: null,
+          },
+        },
+      },
+    ]);
+  });
+
+  it('counts after_events in single events, whatever the batching', async () => {
+    await addRule({ path: '/messages-api/v1/messages', kind: 'stream_error', after_events: 5 });
+    const body = { ...MESSAGES.payload, max_tokens: 500, stream: true };
+    const plain = parseSse((await send(MESSAGES, { payload: body })).body);
+    const paced = parseSse(
+      (await send(MESSAGES, { payload: body, headers: { 'x-emulator-stream-delay-ms': '1' } }))
+        .body,
+    );
+    for (const events of [plain, paced]) {
+      expect(events).toHaveLength(6);
+      expect(events.slice(3, 5).map((e) => e.event)).toEqual([
+        'content_block_delta',
+        'content_block_delta',
+      ]);
+      expect(events[5]?.event).toBe('error');
+    }
+  });
+
+  it('never sends the closing event, however large after_events is', async () => {
+    await addRule({
+      path: '/messages-api/v1/messages',
+      kind: 'stream_error',
+      after_events: 1000,
+      times: 1,
+    });
+    const events = parseSse(
+      (await send(MESSAGES, { payload: { ...MESSAGES.payload, stream: true } })).body,
+    );
+    expect(events.map((e) => e.event).slice(-3)).toEqual([
+      'content_block_stop',
+      'message_delta',
+      'error',
+    ]);
+    await addRule({
+      path: '/v1/chat/completions',
+      kind: 'stream_error',
+      after_events: 1000,
+      times: 1,
+    });
+    const frames = parseSse(
+      (await send(CHAT, { payload: { ...CHAT.payload, stream: true } })).body,
+    );
+    expect(frames.map((f) => f.data)).not.toContain('[DONE]');
+    expect(frames.at(-1)?.data).toMatchObject({ error: { type: 'server_error' } });
+    expect(frames.at(-2)?.data).toMatchObject({ choices: [{ finish_reason: 'stop' }] });
+  });
+
+  it('uses the rule status for the error type', async () => {
+    await addRule({
+      path: '/messages-api/v1/messages',
+      kind: 'stream_error',
+      status: 429,
+      after_events: 1,
+    });
+    const res = await send(MESSAGES, { payload: { ...MESSAGES.payload, stream: true } });
+    expect(parseSse(res.body)).toEqual([
+      expect.objectContaining({ event: 'message_start' }),
+      {
+        event: 'error',
+        data: { type: 'error', error: { type: 'rate_limit_error', message: expect.any(String) } },
+      },
+    ]);
+  });
+
+  it('on a plain request by header, fails it as the stream would have (529 / 500)', async () => {
+    const messages = await send(MESSAGES, { headers: { 'x-emulator-fault': 'stream_error' } });
+    expect(messages.statusCode).toBe(529);
+    const chat = await send(CHAT, { headers: { 'x-emulator-fault': 'stream_error' } });
+    expect(chat.statusCode).toBe(500);
+  });
+});
+
+describe('disconnect', () => {
+  let emulator: Emulator;
+  afterEach(() => emulator?.close());
+
+  it('destroys the connection without a response, and journals it', async () => {
+    emulator = await startEmulator({ logLevel: 'silent' });
+    const failure = await fetch(`${emulator.url}${CHAT.url}`, {
+      method: 'POST',
+      headers: {
+        ...CHAT.headers,
+        'content-type': 'application/json',
+        'x-emulator-fault': 'disconnect',
+      },
+      body: JSON.stringify(CHAT.payload),
+    }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(TypeError);
+    expect(String((failure as { cause?: unknown }).cause)).toMatch(
+      /other side closed|socket|terminated/i,
+    );
+    const journal = (await (await fetch(`${emulator.url}/_emulator/requests`)).json()) as {
+      requests: unknown[];
+    };
+    expect(journal.requests).toMatchObject([
+      { status: 0, fault: 'header x-emulator-fault: disconnect', url: '/v1/chat/completions' },
+    ]);
+    expect((await fetch(`${emulator.url}/_emulator/health`)).status).toBe(200);
+  });
+});

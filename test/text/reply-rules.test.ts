@@ -1,0 +1,186 @@
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_FIXTURES_DIR } from '../../src/config.js';
+import { countTokens } from '../../src/platform/tokens.js';
+import { FixtureError, loadFixtures } from '../../src/text/fixtures.js';
+import { generateReply } from '../../src/text/reply.js';
+import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
+
+/** A FIXTURES_DIR with the given reply files (and no content filter). */
+function fixturesDir(files: Record<string, unknown>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fixtures-'));
+  mkdirSync(join(dir, 'replies'));
+  for (const [name, data] of Object.entries(files)) {
+    writeFileSync(
+      join(dir, 'replies', name),
+      typeof data === 'string' ? data : JSON.stringify(data),
+    );
+  }
+  return dir;
+}
+
+let t: TestApp;
+afterEach(() => t?.app.close());
+
+const chat = (content: string, model = 'chat-model', extra: object = {}) =>
+  t.inject({
+    method: 'POST',
+    url: '/v1/chat/completions',
+    headers: { authorization: 'Bearer k' },
+    payload: { model, messages: [{ role: 'user', content }], ...extra },
+  });
+const message = (content: string, model = 'claude-demo', extra: object = {}) =>
+  t.inject({
+    method: 'POST',
+    url: '/messages-api/v1/messages',
+    headers: { 'x-api-key': 'k', 'msgapi-version': '2023-06-01' },
+    payload: { model, max_tokens: 200, messages: [{ role: 'user', content }], ...extra },
+  });
+
+describe('the shipped example fixtures', () => {
+  it('answer their demo prompts in both APIs', async () => {
+    t = await buildTestApp();
+    const weather = 'It is 21 degrees and sunny in the emulator today.';
+    expect((await chat('Tell me the [demo] weather')).json().choices[0].message.content).toBe(
+      weather,
+    );
+    expect((await message('[demo] weather please')).json().content[0].text).toBe(weather);
+    expect((await chat('[demo] echo hello\nworld')).json().choices[0].message.content).toBe(
+      'You said: hello\nworld',
+    );
+  });
+
+  it('can set the finish or stop reason, per API and model', async () => {
+    t = await buildTestApp();
+    const cut = (await chat('[demo] cut')).json().choices[0];
+    expect(cut).toMatchObject({ finish_reason: 'length' });
+    expect((await message('[demo] cut')).json()).toMatchObject({ stop_reason: 'max_tokens' });
+    // the messages rule is limited to two models
+    expect((await message('[demo] cut', 'other-model')).json().stop_reason).toBe('end_turn');
+  });
+
+  it('leave every other prompt to the default generator', async () => {
+    t = await buildTestApp();
+    expect((await chat('Hello')).json().choices[0].message.content).toBe(
+      generateReply('Hello', 0).text,
+    );
+  });
+
+  it('are listed by GET /_emulator/fixtures', async () => {
+    t = await buildTestApp();
+    const res = await t.inject({ url: '/_emulator/fixtures' });
+    expect(res.json().rules[0]).toEqual({
+      file: 'replies/examples.json',
+      index: 0,
+      name: 'weather demo',
+      match: { contains: '[demo] weather' },
+      reply: 'It is 21 degrees and sunny in the emulator today.',
+    });
+    expect(res.json().blocked_terms).toEqual([
+      { term: 'forbidden-demo-term', category: 'violence', severity: 'medium' },
+    ]);
+  });
+});
+
+describe('scripted replies', () => {
+  it('take the first matching rule across files in name order', async () => {
+    const dir = fixturesDir({
+      'b.json': { rules: [{ match: { contains: 'ping' }, reply: 'from b' }] },
+      'a.json': {
+        rules: [
+          { match: { regex: '^PING$', flags: 'i' }, reply: 'from a (regex)' },
+          { match: { contains: 'ping' }, model: 'special', reply: 'from a (model)' },
+        ],
+      },
+    });
+    t = await buildTestApp({ fixturesDir: dir });
+    expect((await chat('ping')).json().choices[0].message.content).toBe('from a (regex)');
+    expect((await chat('say ping', 'special')).json().choices[0].message.content).toBe(
+      'from a (model)',
+    );
+    expect((await chat('say ping')).json().choices[0].message.content).toBe('from b');
+  });
+
+  it('are cut by max_tokens and stop sequences like any reply, and streamed the same', async () => {
+    const long = 'word '.repeat(300).trim();
+    const dir = fixturesDir({
+      'long.json': { rules: [{ match: { contains: 'long' }, reply: long }] },
+    });
+    t = await buildTestApp({ fixturesDir: dir });
+    const full = await message('long please', 'm', { max_tokens: 1000 });
+    expect(full.json()).toMatchObject({ stop_reason: 'end_turn', usage: { output_tokens: 300 } });
+    const cut = await message('long please', 'm', { max_tokens: 256 });
+    expect(cut.json()).toMatchObject({ stop_reason: 'max_tokens', usage: { output_tokens: 256 } });
+    const streamed = parseSse(
+      (await message('long please', 'm', { max_tokens: 256, stream: true })).body,
+    );
+    const text = streamed
+      .filter((e) => e.event === 'content_block_delta')
+      .map((e) => (e.data as { delta: { text: string } }).delta.text)
+      .join('');
+    expect(text).toBe(cut.json().content[0].text);
+    expect(countTokens(text)).toBe(256);
+  });
+
+  it('reload from disk, keeping the active rules when the new files are bad', async () => {
+    const dir = fixturesDir({ 'r.json': { rules: [{ match: { contains: 'x' }, reply: 'one' }] } });
+    t = await buildTestApp({ fixturesDir: dir });
+    expect((await chat('x')).json().choices[0].message.content).toBe('one');
+    writeFileSync(
+      join(dir, 'replies', 'r.json'),
+      JSON.stringify({ rules: [{ match: { contains: 'x' }, reply: 'two' }] }),
+    );
+    const reloaded = await t.inject({ method: 'POST', url: '/_emulator/fixtures/reload' });
+    expect(reloaded.statusCode).toBe(200);
+    expect((await chat('x')).json().choices[0].message.content).toBe('two');
+
+    writeFileSync(join(dir, 'replies', 'r.json'), '{"rules": [{"match": {}}]}');
+    const bad = await t.inject({ method: 'POST', url: '/_emulator/fixtures/reload' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.message).toContain('r.json');
+    expect((await chat('x')).json().choices[0].message.content).toBe('two');
+  });
+});
+
+describe('fixture validation', () => {
+  it.each([
+    ['{not json', /bad\.json: .*JSON/],
+    [{ rules: [{ match: { contains: 'x' } }] }, /bad\.json: rules\.0\.reply: is required/],
+    [
+      { rules: [{ match: { regex: '(' }, reply: 'x' }] },
+      /bad\.json: rules\.0\.match\.regex: Invalid regular expression/,
+    ],
+    [
+      { rules: [{ match: { contains: 'x' }, reply: 'y', api: 'video' }] },
+      /bad\.json: rules\.0\.api/,
+    ],
+    [{ rules: [{ match: { contains: 'x' }, reply: 'y', extra: 1 }] }, /bad\.json: rules\.0/],
+    [{ replies: [] }, /bad\.json: /],
+  ])('names the file and the rule for %j', (data, message) => {
+    const dir = fixturesDir({ 'bad.json': data });
+    expect(() => loadFixtures(dir)).toThrow(FixtureError);
+    expect(() => loadFixtures(dir)).toThrow(message);
+  });
+
+  it('stops start-up on bad fixtures', async () => {
+    const dir = fixturesDir({ 'bad.json': '{' });
+    await expect(buildTestApp({ fixturesDir: dir })).rejects.toThrow(FixtureError);
+  });
+
+  it('checks the content filter file too', () => {
+    const dir = fixturesDir({});
+    writeFileSync(
+      join(dir, 'content-filter.json'),
+      JSON.stringify({ blocked_terms: [{ term: 'x', category: 'rude' }] }),
+    );
+    expect(() => loadFixtures(dir)).toThrow(/content-filter\.json: blocked_terms\.0\.category/);
+  });
+
+  it('accepts the shipped fixtures and a copy of them', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'fixtures-copy-'));
+    cpSync(DEFAULT_FIXTURES_DIR, copy, { recursive: true });
+    expect(loadFixtures(copy).rules.length).toBe(loadFixtures(DEFAULT_FIXTURES_DIR).rules.length);
+  });
+});

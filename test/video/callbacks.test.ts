@@ -1,0 +1,203 @@
+import { createServer, type Server } from 'node:http';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
+
+const KEY = { authorization: 'Bearer key-a' };
+
+interface Receiver {
+  url: string;
+  bodies: unknown[];
+  close(): Promise<void>;
+}
+
+/** A callback receiver on loopback answering with `statuses` in turn (then 200). */
+async function receiver(statuses: number[] = []): Promise<Receiver> {
+  const bodies: unknown[] = [];
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk) => {
+      raw += chunk;
+    });
+    req.on('end', () => {
+      bodies.push({ contentType: req.headers['content-type'], body: JSON.parse(raw) });
+      res.statusCode = statuses.shift() ?? 200;
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/hooks/video`,
+    bodies,
+    close: () => new Promise((ok) => server.close(() => ok())),
+  };
+}
+
+let t: TestApp;
+let hook: Receiver;
+beforeEach(async () => {
+  t = await buildTestApp();
+});
+afterEach(async () => {
+  await t.app.close();
+  await hook?.close();
+});
+
+const create = (callbackUrl: string, extra: object = {}) =>
+  t.inject({
+    method: 'POST',
+    url: '/videogen/v1/videos/text2video',
+    headers: KEY,
+    payload: {
+      model_name: 'vid-v1-6',
+      prompt: 'a cat',
+      duration: '5',
+      callback_url: callbackUrl,
+      external_task_id: 'job-7',
+      ...extra,
+    },
+  });
+const advance = async (ms: number) => {
+  await t.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { ms } });
+  await t.app.emulator.callbacks.idle();
+};
+const deliveries = async () => (await t.inject({ url: '/_emulator/callbacks' })).json().callbacks;
+
+const flat = (status: string, updatedAt: number, videos: unknown[] = []) => ({
+  contentType: 'application/json',
+  body: {
+    task_id: '1000001',
+    task_status: status,
+    task_status_msg: '',
+    task_info: { external_task_id: 'job-7' },
+    task_result: { videos },
+    created_at: T0,
+    updated_at: updatedAt,
+  },
+});
+
+describe('video callbacks', () => {
+  it('POST the flat task record on every status change, as the clock passes it', async () => {
+    hook = await receiver();
+    await create(hook.url);
+    await t.app.emulator.callbacks.idle();
+    expect(hook.bodies).toEqual([]);
+
+    await advance(2000);
+    expect(hook.bodies).toEqual([flat('processing', T0 + 2000)]);
+    await advance(8000);
+    expect(hook.bodies).toEqual([
+      flat('processing', T0 + 2000),
+      flat('succeed', T0 + 10_000, [
+        { id: 'v1000001', url: 'http://localhost:80/media/videos/v1000001.mp4', duration: '5' },
+      ]),
+    ]);
+    expect(await deliveries()).toEqual([
+      {
+        id: 1,
+        task_id: '1000001',
+        url: hook.url,
+        task_status: 'processing',
+        state: 'delivered',
+        attempts: 1,
+        last_status: 200,
+        last_error: null,
+        created_at: T0 + 2000,
+        updated_at: T0 + 2000,
+      },
+      {
+        id: 2,
+        task_id: '1000001',
+        url: hook.url,
+        task_status: 'succeed',
+        state: 'delivered',
+        attempts: 1,
+        last_status: 200,
+        last_error: null,
+        created_at: T0 + 10_000,
+        updated_at: T0 + 10_000,
+      },
+    ]);
+  });
+
+  it('fires both transitions in order when one advance passes them both', async () => {
+    hook = await receiver();
+    await create(hook.url, { external_task_id: 'job-7' });
+    await advance(60_000);
+    expect(
+      hook.bodies.map((b) => (b as { body: { task_status: string } }).body.task_status),
+    ).toEqual(['processing', 'succeed']);
+  });
+
+  it('retries a failing receiver with exponential backoff on the emulator clock', async () => {
+    hook = await receiver([500, 503]);
+    await create(hook.url);
+    await advance(2000);
+    expect(await deliveries()).toMatchObject([
+      { state: 'pending', attempts: 1, last_status: 500, last_error: 'HTTP 500' },
+    ]);
+    await advance(999);
+    expect(hook.bodies).toHaveLength(1);
+    await advance(1); // first retry after 1 s
+    expect(await deliveries()).toMatchObject([
+      { state: 'pending', attempts: 2, last_status: 503, last_error: 'HTTP 503' },
+    ]);
+    await advance(1999);
+    expect(hook.bodies).toHaveLength(2);
+    await advance(1); // second retry after 2 s more
+    expect(await deliveries()).toMatchObject([
+      { state: 'delivered', attempts: 3, last_status: 200, last_error: null },
+    ]);
+    expect(hook.bodies).toEqual([
+      flat('processing', T0 + 2000),
+      flat('processing', T0 + 2000),
+      flat('processing', T0 + 2000),
+    ]);
+  });
+
+  it('gives up after 5 attempts at an unreachable address', async () => {
+    hook = await receiver();
+    const unreachable = hook.url;
+    await hook.close();
+    await create(unreachable);
+    await advance(2000);
+    for (const wait of [1000, 2000, 4000, 8000]) await advance(wait);
+    const [first] = await deliveries();
+    expect(first).toMatchObject({ state: 'failed', attempts: 5, last_status: null });
+    expect(first.last_error).toContain('ECONNREFUSED');
+  });
+
+  it('notifies a forced status and no later timeline change', async () => {
+    hook = await receiver();
+    await create(hook.url);
+    await t.inject({
+      method: 'POST',
+      url: '/_emulator/tasks/1000001',
+      payload: { status: 'succeed' },
+    });
+    await t.app.emulator.callbacks.idle();
+    await advance(60_000);
+    expect(hook.bodies).toEqual([
+      flat('succeed', T0, [
+        { id: 'v1000001', url: 'http://localhost:80/media/videos/v1000001.mp4', duration: '5' },
+      ]),
+    ]);
+  });
+
+  it('does not call back for an empty callback_url, and reset clears the log', async () => {
+    hook = await receiver();
+    await create('');
+    await advance(60_000);
+    expect(hook.bodies).toEqual([]);
+    await create(hook.url, { external_task_id: 'job-8' });
+    await advance(60_000);
+    expect(await deliveries()).toHaveLength(2);
+    await t.inject({ method: 'POST', url: '/_emulator/reset' });
+    expect(await deliveries()).toEqual([]);
+    expect((await t.inject({ url: '/_emulator/callbacks' })).json()).toEqual({
+      dropped: 0,
+      callbacks: [],
+    });
+  });
+});

@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseRange } from '../../src/video/media-routes.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+const clip = readFileSync(new URL('../../fixtures/media/sample.mp4', import.meta.url));
+const KEY = { authorization: 'Bearer k' };
+const URL_PATH = '/media/videos/v1000001.mp4';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await buildTestApp({ videoQueueMs: 0, videoRenderMs: 10 });
+  await t.inject({
+    method: 'POST',
+    url: '/videogen/v1/videos/text2video',
+    headers: KEY,
+    payload: { model_name: 'vid-v1-6', prompt: 'x', duration: '5' },
+  });
+});
+afterEach(() => t.app.close());
+
+describe('result videos', () => {
+  it('are a real MP4 clip', () => {
+    expect(clip.toString('latin1', 4, 8)).toBe('ftyp');
+    expect(clip.length).toBeGreaterThan(10_000);
+  });
+
+  it('exist only once the task succeeded, and need no key', async () => {
+    expect((await t.inject({ url: URL_PATH })).statusCode).toBe(404);
+    t.deps.clock.advance(10);
+    const res = await t.inject({ url: URL_PATH });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('video/mp4');
+    expect(res.headers['accept-ranges']).toBe('bytes');
+    expect(res.headers['content-length']).toBe(String(clip.length));
+    expect(res.rawPayload.equals(clip)).toBe(true);
+    expect((await t.inject({ url: '/media/videos/v999.mp4' })).statusCode).toBe(404);
+    expect((await t.inject({ url: '/media/videos/../../etc/passwd' })).statusCode).toBe(404);
+  });
+
+  it('serve byte ranges with 206 and refuse unsatisfiable ones with 416', async () => {
+    t.deps.clock.advance(10);
+    const part = await t.inject({ url: URL_PATH, headers: { range: 'bytes=100-199' } });
+    expect(part.statusCode).toBe(206);
+    expect(part.headers['content-range']).toBe(`bytes 100-199/${clip.length}`);
+    expect(part.rawPayload.equals(clip.subarray(100, 200))).toBe(true);
+
+    const tail = await t.inject({ url: URL_PATH, headers: { range: 'bytes=-50' } });
+    expect(tail.statusCode).toBe(206);
+    expect(tail.rawPayload.equals(clip.subarray(clip.length - 50))).toBe(true);
+
+    const bad = await t.inject({ url: URL_PATH, headers: { range: `bytes=${clip.length}-` } });
+    expect(bad.statusCode).toBe(416);
+    expect(bad.headers['content-range']).toBe(`bytes */${clip.length}`);
+
+    const head = await t.inject({ method: 'HEAD', url: URL_PATH });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-length']).toBe(String(clip.length));
+  });
+});
+
+describe('parseRange', () => {
+  it.each([
+    [undefined, { kind: 'full' }],
+    ['bytes=0-0', { kind: 'partial', start: 0, end: 0 }],
+    ['bytes=10-', { kind: 'partial', start: 10, end: 99 }],
+    ['bytes=90-500', { kind: 'partial', start: 90, end: 99 }],
+    ['bytes=-10', { kind: 'partial', start: 90, end: 99 }],
+    ['bytes=-500', { kind: 'partial', start: 0, end: 99 }],
+    ['bytes=100-', { kind: 'unsatisfiable' }],
+    ['bytes=5-2', { kind: 'unsatisfiable' }],
+    ['bytes=0-1,5-6', { kind: 'full' }],
+    ['items=0-1', { kind: 'full' }],
+  ])('reads %j of a 100-byte file', (header, expected) => {
+    expect(parseRange(header, 100)).toEqual(expected);
+  });
+});
