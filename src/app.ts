@@ -1,6 +1,5 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv, type Options as AjvOptions } from 'ajv';
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -8,78 +7,42 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import secureJson from 'secure-json-parse';
-import { chatGroup } from './chat/errors.js';
-import chatApi from './chat/index.js';
+import { chatGroup } from './chat/index.js';
 import type { Config } from './config.js';
-import controlRoutes from './control/index.js';
-import { messagesGroup } from './messages/errors.js';
-import messagesApi from './messages/index.js';
-import { createDeps, type Deps } from './platform/clock.js';
+import { controlRoutes } from './control/index.js';
+import { messagesGroup } from './messages/index.js';
+import { Keyring } from './platform/auth.js';
+import { createDeps, type Deps } from './platform/deps.js';
 import { GatewayError } from './platform/errors.js';
-import type { Fault } from './platform/faults.js';
-import type { GroupSpec, StreamFault } from './platform/group.js';
-import { redactUrl, SECRET_HEADERS } from './platform/journal.js';
-import { createState, type EmulatorState } from './state.js';
-import { loadClip } from './video/clip.js';
-import { videoGroup } from './video/errors.js';
-import videoApi from './video/index.js';
-import media from './video/media-routes.js';
+import { Faults } from './platform/faults.js';
+import { Features } from './platform/features.js';
+import { type GatewayHooks, type GroupDescriptor, setupGatewayGroup } from './platform/group.js';
+import { Journal, redactUrl, SECRET_HEADERS } from './platform/journal.js';
+import { RateLimiter } from './platform/rate-limit.js';
+import { BODY_LIMIT, setupRequests } from './platform/request.js';
+import { Scheduler } from './platform/scheduler.js';
+import { validatorCompiler } from './platform/validation.js';
+import { createText } from './text/index.js';
+import type { Callbacks } from './video/callbacks.js';
+import { videoGroup } from './video/index.js';
+import type { VideoService } from './video/service.js';
+
+/** What an embedding test or `startEmulator` may reach; no plugin receives it. */
+export interface EmulatorInternals {
+  /** Empties every store and puts the clock back to real time. */
+  reset(): void;
+  tasks: VideoService;
+  callbacks: Callbacks;
+  scheduler: Scheduler;
+}
 
 declare module 'fastify' {
-  interface FastifyRequest {
-    /** Opaque id of the API key that made the request (never the key itself). */
-    owner: string;
-    /** Emulator time at arrival. */
-    receivedAt: number;
-    /** The request body as received, kept for the journal. */
-    rawBody: string | undefined;
-    /** The injected fault this request got, for the journal. */
-    fault: string | undefined;
-    /** A `stream_error` fault asked for by header, waiting to see whether the request streams. */
-    pendingFault: Fault | undefined;
-    /** A `stream_error` fault the route applies while streaming. */
-    streamFault: StreamFault | undefined;
-  }
   interface FastifyInstance {
-    emulator: EmulatorState;
+    emulator: EmulatorInternals;
   }
 }
 
-/** Upstream accepts 32 MB request bodies (upstream-facts B2, B4). */
-export const BODY_LIMIT = 32 * 1024 * 1024;
-
-const AJV_BASE: AjvOptions = { strict: false, useDefaults: true, allErrors: false, verbose: true };
-
-/**
- * Bodies are validated without type coercion (`"5"` is not `5`); query strings and params are
- * text on the wire, so there numbers are coerced.
- */
-function validatorCompiler() {
-  const strict = new Ajv({ ...AJV_BASE, coerceTypes: false });
-  const coercing = new Ajv({ ...AJV_BASE, coerceTypes: true });
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema);
-}
-
-const GROUPS: ReadonlyArray<[string, GroupSpec]> = [
-  ['/videogen/', videoGroup],
-  ['/messages-api/', messagesGroup],
-  ['/v1/', chatGroup],
-];
-
-/** Router-level failures (a bad URL, an over-long path parameter) in the group's own shape. */
-function renderFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const status = error.statusCode ?? 400;
-  const group = GROUPS.find(([prefix]) => request.url.startsWith(prefix))?.[1];
-  if (!group) {
-    reply.code(status).send({ error: { type: 'invalid_request_error', message: error.message } });
-    return;
-  }
-  if (group.requestIdHeader) reply.header(group.requestIdHeader, request.id);
-  const rendered = group.render(new GatewayError(status, error.message), request);
-  reply.code(rendered.status).send(rendered.body);
-}
+export { BODY_LIMIT };
 
 /** Logs each request once, when it completes (Fastify's default also logs its arrival). */
 class OneLinePerRequest extends LogController {
@@ -101,12 +64,64 @@ class OneLinePerRequest extends LogController {
   }
 }
 
-/** Builds the whole emulator as a Fastify instance. It never listens and never reads env. */
+/**
+ * Builds the whole emulator as a Fastify instance: the platform pieces, then each API group from
+ * its descriptor. It never listens and never reads env. Throws FixtureError for bad fixtures.
+ */
 export async function buildApp(
   config: Config,
   deps: Deps = createDeps(),
 ): Promise<FastifyInstance> {
-  const state = createState(config, deps);
+  const { clock, ids, sleep } = deps;
+  const features = new Features();
+  const scheduler = features.add(new Scheduler(clock, deps.setTimer));
+  const hooks: GatewayHooks = {
+    clock,
+    keyring: new Keyring(config.apiKeys),
+    journal: features.add(new Journal(config.journalLimit)),
+    faults: features.add(new Faults()),
+    rateLimiter: config.rateLimitRpm
+      ? features.add(new RateLimiter(config.rateLimitRpm))
+      : undefined,
+  };
+  const text = createText(config);
+  const pacing = { ttftMs: config.streamTtftMs, chunkDelayMs: config.streamChunkDelayMs };
+  const video = videoGroup({
+    clock,
+    ids,
+    scheduler,
+    settings: {
+      queueMs: config.videoQueueMs,
+      renderMs: config.videoRenderMs,
+      maxTasks: config.maxTasks,
+    },
+    publicBaseUrl: config.publicBaseUrl,
+    fixturesDir: config.fixturesDir,
+  });
+  const { replies, contentFilter, promptCache } = text;
+  const groups: GroupDescriptor[] = [
+    video,
+    messagesGroup({ replies, promptCache, ids, sleep, pacing }),
+    chatGroup({ replies, contentFilter, promptCache, ids, sleep, pacing }),
+  ];
+  for (const store of [...text.stores, ...groups.flatMap((g) => g.stores)]) features.add(store);
+  // Last, so that stores are empty before the clock jumps back.
+  features.add({ name: 'clock', reset: () => clock.reset() });
+  const reset = () => features.reset();
+
+  /** Router-level failures (a bad URL, an over-long path parameter) in the group's own shape. */
+  function renderFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    const status = error.statusCode ?? 400;
+    const group = groups.find((g) => request.url.startsWith(`${g.prefix}/`));
+    if (!group) {
+      reply.code(status).send({ error: { type: 'invalid_request_error', message: error.message } });
+      return;
+    }
+    if (group.spec.requestIdHeader) reply.header(group.spec.requestIdHeader, request.id);
+    const rendered = group.spec.render(new GatewayError(status, error.message), request);
+    reply.code(rendered.status).send(rendered.body);
+  }
+
   const perRequestLogs = ['info', 'debug', 'trace'].includes(config.logLevel);
   const app = Fastify({
     logger: {
@@ -124,40 +139,21 @@ export async function buildApp(
     bodyLimit: BODY_LIMIT,
     // close() ends open connections and streams at once instead of waiting for them.
     forceCloseConnections: true,
-    genReqId: () => deps.ids.next('request'),
+    genReqId: () => ids.next('request'),
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     frameworkErrors: renderFrameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.decorate('emulator', state);
-  app.decorateRequest('owner', '');
-  app.decorateRequest('receivedAt', 0);
-  app.decorateRequest('rawBody', undefined);
-  app.decorateRequest('fault', undefined);
-  app.decorateRequest('pendingFault', undefined);
-  app.decorateRequest('streamFault', undefined);
+  app.decorate('emulator', {
+    reset,
+    tasks: video.service,
+    callbacks: video.callbacks,
+    scheduler,
+  } satisfies EmulatorInternals);
+  setupRequests(app);
   app.setValidatorCompiler(validatorCompiler());
-
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser(
-    'application/json',
-    { parseAs: 'string', bodyLimit: BODY_LIMIT },
-    (request, body, done) => {
-      const text = body as string;
-      request.rawBody = text;
-      if (text.length === 0) {
-        return done(new GatewayError(400, 'Request body is empty; a JSON object is required.'));
-      }
-      try {
-        done(null, secureJson.parse(text, { protoAction: 'error', constructorAction: 'error' }));
-      } catch (err) {
-        done(new GatewayError(400, `Request body is not valid JSON: ${(err as Error).message}`));
-      }
-    },
-  );
-
-  app.addHook('onClose', async () => state.close());
+  app.addHook('onClose', async () => features.close());
 
   await app.register(swagger, {
     openapi: {
@@ -170,11 +166,29 @@ export async function buildApp(
     },
   });
 
-  await app.register(controlRoutes, { prefix: '/_emulator', state });
-  await app.register(media, { prefix: '/media', state, clip: loadClip(config.fixturesDir) });
-  await app.register(videoApi, { prefix: '/videogen', state });
-  await app.register(messagesApi, { prefix: '/messages-api', state });
-  await app.register(chatApi, { prefix: '/v1', state });
+  await app.register(
+    controlRoutes({
+      adminToken: config.adminToken,
+      clock,
+      journal: hooks.journal,
+      faults: hooks.faults,
+      video: video.service,
+      callbacks: video.callbacks,
+      text,
+      reset,
+    }),
+    { prefix: '/_emulator' },
+  );
+  for (const group of groups) {
+    if (group.public) await app.register(group.public.routes, { prefix: group.public.prefix });
+    await app.register(
+      async (scope) => {
+        setupGatewayGroup(scope, hooks, group.spec);
+        await scope.register(group.routes);
+      },
+      { prefix: group.prefix },
+    );
+  }
 
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({
@@ -185,7 +199,7 @@ export async function buildApp(
     }),
   );
 
-  if (state.keyring.open) {
+  if (hooks.keyring.open) {
     app.log.warn('GATEWAY_API_KEYS is not set: every non-empty API key is accepted');
   }
   return app;

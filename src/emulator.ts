@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, resolveConfig } from './config.js';
-import { createDeps, type Deps } from './platform/clock.js';
+import { createDeps, type Deps } from './platform/deps.js';
 
 export interface EmulatorOptions extends Partial<Config> {
   deps?: Partial<Deps>;

@@ -8,11 +8,6 @@ export {
   resolveConfig,
 } from './config.js';
 export { type Emulator, type EmulatorOptions, startEmulator } from './emulator.js';
-export {
-  type Clock,
-  createClock,
-  createDeps,
-  createIds,
-  type Deps,
-  type Ids,
-} from './platform/clock.js';
+export { type Clock, createClock } from './platform/clock.js';
+export { createDeps, type Deps } from './platform/deps.js';
+export { createIds, type Ids } from './platform/ids.js';

@@ -47,7 +47,7 @@ export function renderChatError(error: GatewayError): RenderedError {
   return { status, body };
 }
 
-export const chatGroup: GroupSpec = {
+export const chatGroupSpec: GroupSpec = {
   readKey: readBearerKey,
   missingKey: () =>
     new GatewayError(

@@ -1,13 +1,17 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { setupGatewayGroup } from '../platform/group.js';
-import type { EmulatorState } from '../state.js';
-import { chatGroup } from './errors.js';
-import chatCompletions from './routes.js';
+import type { GroupDescriptor } from '../platform/group.js';
+import { chatGroupSpec } from './errors.js';
+import { type ChatRoutesOptions, chatRoutes } from './routes.js';
 
-/** Group C, chat completions, mounted at `/v1` (seed 4.3). */
-const chatApi: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app, { state }) => {
-  setupGatewayGroup(app, state, chatGroup);
-  await app.register(chatCompletions, { state });
-};
-
-export default chatApi;
+/**
+ * Group C, chat completions, mounted at `/v1`.
+ * @see https://platform.openai.com/docs/api-reference/chat
+ */
+export function chatGroup(options: ChatRoutesOptions): GroupDescriptor {
+  return {
+    name: 'chat',
+    prefix: '/v1',
+    spec: chatGroupSpec,
+    routes: chatRoutes(options),
+    stores: [],
+  };
+}

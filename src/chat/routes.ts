@@ -1,9 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Sleep } from '../platform/clock.js';
 import { GatewayError, statusMessage } from '../platform/errors.js';
-import { cutStream, streamPacing } from '../platform/group.js';
-import { sendSse, sseData } from '../platform/sse.js';
-import type { EmulatorState } from '../state.js';
-import { CHAT_CACHE_MIN_TOKENS } from '../text/prompt-cache.js';
+import type { Ids } from '../platform/ids.js';
+import { sseData } from '../platform/sse.js';
+import type { ContentFilter } from '../text/content-filter.js';
+import { type PacingSettings, sendTextStream, streamPacing } from '../text/paced-stream.js';
+import { CHAT_CACHE_MIN_TOKENS, type PromptCache } from '../text/prompt-cache.js';
+import type { Replies } from '../text/replies.js';
 import { renderChatError } from './errors.js';
 import { ChatCompletionRequestSchema, ChatCompletionSchema, ChatErrorSchema } from './schemas.js';
 import {
@@ -16,53 +19,65 @@ import {
 } from './service.js';
 import { chatStreamFrames } from './stream.js';
 
-const chatCompletions: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (
-  app,
-  { state },
-) => {
-  const { clock, ids, sleep } = state.deps;
-  const { config } = state;
+export interface ChatRoutesOptions {
+  replies: Replies;
+  contentFilter: ContentFilter;
+  promptCache: PromptCache;
+  ids: Ids;
+  sleep: Sleep;
+  pacing: PacingSettings;
+}
 
-  app.post(
-    '/chat/completions',
-    {
-      schema: {
-        summary: 'Create a chat completion (seed 4.3)',
-        body: ChatCompletionRequestSchema,
-        response: { 200: ChatCompletionSchema, '4xx': ChatErrorSchema, '5xx': ChatErrorSchema },
+/** The `data: {"error": ...}` frame a `stream_error` fault ends a chat stream with. */
+const errorData = (status: number) =>
+  sseData(JSON.stringify(renderChatError(new GatewayError(status, statusMessage(status))).body));
+
+/**
+ * `POST /v1/chat/completions`.
+ * @see https://platform.openai.com/docs/api-reference/chat/create
+ */
+export const chatRoutes =
+  (options: ChatRoutesOptions): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { replies, contentFilter, promptCache, ids, sleep } = options;
+
+    app.post(
+      '/chat/completions',
+      {
+        schema: {
+          summary: 'Create a chat completion (seed 4.3)',
+          body: ChatCompletionRequestSchema,
+          response: { 200: ChatCompletionSchema, '4xx': ChatErrorSchema, '5xx': ChatErrorSchema },
+        },
       },
-    },
-    async (request, reply) => {
-      const body = request.body;
-      checkChatRequest(body);
-      checkChatPrompt(body.messages, state.contentFilter);
-      const pacing = body.stream === true ? streamPacing(request, config) : undefined;
-      const plan = planChat(body, state.replies, state.contentFilter);
-      const who = {
-        id: ids.next('chat'),
-        created: Math.floor(clock.now() / 1000),
-        model: body.model,
-      };
-      const cached = mayReach(plan.parts, CHAT_CACHE_MIN_TOKENS)
-        ? state.promptCache.accountChat(`${request.owner}\n${body.model}`, plan.parts)
-        : 0;
-      const usage = chatUsage(plan, cached);
-      if (!pacing) return buildChatCompletion(who, plan, usage);
-
-      const fault = request.streamFault;
-      let frames = chatStreamFrames(who, plan, usage, {
-        includeUsage: body.stream_options?.include_usage === true,
-        pacing,
-        batch: fault === undefined,
-      });
-      if (fault) {
-        const error = renderChatError(new GatewayError(fault.status, statusMessage(fault.status)));
-        frames = cutStream(frames, fault, sseData(JSON.stringify(error.body)));
-      }
-      await sendSse(reply, frames, { sleep });
-      return reply;
-    },
-  );
-};
-
-export default chatCompletions;
+      async (request, reply) => {
+        const body = request.body;
+        checkChatRequest(body);
+        checkChatPrompt(body.messages, contentFilter);
+        const pacing = body.stream === true ? streamPacing(request, options.pacing) : undefined;
+        const plan = planChat(body, replies, contentFilter);
+        const who = {
+          id: ids.next('chat'),
+          created: Math.floor(request.receivedAt / 1000),
+          model: body.model,
+        };
+        const cached = mayReach(plan.parts, CHAT_CACHE_MIN_TOKENS)
+          ? promptCache.accountChat(
+              `${request.owner}\n${body.model}`,
+              plan.parts,
+              request.receivedAt,
+            )
+          : 0;
+        const usage = chatUsage(plan, cached);
+        if (!pacing) return buildChatCompletion(who, plan, usage);
+        const includeUsage = body.stream_options?.include_usage === true;
+        return sendTextStream({
+          request,
+          reply,
+          sleep,
+          frames: (batch) => chatStreamFrames(who, plan, usage, { includeUsage, pacing, batch }),
+          errorFrame: errorData,
+        });
+      },
+    );
+  };

@@ -1,4 +1,5 @@
 import { fieldError, GatewayError } from '../platform/errors.js';
+import { fnv1a } from '../platform/hash.js';
 import { countTokens } from '../platform/tokens.js';
 import {
   type ContentFilter,
@@ -8,8 +9,8 @@ import {
 } from '../text/content-filter.js';
 import { type FinishReason, finishText } from '../text/finish.js';
 import type { BlockedTerm } from '../text/fixtures.js';
-import { fnv1a, replyPrompt } from '../text/reply.js';
-import type { Replies } from '../text/reply-rules.js';
+import type { Replies } from '../text/replies.js';
+import { replyPrompt } from '../text/replies.js';
 import type {
   ChatCompletion,
   ChatCompletionRequest,

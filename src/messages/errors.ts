@@ -41,7 +41,7 @@ export function renderMessagesError(error: GatewayError, request: FastifyRequest
 /** The only version the gateway speaks (seed 4.2, 9). */
 export const MSGAPI_VERSION = '2023-06-01';
 
-export const messagesGroup: GroupSpec = {
+export const messagesGroupSpec: GroupSpec = {
   /** `x-api-key` (seed part 5); like upstream, `Authorization: Bearer` is accepted too. */
   readKey(request) {
     const key = request.headers['x-api-key'];

@@ -1,13 +1,17 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { setupGatewayGroup } from '../platform/group.js';
-import type { EmulatorState } from '../state.js';
-import { messagesGroup } from './errors.js';
-import messages from './routes.js';
+import type { GroupDescriptor } from '../platform/group.js';
+import { messagesGroupSpec } from './errors.js';
+import { type MessagesRoutesOptions, messagesRoutes } from './routes.js';
 
-/** Group B, the messages API, mounted at `/messages-api` (seed 4.2). */
-const messagesApi: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app, { state }) => {
-  setupGatewayGroup(app, state, messagesGroup);
-  await app.register(messages, { prefix: '/v1', state });
-};
-
-export default messagesApi;
+/**
+ * Group B, the messages API, mounted at `/messages-api`.
+ * @see https://platform.claude.com/docs/en/api/messages
+ */
+export function messagesGroup(options: MessagesRoutesOptions): GroupDescriptor {
+  return {
+    name: 'messages',
+    prefix: '/messages-api',
+    spec: messagesGroupSpec,
+    routes: messagesRoutes(options),
+    stores: [],
+  };
+}

@@ -9,8 +9,8 @@ import {
 import { splitTokens } from '../platform/tokens.js';
 import { type Finished, type FinishReason, finishText } from '../text/finish.js';
 import { type CacheUsage, MAX_BREAKPOINTS, type PromptBlock } from '../text/prompt-cache.js';
-import { replyPrompt } from '../text/reply.js';
-import type { Replies } from '../text/reply-rules.js';
+import type { Replies } from '../text/replies.js';
+import { replyPrompt } from '../text/replies.js';
 import type {
   CountTokensRequest,
   Message,

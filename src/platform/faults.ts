@@ -3,6 +3,8 @@
  * `x-emulator-fault` header. A fault makes the request fail the way the real gateway fails.
  */
 
+import type { Feature } from './features.js';
+
 export type FaultKind = 'error' | 'disconnect' | 'stream_error';
 
 export interface FaultRuleInput {
@@ -67,7 +69,8 @@ export function parseFaultHeader(value: string): Fault | undefined {
   return undefined;
 }
 
-export class Faults {
+export class Faults implements Feature {
+  readonly name = 'faults';
   private rules: FaultRule[] = [];
   private nextId = 1;
 
@@ -100,7 +103,7 @@ export class Faults {
     return this.rules.map(view);
   }
 
-  clear(): void {
+  reset(): void {
     this.rules = [];
     this.nextId = 1;
   }

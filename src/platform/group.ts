@@ -1,26 +1,47 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../config.js';
-import type { EmulatorState } from '../state.js';
-import { GatewayError, normalizeError, RETRY_AFTER_STATUSES, statusMessage } from './errors.js';
-import { FAULT_HEADER, type Fault, parseFaultHeader } from './faults.js';
-import { formatDuration } from './rate-limit.js';
-import type { Pacing } from './sse.js';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Keyring } from './auth.js';
+import type { Clock } from './clock.js';
+import { GatewayError, RETRY_AFTER_STATUSES, statusMessage } from './errors.js';
+import { FAULT_HEADER, type Fault, type Faults, parseFaultHeader } from './faults.js';
+import type { Feature } from './features.js';
+import type { Journal } from './journal.js';
+import { formatDuration, type RateLimiter } from './rate-limit.js';
+import { normalizeError } from './validation.js';
 
 export interface RenderedError {
   status: number;
   body: unknown;
 }
 
+/** The API groups' names, as the journal, `?group=` and metrics use them. */
+export type GroupName = 'video' | 'messages' | 'chat';
+
+/**
+ * One API group: its URL prefix, how it authenticates and renders errors, its routes, and the
+ * stores it owns. `app.ts` mounts each descriptor the same way; a new group is a new folder.
+ */
+export interface GroupDescriptor {
+  name: GroupName;
+  prefix: string;
+  spec: GroupSpec;
+  /** The group's routes, mounted under `prefix` behind the shared request hooks. */
+  routes: FastifyPluginAsync;
+  /** Routes that need no key (video results, like a CDN link), mounted at their own prefix. */
+  public?: { prefix: string; routes: FastifyPluginAsync };
+  /** What `/_emulator/reset` empties and `close` stops. */
+  stores: Feature[];
+}
+
 const BEARER = /^bearer /i;
 
-/** The key from `Authorization: Bearer <key>` (seed part 5, video and chat groups). */
+/** The key from `Authorization: Bearer <key>` (the video and chat groups). */
 export function readBearerKey(request: FastifyRequest): string | undefined {
   const auth = request.headers.authorization;
   if (typeof auth !== 'string' || !BEARER.test(auth)) return undefined;
   return auth.slice(7).trim() || undefined;
 }
 
-/** What differs between the three API groups; everything else is shared below. */
+/** What differs between the API groups; everything else is shared below. */
 export interface GroupSpec {
   /** The API key the caller sent, or undefined when none was sent. */
   readKey(request: FastifyRequest): string | undefined;
@@ -40,6 +61,15 @@ export interface GroupSpec {
   retryAfterMs?: boolean;
 }
 
+/** The platform pieces every group's request hooks use. */
+export interface GatewayHooks {
+  clock: Clock;
+  keyring: Keyring;
+  journal: Journal;
+  faults: Faults;
+  rateLimiter: RateLimiter | undefined;
+}
+
 const DEFAULT_RETRY_AFTER_S = 1;
 
 const pathOf = (url: string) => {
@@ -47,13 +77,32 @@ const pathOf = (url: string) => {
   return query === -1 ? url : url.slice(0, query);
 };
 
+/** Renders any error in the group's envelope, with its retry headers; logs what is a bug. */
+export function sendGroupError(
+  spec: GroupSpec,
+  err: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  const error = normalizeError(err);
+  if (error.status >= 500 && request.fault === undefined) {
+    request.log.error({ reqId: request.id, err }, 'request failed');
+  }
+  const { status, body } = spec.render(error, request);
+  const retryAfterS = error.options.retryAfterS;
+  if (retryAfterS !== undefined) {
+    reply.header('retry-after', String(retryAfterS));
+    if (spec.retryAfterMs) reply.header('retry-after-ms', String(retryAfterS * 1000));
+  }
+  return reply.code(status).send(body);
+}
+
 /**
  * Wires one API group inside its encapsulated plugin: key check, rate limit, injected faults,
  * error envelope, not-found route, request-id header and the request journal.
  */
-export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, spec: GroupSpec) {
-  const { keyring, journal, faults, rateLimiter } = state;
-  const { clock } = state.deps;
+export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spec: GroupSpec) {
+  const { keyring, journal, faults, rateLimiter, clock } = hooks;
 
   app.addHook('onRequest', (request, reply, done) => {
     request.receivedAt = clock.now();
@@ -143,19 +192,7 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
     reply.raw.destroy();
   }
 
-  app.setErrorHandler((err, request, reply) => {
-    const error = normalizeError(err);
-    if (error.status >= 500 && request.fault === undefined) {
-      app.log.error({ reqId: request.id, err }, 'request failed');
-    }
-    const { status, body } = spec.render(error, request);
-    const retryAfterS = error.options.retryAfterS;
-    if (retryAfterS !== undefined) {
-      reply.header('retry-after', String(retryAfterS));
-      if (spec.retryAfterMs) reply.header('retry-after-ms', String(retryAfterS * 1000));
-    }
-    return reply.code(status).send(body);
-  });
+  app.setErrorHandler((err, request, reply) => sendGroupError(spec, err, request, reply));
 
   app.setNotFoundHandler((request) => {
     throw spec.unknownRoute(request);
@@ -179,34 +216,4 @@ export function setupGatewayGroup(app: FastifyInstance, state: EmulatorState, sp
     record(request, reply.statusCode, Math.round(reply.elapsedTime * 1000) / 1000);
     done();
   });
-}
-
-export const STREAM_DELAY_HEADER = 'x-emulator-stream-delay-ms';
-
-/** The stream's pauses: configured, or the chunk delay one request asks for by header. */
-export function streamPacing(request: FastifyRequest, config: Config): Pacing {
-  const header = request.headers[STREAM_DELAY_HEADER];
-  const firstMs = config.streamTtftMs;
-  if (header === undefined) return { firstMs, betweenMs: config.streamChunkDelayMs };
-  if (typeof header !== 'string' || !/^\d{1,5}$/.test(header) || Number(header) > 60_000) {
-    throw new GatewayError(
-      400,
-      `${STREAM_DELAY_HEADER} must be a whole number of milliseconds from 0 to 60000`,
-    );
-  }
-  return { firstMs, betweenMs: Number(header) };
-}
-
-/** A `stream_error` fault as a streaming route applies it. */
-export interface StreamFault {
-  afterEvents: number;
-  status: number;
-}
-
-/**
- * Cuts a stream for a `stream_error` fault: the first `afterEvents` events (never the stream's
- * closing one, `message_stop` or `[DONE]`), then `error`. `frames` must hold one event each.
- */
-export function cutStream<T>(frames: T[], fault: StreamFault, error: T): T[] {
-  return [...frames.slice(0, Math.min(fault.afterEvents, frames.length - 1)), error];
 }

@@ -1,3 +1,5 @@
+import type { Feature } from './features.js';
+
 export const REDACTED = '[REDACTED]';
 
 /** Header names whose values are secrets; the journal and the logs never show them. */
@@ -85,7 +87,8 @@ function preview(raw: string): string {
   return Buffer.from(raw.slice(0, JOURNAL_BODY_LIMIT), 'utf16le').toString('utf16le');
 }
 
-export class Journal {
+export class Journal implements Feature {
+  readonly name = 'journal';
   private entries: Array<StoredEntry | undefined>;
   private next = 0;
   private count = 0;
@@ -124,7 +127,7 @@ export class Journal {
     return out;
   }
 
-  clear(): void {
+  reset(): void {
     this.entries = new Array(this.limit);
     this.next = 0;
     this.count = 0;

@@ -1,3 +1,5 @@
+import type { Feature } from './features.js';
+
 /** Go-style duration text, as OpenAI's `x-ratelimit-reset-*` headers carry it: `12ms`, `1.5s`, `6m0s`. */
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
@@ -20,7 +22,8 @@ const WINDOW_MS = 60_000;
 const MAX_WINDOWS = 10_000;
 
 /** Requests per minute per API key: a fixed one-minute window from the key's first request. */
-export class RateLimiter {
+export class RateLimiter implements Feature {
+  readonly name = 'limits';
   private readonly windows = new Map<string, { start: number; count: number }>();
 
   constructor(private readonly rpm: number) {}
@@ -42,7 +45,7 @@ export class RateLimiter {
     };
   }
 
-  clear(): void {
+  reset(): void {
     this.windows.clear();
   }
 

@@ -1,4 +1,5 @@
 import type { Clock, SetTimer } from './clock.js';
+import type { Feature } from './features.js';
 
 interface Job {
   at: number;
@@ -13,7 +14,8 @@ const byTime = (a: Job, b: Job) => a.at - b.at || a.seq - b.seq;
  * Runs jobs at emulator times. One wall-clock timer is armed for the earliest job, and every
  * clock change runs whatever became due, so advancing the clock fires work at once.
  */
-export class Scheduler {
+export class Scheduler implements Feature {
+  readonly name = 'scheduler';
   private heap: Job[] = [];
   private seq = 0;
   /** Cancelled jobs still in the heap; past half of it they are swept out. */
@@ -59,7 +61,8 @@ export class Scheduler {
     this.arm();
   }
 
-  clear(): void {
+  /** Drops every job (owners cancel their own on reset; this is for close). */
+  private clear(): void {
     this.heap = [];
     this.dead = 0;
     this.cancelTimer?.();

@@ -1,5 +1,5 @@
 import { countTokens, truncateTokens } from '../platform/tokens.js';
-import type { Reply } from './reply.js';
+import type { Reply } from './default-reply.js';
 
 export type FinishReason = 'end' | 'stop_sequence' | 'max_tokens';
 

@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { normalizeError } from '../platform/errors.js';
 import { Literals } from '../platform/schema-helpers.js';
+import { normalizeError } from '../platform/validation.js';
 
 /**
  * Fixture data in FIXTURES_DIR (README "Scripted replies"):

@@ -1,4 +1,4 @@
-import type { Clock } from '../platform/clock.js';
+import type { Feature } from '../platform/features.js';
 import { PrefixScanner } from '../platform/prefix-hash.js';
 import { countTokens } from '../platform/tokens.js';
 
@@ -28,6 +28,9 @@ export interface CacheUsage {
   creation5m: number;
   creation1h: number;
 }
+
+/** Prompt-cache entries kept at most (least recently used go first); ~100 bytes each. */
+export const PROMPT_CACHE_MAX_ENTRIES = 50_000;
 
 /** Chat completions cache prefixes of at least this many tokens, as upstream OpenAI does. */
 export const CHAT_CACHE_MIN_TOKENS = 1024;
@@ -60,20 +63,18 @@ export interface PromptCacheOptions {
   maxEntries: number;
 }
 
-export class PromptCache {
+export class PromptCache implements Feature {
+  readonly name = 'cache';
   /** Least recently used first. */
   private readonly entries = new Map<string, Entry>();
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly options: PromptCacheOptions,
-  ) {}
+  constructor(private readonly options: PromptCacheOptions) {}
 
   get size(): number {
     return this.entries.size;
   }
 
-  clear(): void {
+  reset(): void {
     this.entries.clear();
   }
 
@@ -82,7 +83,7 @@ export class PromptCache {
    * at a breakpoint (or up to 20 blocks before one), writes every cacheable breakpoint after
    * it; the input tokens are what lies after.
    */
-  account(scope: string, blocks: readonly PromptBlock[]): CacheUsage {
+  account(scope: string, blocks: readonly PromptBlock[], now: number): CacheUsage {
     const breakpoints: number[] = [];
     blocks.forEach((block, i) => {
       if (block.cache) breakpoints.push(i);
@@ -110,7 +111,6 @@ export class PromptCache {
     }
     const total = scanner.tokens + countPrompt(blocks.slice(last + 1));
 
-    const now = this.clock.now();
     let readAt = -1;
     let read = 0;
     for (const j of [...keys.keys()].sort((x, y) => y - x)) {
@@ -148,6 +148,7 @@ export class PromptCache {
   accountChat(
     scope: string,
     messages: ReadonlyArray<{ framing: number; texts: string[] }>,
+    now: number,
   ): number {
     const scanner = new PrefixScanner(scope);
     const boundaries: Array<{ tokens: number; key: string }> = [];
@@ -158,7 +159,6 @@ export class PromptCache {
         boundaries.push({ tokens: scanner.tokens, key: scanner.key() });
       }
     }
-    const now = this.clock.now();
     let cached = 0;
     for (let i = boundaries.length - 1; i >= 0; i--) {
       const boundary = boundaries[i] as { tokens: number; key: string };

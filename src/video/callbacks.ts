@@ -1,4 +1,5 @@
 import type { Clock } from '../platform/clock.js';
+import type { Feature } from '../platform/features.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { TaskStatus } from './schemas.js';
 
@@ -22,6 +23,8 @@ interface Delivery {
   state: DeliveryState;
   createdAt: number;
   updatedAt: number;
+  /** Cancels the scheduled retry, while one waits. */
+  cancelRetry?: () => void;
 }
 
 export interface DeliveryView {
@@ -59,7 +62,8 @@ export const DEFAULT_CALLBACK_OPTIONS: CallbackOptions = {
   fetch: (input, init) => fetch(input, init),
 };
 
-export class Callbacks {
+export class Callbacks implements Feature {
+  readonly name = 'callbacks';
   private readonly deliveries = new Map<number, Delivery>();
   /** Deliveries of one task go out one after another, in order; the head is the active one. */
   private readonly perTask = new Map<string, Delivery[]>();
@@ -127,7 +131,8 @@ export class Callbacks {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  clear(): void {
+  reset(): void {
+    for (const delivery of this.deliveries.values()) delivery.cancelRetry?.();
     for (const controller of this.inFlight.values()) controller.abort();
     this.inFlight.clear();
     this.waiting.length = 0;
@@ -135,6 +140,10 @@ export class Callbacks {
     this.perTask.clear();
     this.dropped = 0;
     this.settle();
+  }
+
+  close(): void {
+    this.reset();
   }
 
   private start(delivery: Delivery): void {
@@ -183,8 +192,9 @@ export class Callbacks {
     } else {
       delivery.state = 'pending';
       const wait = this.options.backoffMs * 2 ** (delivery.attempts - 1);
-      this.scheduler.at(this.clock.now() + wait, () => {
-        if (this.deliveries.get(delivery.id) === delivery) this.start(delivery);
+      delivery.cancelRetry = this.scheduler.at(this.clock.now() + wait, () => {
+        delivery.cancelRetry = undefined;
+        this.start(delivery);
       });
     }
     const next = this.waiting.shift();

@@ -37,7 +37,7 @@ export function renderVideoError(error: GatewayError, request: { id: string }): 
   return { status: error.status, body };
 }
 
-export const videoGroup: GroupSpec = {
+export const videoGroupSpec: GroupSpec = {
   readKey: readBearerKey,
   missingKey: () =>
     new GatewayError(401, 'Authorization header is empty', { code: VIDEO_CODES.authHeaderEmpty }),

@@ -1,13 +1,52 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { setupGatewayGroup } from '../platform/group.js';
-import type { EmulatorState } from '../state.js';
-import { videoGroup } from './errors.js';
-import videos from './routes.js';
+import type { Clock } from '../platform/clock.js';
+import type { GroupDescriptor } from '../platform/group.js';
+import type { Ids } from '../platform/ids.js';
+import type { Scheduler } from '../platform/scheduler.js';
+import { type CallbackOptions, Callbacks, DEFAULT_CALLBACK_OPTIONS } from './callbacks.js';
+import { loadClip } from './clip.js';
+import { videoGroupSpec } from './errors.js';
+import { mediaRoutes } from './media-routes.js';
+import { videoRoutes } from './routes.js';
+import { VideoService, type VideoSettings } from './service.js';
 
-/** Group A, video tasks, mounted at `/videogen` (seed 4.1). */
-const videoApi: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app, { state }) => {
-  setupGatewayGroup(app, state, videoGroup);
-  await app.register(videos, { prefix: '/v1', state });
-};
+export interface VideoGroupOptions {
+  clock: Clock;
+  ids: Ids;
+  scheduler: Scheduler;
+  settings: VideoSettings;
+  publicBaseUrl: string | undefined;
+  fixturesDir: string;
+  callbacks?: Partial<CallbackOptions>;
+}
 
-export default videoApi;
+export interface VideoGroup extends GroupDescriptor {
+  /** The group's one door, also for the control surface. */
+  service: VideoService;
+  callbacks: Callbacks;
+}
+
+/**
+ * Group A, video tasks, mounted at `/videogen`, with its result files at `/media`.
+ * @see https://app.klingai.com/global/dev/document-api/apiReference/model/textToVideo
+ */
+export function videoGroup(options: VideoGroupOptions): VideoGroup {
+  const { clock, ids, scheduler } = options;
+  const callbacks = new Callbacks(clock, scheduler, {
+    ...DEFAULT_CALLBACK_OPTIONS,
+    ...options.callbacks,
+  });
+  const service = new VideoService(options.settings, ids, scheduler, callbacks);
+  return {
+    name: 'video',
+    prefix: '/videogen',
+    spec: videoGroupSpec,
+    routes: videoRoutes({ video: service, publicBaseUrl: options.publicBaseUrl }),
+    public: {
+      prefix: '/media',
+      routes: mediaRoutes({ video: service, clock, clip: loadClip(options.fixturesDir) }),
+    },
+    stores: [service, callbacks],
+    service,
+    callbacks,
+  };
+}

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { EmulatorState } from '../state.js';
-import { statusAt, taskIdOfVideo } from './tasks.js';
+import type { Clock } from '../platform/clock.js';
+import { sendGroupError } from '../platform/group.js';
+import { videoGroupSpec } from './errors.js';
+import type { VideoService } from './service.js';
 
 /** A byte range from a `Range` header, or why it cannot be served. */
 export function parseRange(header: string | undefined, size: number) {
@@ -22,41 +24,49 @@ export function parseRange(header: string | undefined, size: number) {
   return { kind: 'partial' as const, start, end };
 }
 
+export interface MediaRoutesOptions {
+  video: VideoService;
+  clock: Clock;
+  /** The MP4 every succeeded task serves. */
+  clip: Buffer;
+}
+
+const NOT_FOUND = { error: { type: 'not_found', message: 'No such video' } };
+
 /**
  * Result videos, public like a CDN link: `GET /media/videos/{video_id}.mp4` serves the shipped
- * clip for every succeeded task, with HTTP Range support.
+ * clip for every succeeded task, with HTTP Range support. A request that does not name a result
+ * (a bad file name included) is a 404; a bug is a 500 in the video group's envelope.
  */
-const media: FastifyPluginAsyncTypebox<{ state: EmulatorState; clip: Buffer }> = async (
-  app,
-  { state, clip },
-) => {
-  const notFound = { error: { type: 'not_found', message: 'No such video' } };
-  app.get(
-    '/videos/:file',
-    {
-      schema: {
-        summary: 'A result video (MP4, Range supported)',
-        params: Type.Object({ file: Type.String({ pattern: '^[A-Za-z0-9_-]+\\.mp4$' }) }),
-      },
-    },
-    async (request, reply) => {
-      const taskId = taskIdOfVideo(request.params.file.slice(0, -4));
-      const task = taskId === undefined ? undefined : state.video.store.get(taskId);
-      if (!task || statusAt(task, state.deps.clock.now()).status !== 'succeed') {
-        return reply.code(404).send(notFound);
-      }
-      reply.header('content-type', 'video/mp4').header('accept-ranges', 'bytes');
-      reply.header('cache-control', 'public, max-age=86400');
-      const range = parseRange(request.headers.range, clip.length);
-      if (range.kind === 'unsatisfiable') {
-        return reply.code(416).header('content-range', `bytes */${clip.length}`).send();
-      }
-      if (range.kind === 'full') return reply.send(clip);
-      reply.header('content-range', `bytes ${range.start}-${range.end}/${clip.length}`);
-      return reply.code(206).send(clip.subarray(range.start, range.end + 1));
-    },
-  );
-  app.setErrorHandler((_err, _request, reply) => reply.code(404).send(notFound));
-};
+export const mediaRoutes =
+  ({ video, clock, clip }: MediaRoutesOptions): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.setErrorHandler((err, request, reply) => {
+      if ((err as { validation?: unknown }).validation) return reply.code(404).send(NOT_FOUND);
+      return sendGroupError(videoGroupSpec, err, request, reply);
+    });
 
-export default media;
+    app.get(
+      '/videos/:file',
+      {
+        schema: {
+          summary: 'A result video (MP4, Range supported)',
+          params: Type.Object({ file: Type.String({ pattern: '^[A-Za-z0-9_-]+\\.mp4$' }) }),
+        },
+      },
+      async (request, reply) => {
+        if (!video.hasResult(request.params.file.slice(0, -4), clock.now())) {
+          return reply.code(404).send(NOT_FOUND);
+        }
+        reply.header('content-type', 'video/mp4').header('accept-ranges', 'bytes');
+        reply.header('cache-control', 'public, max-age=86400');
+        const range = parseRange(request.headers.range, clip.length);
+        if (range.kind === 'unsatisfiable') {
+          return reply.code(416).header('content-range', `bytes */${clip.length}`).send();
+        }
+        if (range.kind === 'full') return reply.send(clip);
+        reply.header('content-range', `bytes ${range.start}-${range.end}/${clip.length}`);
+        return reply.code(206).send(clip.subarray(range.start, range.end + 1));
+      },
+    );
+  };

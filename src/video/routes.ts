@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { fieldError, GatewayError, notFound } from '../platform/errors.js';
-import type { EmulatorState } from '../state.js';
+import { GatewayError, notFound } from '../platform/errors.js';
 import { VideoErrorSchema } from './error-schemas.js';
 import { VIDEO_CODES } from './errors.js';
 import type { VideoKind } from './models.js';
@@ -26,11 +25,12 @@ import {
   TaskParamsSchema,
   Text2VideoSchema,
 } from './schemas.js';
-import { createdTask, type Outcome, taskRecord } from './tasks.js';
+import type { VideoService } from './service.js';
+import type { Outcome } from './tasks.js';
 
 const errors = { '4xx': VideoErrorSchema, '5xx': VideoErrorSchema };
 
-/** The upstream envelope of a successful answer (seed 2.7). */
+/** The upstream envelope of a successful answer. */
 const success = <T>(request: FastifyRequest, data: T) => ({
   code: 0 as const,
   message: 'success' as const,
@@ -48,77 +48,84 @@ function readOutcome(request: FastifyRequest): Outcome {
   });
 }
 
-/** Create, query and list routes of the five task kinds (seed 4.1, upstream A1, A2). */
-const videos: FastifyPluginAsyncTypebox<{ state: EmulatorState }> = async (app, { state }) => {
-  const { clock } = state.deps;
-  const { video } = state;
-  const publicBase = state.config.publicBaseUrl?.replace(/\/+$/, '');
-  const baseUrl = (request: FastifyRequest) =>
-    publicBase ?? `${request.protocol}://${request.host}`;
+export interface VideoRoutesOptions {
+  video: VideoService;
+  /** Base of result URLs; unset: the origin each task was created through. */
+  publicBaseUrl: string | undefined;
+}
 
-  function kind<S extends TSchema>(name: VideoKind, body: S, check: (b: Static<S>) => TaskSpec) {
-    app.post(
-      `/videos/${name}`,
-      {
-        schema: {
-          summary: `Create a ${name} task`,
-          body,
-          response: { 200: CreatedEnvelopeSchema, ...errors },
+/**
+ * Create, query and list routes of the five task kinds.
+ * @see https://app.klingai.com/global/dev/document-api/apiReference/model/textToVideo
+ */
+export const videoRoutes =
+  ({ video, publicBaseUrl }: VideoRoutesOptions): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const publicBase = publicBaseUrl?.replace(/\/+$/, '');
+    const baseUrl = (request: FastifyRequest) =>
+      publicBase ?? `${request.protocol}://${request.host}`;
+
+    function kind<S extends TSchema>(name: VideoKind, body: S, check: (b: Static<S>) => TaskSpec) {
+      app.post(
+        `/v1/videos/${name}`,
+        {
+          schema: {
+            summary: `Create a ${name} task`,
+            body,
+            response: { 200: CreatedEnvelopeSchema, ...errors },
+          },
         },
-      },
-      async (request) => {
-        const outcome = readOutcome(request);
-        const spec = check(request.body as Static<S>);
-        if (spec.externalId && video.store.hasExternal(request.owner, spec.externalId)) {
-          throw fieldError(['external_task_id'], 'is already used by another task of this key');
-        }
-        const task = video.create(spec, request.owner, baseUrl(request), outcome);
-        return success(request, createdTask(task, clock.now()));
-      },
-    );
-
-    app.get(
-      `/videos/${name}/:id`,
-      {
-        schema: {
-          summary: `Query a ${name} task by task_id or external_task_id`,
-          params: TaskParamsSchema,
-          response: { 200: TaskEnvelopeSchema, ...errors },
+        async (request) => {
+          const outcome = readOutcome(request);
+          const spec = check(request.body as Static<S>);
+          const created = video.create(
+            spec,
+            request.owner,
+            baseUrl(request),
+            outcome,
+            request.receivedAt,
+          );
+          return success(request, created);
         },
-      },
-      async (request) => {
-        const task = video.store.find(request.owner, name, request.params.id);
-        if (!task) throw notFound(`task ${request.params.id} does not exist`);
-        return success(request, taskRecord(task, clock.now()));
-      },
-    );
+      );
 
-    app.get(
-      `/videos/${name}`,
-      {
-        schema: {
-          summary: `List this key's ${name} tasks, newest first`,
-          querystring: ListQuerySchema,
-          response: { 200: TaskListEnvelopeSchema, ...errors },
+      app.get(
+        `/v1/videos/${name}/:id`,
+        {
+          schema: {
+            summary: `Query a ${name} task by task_id or external_task_id`,
+            params: TaskParamsSchema,
+            response: { 200: TaskEnvelopeSchema, ...errors },
+          },
         },
-      },
-      async (request) => {
-        const { pageNum = 1, pageSize = 30 } = request.query;
-        const now = clock.now();
-        const page = video.store.list(request.owner, name, pageNum, pageSize);
-        return success(
-          request,
-          page.map((task) => taskRecord(task, now)),
-        );
-      },
-    );
-  }
+        async (request) => {
+          const { id } = request.params;
+          const record = video.find(request.owner, name, id, request.receivedAt);
+          if (!record) throw notFound(`task ${id} does not exist`);
+          return success(request, record);
+        },
+      );
 
-  kind('text2video', Text2VideoSchema, checkText2Video);
-  kind('image2video', Image2VideoSchema, checkImage2Video);
-  kind('motion-control', MotionControlSchema, checkMotionControl);
-  kind('omni-video', OmniVideoSchema, checkOmniVideo);
-  kind('multi-image2video', MultiImage2VideoSchema, checkMultiImage2Video);
-};
+      app.get(
+        `/v1/videos/${name}`,
+        {
+          schema: {
+            summary: `List this key's ${name} tasks, newest first`,
+            querystring: ListQuerySchema,
+            response: { 200: TaskListEnvelopeSchema, ...errors },
+          },
+        },
+        async (request) => {
+          const { pageNum = 1, pageSize = 30 } = request.query;
+          const page = video.list(request.owner, name, pageNum, pageSize, request.receivedAt);
+          return success(request, page);
+        },
+      );
+    }
 
-export default videos;
+    kind('text2video', Text2VideoSchema, checkText2Video);
+    kind('image2video', Image2VideoSchema, checkImage2Video);
+    kind('motion-control', MotionControlSchema, checkMotionControl);
+    kind('omni-video', OmniVideoSchema, checkOmniVideo);
+    kind('multi-image2video', MultiImage2VideoSchema, checkMultiImage2Video);
+  };

@@ -1,37 +1,68 @@
-import type { Config } from '../config.js';
-import type { Deps } from '../platform/clock.js';
+import { fieldError } from '../platform/errors.js';
+import type { Feature } from '../platform/features.js';
+import type { Ids } from '../platform/ids.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { Callbacks } from './callbacks.js';
+import type { VideoKind } from './models.js';
 import type { TaskSpec } from './rules.js';
-import type { TaskStatus } from './schemas.js';
-import { type Outcome, statusAt, type Task, TaskStore, taskRecord, transitions } from './tasks.js';
+import type { CreatedTask, TaskRecord, TaskStatus } from './schemas.js';
+import {
+  CONTENT_SAFETY_MESSAGE,
+  createdTask,
+  type Outcome,
+  statusAt,
+  type Task,
+  TaskStore,
+  taskIdOfVideo,
+  taskRecord,
+  transitions,
+} from './tasks.js';
+
+export interface VideoSettings {
+  /** Time a task spends `submitted`, then `processing`. */
+  queueMs: number;
+  renderMs: number;
+  maxTasks: number;
+}
 
 /**
- * Creates tasks on the emulator clock and wires their callbacks: each automatic status change
- * of a task with a `callback_url` is a scheduler job that notifies it.
+ * The video group's one door: every route and the control surface go through it. Tasks live on
+ * the emulator clock; each caller passes the `now` its request read once. Each automatic status
+ * change of a task with a `callback_url` is a scheduler job that notifies it.
  */
-export class VideoService {
-  readonly store: TaskStore;
+export class VideoService implements Feature {
+  readonly name = 'tasks';
+  private readonly store: TaskStore;
   private readonly baseUrls = new Map<string, string>();
   /** Cancels the callback jobs still due for a task, so evicted tasks leave nothing behind. */
   private readonly pendingJobs = new Map<Task, Array<() => void>>();
 
   constructor(
-    private readonly config: Config,
-    private readonly deps: Deps,
+    private readonly settings: VideoSettings,
+    private readonly ids: Ids,
     private readonly scheduler: Scheduler,
     private readonly callbacks: Callbacks,
   ) {
-    this.store = new TaskStore(config.maxTasks, (task) => {
-      for (const cancel of this.pendingJobs.get(task) ?? []) cancel();
-      this.pendingJobs.delete(task);
-    });
+    this.store = new TaskStore(settings.maxTasks, (task) => this.cancelJobs(task));
   }
 
-  create(spec: TaskSpec, owner: string, baseUrl: string, outcome: Outcome): Task {
-    const now = this.deps.clock.now();
+  /** Tasks held. */
+  get size(): number {
+    return this.store.size;
+  }
+
+  create(
+    spec: TaskSpec,
+    owner: string,
+    baseUrl: string,
+    outcome: Outcome,
+    now: number,
+  ): CreatedTask {
+    if (spec.externalId && this.store.hasExternal(owner, spec.externalId)) {
+      throw fieldError(['external_task_id'], 'is already used by another task of this key');
+    }
     const task: Task = {
-      id: this.deps.ids.next('task'),
+      id: this.ids.next('task'),
       owner,
       kind: spec.kind,
       externalId: spec.externalId,
@@ -39,8 +70,8 @@ export class VideoService {
       callbackUrl: spec.callbackUrl,
       baseUrl: this.intern(baseUrl),
       createdAt: now,
-      queueMs: this.config.videoQueueMs,
-      renderMs: this.config.videoRenderMs,
+      queueMs: this.settings.queueMs,
+      renderMs: this.settings.renderMs,
       outcome,
     };
     this.store.add(task, now);
@@ -55,15 +86,55 @@ export class VideoService {
       );
       this.pendingJobs.set(task, cancels);
     }
-    return task;
+    return createdTask(task, now);
   }
 
-  /** Sets a task's status from now on (control surface); the change is notified like any other. */
-  force(task: Task, status: TaskStatus, message: string): void {
-    const now = this.deps.clock.now();
+  /** A task of this owner and kind, by task_id or external_task_id, as it is at `now`. */
+  find(owner: string, kind: VideoKind, id: string, now: number): TaskRecord | undefined {
+    const task = this.store.find(owner, kind, id);
+    return task && taskRecord(task, now);
+  }
+
+  /** One page of this owner's tasks of a kind, newest first. */
+  list(owner: string, kind: VideoKind, pageNum: number, pageSize: number, now: number) {
+    return this.store.list(owner, kind, pageNum, pageSize).map((task) => taskRecord(task, now));
+  }
+
+  /**
+   * Sets a task's status from `now` on (control surface); the change is notified like any
+   * other. A failure without a message gets the content-safety one.
+   */
+  force(
+    taskId: string,
+    status: TaskStatus,
+    message: string | undefined,
+    now: number,
+  ): TaskRecord | undefined {
+    const task = this.store.get(taskId);
+    if (!task) return undefined;
     const before = statusAt(task, now).status;
-    task.forced = { status, message, at: now };
+    const text = message ?? (status === 'failed' ? CONTENT_SAFETY_MESSAGE : '');
+    task.forced = { status, message: text, at: now };
     if (status !== before) this.notifyIf(task, now, status);
+    return taskRecord(task, now);
+  }
+
+  /** Whether a result video exists at `now`: its task is held and has succeeded. */
+  hasResult(videoId: string, now: number): boolean {
+    const taskId = taskIdOfVideo(videoId);
+    const task = taskId === undefined ? undefined : this.store.get(taskId);
+    return task !== undefined && statusAt(task, now).status === 'succeed';
+  }
+
+  reset(): void {
+    for (const task of this.pendingJobs.keys()) this.cancelJobs(task);
+    this.store.clear();
+    this.baseUrls.clear();
+  }
+
+  private cancelJobs(task: Task): void {
+    for (const cancel of this.pendingJobs.get(task) ?? []) cancel();
+    this.pendingJobs.delete(task);
   }
 
   /** Notifies a transition if the task still exists and is still in that status at that time. */
@@ -80,11 +151,5 @@ export class VideoService {
     if (this.baseUrls.size >= 100) this.baseUrls.clear();
     this.baseUrls.set(baseUrl, baseUrl);
     return baseUrl;
-  }
-
-  clear(): void {
-    this.store.clear();
-    this.baseUrls.clear();
-    this.pendingJobs.clear();
   }
 }

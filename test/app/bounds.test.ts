@@ -36,7 +36,7 @@ describe('bounded state', () => {
         },
       });
     }
-    expect(t.app.emulator.video.store.size).toBe(2);
+    expect(t.app.emulator.tasks.size).toBe(2);
     expect(t.app.emulator.scheduler.size).toBe(4);
     await t.app.close();
   });

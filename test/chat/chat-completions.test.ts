@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemFingerprint } from '../../src/chat/service.js';
 import { countTokens } from '../../src/platform/tokens.js';
+import { generateReply } from '../../src/text/default-reply.js';
 import { finishText } from '../../src/text/finish.js';
-import { generateReply } from '../../src/text/reply.js';
 import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
 import { CHOICE_FILTERS, PROMPT_FILTERS } from '../helpers/chat.js';
 

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
 import { countTokens } from '../../src/platform/tokens.js';
-import { generateReply } from '../../src/text/reply.js';
+import { generateReply } from '../../src/text/default-reply.js';
 
 let emulator: Emulator;
 let client: OpenAI;

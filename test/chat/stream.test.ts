@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemFingerprint } from '../../src/chat/service.js';
 import { startEmulator } from '../../src/emulator.js';
 import { countTokens, splitTokens } from '../../src/platform/tokens.js';
-import { generateReply } from '../../src/text/reply.js';
+import { generateReply } from '../../src/text/default-reply.js';
 import { buildTestApp, parseSse, T0, type TestApp } from '../helpers/app.js';
 import { CHOICE_FILTERS, PROMPT_FILTERS } from '../helpers/chat.js';
 

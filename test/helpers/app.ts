@@ -2,13 +2,9 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, resolveConfig } from '../../src/config.js';
-import {
-  type Clock,
-  createClock,
-  type Deps,
-  type IdKind,
-  type Ids,
-} from '../../src/platform/clock.js';
+import { type Clock, createClock } from '../../src/platform/clock.js';
+import type { Deps } from '../../src/platform/deps.js';
+import type { IdKind, Ids } from '../../src/platform/ids.js';
 
 /** 2026-01-01T00:00:00Z: the fake clock's starting point. */
 export const T0 = Date.UTC(2026, 0, 1);

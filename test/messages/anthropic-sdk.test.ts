@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
-import { generateReply } from '../../src/text/reply.js';
+import { generateReply } from '../../src/text/default-reply.js';
 
 let emulator: Emulator;
 let client: Anthropic;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens, truncateTokens } from '../../src/platform/tokens.js';
-import { generateReply } from '../../src/text/reply.js';
+import { generateReply } from '../../src/text/default-reply.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 const HEADERS = { 'x-api-key': 'key-a', 'msgapi-version': '2023-06-01' };

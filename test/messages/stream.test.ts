@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TOKENS_PER_DELTA } from '../../src/messages/service.js';
 import { countTokens, splitTokens } from '../../src/platform/tokens.js';
-import { generateReply } from '../../src/text/reply.js';
+import { generateReply } from '../../src/text/default-reply.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
 
 const HEADERS = { 'x-api-key': 'key-a', 'msgapi-version': '2023-06-01' };

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_FIXTURES_DIR } from '../../src/config.js';
 import { countTokens } from '../../src/platform/tokens.js';
+import { generateReply } from '../../src/text/default-reply.js';
 import { FixtureError, loadFixtures } from '../../src/text/fixtures.js';
-import { generateReply } from '../../src/text/reply.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
 
 /** A FIXTURES_DIR with the given reply files (and no content filter). */

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { fnv1a } from '../../src/platform/hash.js';
 import { countTokens } from '../../src/platform/tokens.js';
+import { generateReply } from '../../src/text/default-reply.js';
 import { finishText } from '../../src/text/finish.js';
-import { fnv1a, generateReply, replyPrompt } from '../../src/text/reply.js';
+import { replyPrompt } from '../../src/text/replies.js';
 
 describe('reply generator', () => {
   it('is a pure function of prompt and variant', () => {

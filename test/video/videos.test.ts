@@ -263,7 +263,7 @@ describe('video task details', () => {
     ]);
     await make(); // none finished: the oldest goes
     expect(await found('1000001')).toBe(404);
-    expect(app.app.emulator.video.store.size).toBe(3);
+    expect(app.app.emulator.tasks.size).toBe(3);
     await app.app.close();
   });
 

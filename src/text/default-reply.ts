@@ -1,8 +1,9 @@
+import { fnv1a, prng } from '../platform/hash.js';
 import { countTokens } from '../platform/tokens.js';
 
 /**
- * The default reply generator shared by the chat and messages APIs: a pure function of the
- * prompt text and a variant number, so the same request always gets the same words.
+ * The default reply when no rule matches, shared by the chat and messages APIs: a pure function
+ * of the prompt text and a variant number, so the same request always gets the same words.
  */
 
 const WORDS = (
@@ -15,46 +16,6 @@ const WORDS = (
   'first next each every other same different whole single final useful likely short long ' +
   'time place point part line step case way form kind rule test check plan note view path'
 ).split(' ');
-
-/** 32-bit FNV-1a over the UTF-16 code units. */
-export function fnv1a(text: string, seed = 0x811c9dc5): number {
-  let h = seed >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/** mulberry32: a tiny, fast, well-distributed 32-bit PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * The text a reply is keyed on, for both chat and messages: the last run of user turns
- * (consecutive ones joined by a newline), or the whole conversation when no turn is the user's.
- */
-export function replyPrompt<M extends { role: string }>(
-  messages: readonly M[],
-  textOf: (message: M) => string,
-): string {
-  let end = messages.length - 1;
-  while (end >= 0 && messages[end]?.role !== 'user') end--;
-  if (end < 0) return messages.map(textOf).join('\n');
-  let text = textOf(messages[end] as M);
-  for (let i = end - 1; i >= 0 && messages[i]?.role === 'user'; i--) {
-    text = `${textOf(messages[i] as M)}\n${text}`;
-  }
-  return text;
-}
 
 export interface Reply {
   text: string;

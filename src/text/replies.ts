@@ -1,6 +1,6 @@
 import { countTokens } from '../platform/tokens.js';
+import { generateReply, type Reply } from './default-reply.js';
 import type { Fixtures, LoadedRule } from './fixtures.js';
-import { generateReply, type Reply } from './reply.js';
 
 export type ReplyApi = 'chat' | 'messages';
 
@@ -74,4 +74,22 @@ export class Replies {
     }
     return generateReply(request.prompt, request.variant);
   }
+}
+
+/**
+ * The text a reply is keyed on, for both chat and messages: the last run of user turns
+ * (consecutive ones joined by a newline), or the whole conversation when no turn is the user's.
+ */
+export function replyPrompt<M extends { role: string }>(
+  messages: readonly M[],
+  textOf: (message: M) => string,
+): string {
+  let end = messages.length - 1;
+  while (end >= 0 && messages[end]?.role !== 'user') end--;
+  if (end < 0) return messages.map(textOf).join('\n');
+  let text = textOf(messages[end] as M);
+  for (let i = end - 1; i >= 0 && messages[i]?.role === 'user'; i--) {
+    text = `${textOf(messages[i] as M)}\n${text}`;
+  }
+  return text;
 }

@@ -1,0 +1,32 @@
+/**
+ * A part of the emulator's memory or machinery. Each one knows how to empty and stop itself;
+ * `/_emulator/reset` and `app.close()` walk the registry, so a new store cannot be forgotten.
+ */
+export interface Feature {
+  /** The name a reset knows it by (`tasks`, `cache`, `journal`, ...). */
+  readonly name: string;
+  reset?(): void;
+  close?(): void;
+}
+
+export class Features {
+  private readonly all: Feature[] = [];
+
+  /** Registers a feature and returns it, so a store is registered where it is made. */
+  add<T extends Feature>(feature: T): T {
+    this.all.push(feature);
+    return feature;
+  }
+
+  names(): string[] {
+    return this.all.map((f) => f.name);
+  }
+
+  reset(): void {
+    for (const feature of this.all) feature.reset?.();
+  }
+
+  close(): void {
+    for (const feature of this.all) feature.close?.();
+  }
+}

@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { GatewayError } from './errors.js';
+import type { Fault } from './faults.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Opaque id of the API key that made the request (never the key itself). */
+    owner: string;
+    /** Emulator time at arrival: the one clock reading a request's work uses. */
+    receivedAt: number;
+    /** The request body as received, kept for the journal. */
+    rawBody: string | undefined;
+    /** The injected fault this request got, for the journal. */
+    fault: string | undefined;
+    /** A `stream_error` fault asked for by header, waiting to see whether the request streams. */
+    pendingFault: Fault | undefined;
+    /** A `stream_error` fault the route applies while streaming. */
+    streamFault: StreamFault | undefined;
+  }
+}
+
+/** A `stream_error` fault as a streaming route applies it. */
+export interface StreamFault {
+  afterEvents: number;
+  status: number;
+}
+
+/** Upstream accepts 32 MB request bodies. @see https://platform.claude.com/docs/en/api/errors */
+export const BODY_LIMIT = 32 * 1024 * 1024;
+
+/**
+ * Adds the per-request fields the group hooks fill in, and the one body parser: JSON only,
+ * refusing `__proto__` and `constructor` keys, keeping the raw text for the journal.
+ */
+export function setupRequests(app: FastifyInstance): void {
+  app.decorateRequest('owner', '');
+  app.decorateRequest('receivedAt', 0);
+  app.decorateRequest('rawBody', undefined);
+  app.decorateRequest('fault', undefined);
+  app.decorateRequest('pendingFault', undefined);
+  app.decorateRequest('streamFault', undefined);
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string', bodyLimit: BODY_LIMIT },
+    (request, body, done) => {
+      const text = body as string;
+      request.rawBody = text;
+      if (text.length === 0) {
+        return done(new GatewayError(400, 'Request body is empty; a JSON object is required.'));
+      }
+      try {
+        done(null, secureJson.parse(text, { protoAction: 'error', constructorAction: 'error' }));
+      } catch (err) {
+        done(new GatewayError(400, `Request body is not valid JSON: ${(err as Error).message}`));
+      }
+    },
+  );
+}

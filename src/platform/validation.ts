@@ -1,0 +1,174 @@
+import { Ajv, type Options as AjvOptions } from 'ajv';
+import { type FieldIssue, GatewayError, type PathSegment } from './errors.js';
+
+/**
+ * From what Ajv and Fastify report to the catalogue's GatewayError: one field issue, phrased
+ * once, that each group words in its own envelope.
+ */
+
+const AJV_BASE: AjvOptions = { strict: false, useDefaults: true, allErrors: false, verbose: true };
+
+/**
+ * Bodies are validated without type coercion (`"5"` is not `5`); query strings and params are
+ * text on the wire, so there numbers are coerced.
+ */
+export function validatorCompiler() {
+  const strict = new Ajv({ ...AJV_BASE, coerceTypes: false });
+  const coercing = new Ajv({ ...AJV_BASE, coerceTypes: true });
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
+    (httpPart === 'body' ? strict : coercing).compile(schema);
+}
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+  parentSchema?: Record<string, unknown>;
+}
+
+interface FastifyLikeError {
+  statusCode?: number;
+  code?: string;
+  message?: string;
+  validation?: AjvError[];
+}
+
+function pathOf(instancePath: string): PathSegment[] {
+  if (!instancePath) return [];
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+}
+
+const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+const quoteAll = (values: unknown[]) => values.map((v) => JSON.stringify(v)).join(', ');
+
+const branchesOf = (schema: Record<string, unknown> | undefined) =>
+  (schema?.anyOf ?? schema?.oneOf ?? []) as Array<Record<string, unknown>>;
+
+const allConst = (schema: Record<string, unknown> | undefined) => {
+  const branches = branchesOf(schema);
+  return branches.length > 0 && branches.every((b) => 'const' in b);
+};
+
+function unionIssue(path: PathSegment[], schema: Record<string, unknown> | undefined): FieldIssue {
+  const branches = branchesOf(schema);
+  if (allConst(schema)) {
+    return {
+      path,
+      kind: 'value',
+      problem: `must be one of ${quoteAll(branches.map((b) => b.const))}`,
+    };
+  }
+  const what = typeof schema?.description === 'string' ? schema.description : 'of another type';
+  return { path, kind: 'type', problem: `must be ${what}` };
+}
+
+/**
+ * The one issue to report. Ajv stops at the first failure, except inside unions (anyOf), where
+ * it reports every branch and then the union. The deepest path is where the value went wrong;
+ * there a union of constants is an enum, and a branch error that is not about the type means
+ * the value had that branch's shape and failed inside it.
+ */
+function issueFromAjv(errors: AjvError[]): FieldIssue {
+  const depth = (e: AjvError) => e.instancePath.length + (e.keyword === 'required' ? 1 : 0);
+  const deepest = errors.reduce((a, b) => (depth(b) > depth(a) ? b : a));
+  const here = errors.filter((e) => e.instancePath === deepest.instancePath);
+  const union = here.find((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  if (union) {
+    const telling = here.find((e) => e !== union && e.keyword !== 'type' && e.keyword !== 'const');
+    if (allConst(union.parentSchema) || !telling) {
+      return unionIssue(pathOf(union.instancePath), union.parentSchema);
+    }
+    return issueOf(telling);
+  }
+  return issueOf(deepest);
+}
+
+function issueOf(err: AjvError): FieldIssue {
+  const path = pathOf(err.instancePath);
+  const p = err.params;
+  switch (err.keyword) {
+    case 'required':
+      return {
+        path: [...path, String(p.missingProperty)],
+        kind: 'missing',
+        problem: 'is required',
+      };
+    case 'type':
+      return {
+        path,
+        kind: 'type',
+        problem:
+          path.length === 0
+            ? 'must be a JSON object'
+            : `must be ${article(String(p.type).replace(',', ' or '))}`,
+      };
+    case 'const':
+      return { path, kind: 'value', problem: `must be ${JSON.stringify(p.allowedValue)}` };
+    case 'enum':
+      return {
+        path,
+        kind: 'value',
+        problem: `must be one of ${quoteAll(p.allowedValues as unknown[])}`,
+      };
+    case 'minimum':
+      return { path, kind: 'value', problem: `must be greater than or equal to ${p.limit}` };
+    case 'maximum':
+      return { path, kind: 'value', problem: `must be less than or equal to ${p.limit}` };
+    case 'exclusiveMinimum':
+      return { path, kind: 'value', problem: `must be greater than ${p.limit}` };
+    case 'exclusiveMaximum':
+      return { path, kind: 'value', problem: `must be less than ${p.limit}` };
+    case 'minLength':
+      return Number(p.limit) === 1
+        ? { path, kind: 'value', problem: 'must not be empty' }
+        : { path, kind: 'value', problem: `must have at least ${p.limit} characters` };
+    case 'maxLength':
+      return { path, kind: 'value', problem: `must have at most ${p.limit} characters` };
+    case 'minItems':
+      return { path, kind: 'value', problem: `must have at least ${p.limit} item(s)` };
+    case 'maxItems':
+      return { path, kind: 'value', problem: `must have at most ${p.limit} item(s)` };
+    case 'minProperties':
+      return { path, kind: 'value', problem: `must have at least ${p.limit} entries` };
+    case 'maxProperties':
+      return { path, kind: 'value', problem: `must have at most ${p.limit} entries` };
+    case 'additionalProperties':
+      return {
+        path: [...path, String(p.additionalProperty)],
+        kind: 'value',
+        problem: 'is not a permitted field',
+      };
+    case 'pattern':
+      return { path, kind: 'value', problem: 'has an invalid format' };
+    default:
+      return { path, kind: 'value', problem: err.message ?? 'is invalid' };
+  }
+}
+
+/** Turns anything a route or Fastify threw into a GatewayError with a 4xx where the input is at fault. */
+export function normalizeError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const e = (err ?? {}) as FastifyLikeError;
+  if (Array.isArray(e.validation) && e.validation.length > 0) {
+    const issue = issueFromAjv(e.validation);
+    return new GatewayError(400, issue.problem, { issue });
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError(413, 'Request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError(415, 'Content-Type must be application/json.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError(400, 'Content-Length does not match the request body.');
+  }
+  const status = e.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new GatewayError(status, e.message ?? 'Bad request.');
+  }
+  return new GatewayError(500, 'The server had an error while processing your request.');
+}
