@@ -6,8 +6,6 @@ import { finishText } from '../../src/text/finish.js';
 import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
 import { CHOICE_FILTERS, PROMPT_FILTERS } from '../helpers/chat.js';
 
-const AUTH = { authorization: 'Bearer test-key' };
-
 function usage(prompt: number, completion: number, cached = 0) {
   return {
     prompt_tokens: prompt,
@@ -29,8 +27,7 @@ beforeEach(async () => {
 });
 afterEach(() => t.app.close());
 
-const post = (payload: unknown, headers: Record<string, string> = AUTH) =>
-  t.inject({ method: 'POST', url: '/v1/chat/completions', headers, payload: payload as object });
+const post = (payload: unknown) => t.chat(payload);
 
 describe('POST /v1/chat/completions', () => {
   it('answers with the whole chat.completion object of seed 2.11', async () => {

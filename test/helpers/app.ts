@@ -5,6 +5,7 @@ import { type Config, resolveConfig } from '../../src/config.js';
 import { type Clock, createClock } from '../../src/platform/clock.js';
 import type { Deps } from '../../src/platform/deps.js';
 import type { IdKind, Ids } from '../../src/platform/ids.js';
+import { groupRequests } from './groups.js';
 
 /** 2026-01-01T00:00:00Z: the fake clock's starting point. */
 export const T0 = Date.UTC(2026, 0, 1);
@@ -59,7 +60,7 @@ export function testDeps(): TestDeps {
   };
 }
 
-export interface TestApp {
+export interface TestApp extends ReturnType<typeof groupRequests> {
   app: FastifyInstance;
   deps: TestDeps;
   inject(options: InjectOptions): Promise<LightMyRequestResponse>;
@@ -70,7 +71,8 @@ export async function buildTestApp(
   deps: TestDeps = testDeps(),
 ): Promise<TestApp> {
   const app = await buildApp(resolveConfig({ logLevel: 'info', ...overrides }), deps);
-  return { app, deps, inject: (options) => app.inject(options) };
+  const inject = (options: InjectOptions) => app.inject(options);
+  return { app, deps, inject, ...groupRequests(inject) };
 }
 
 /** Parses an SSE body into frames: `{event?, data}` with `data` JSON-decoded when it is JSON. */

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens, truncateTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import type { GroupRequest } from '../helpers/groups.js';
 
 const HEADERS = { 'x-api-key': 'key-a', 'msgapi-version': '2023-06-01' };
 
@@ -11,13 +12,7 @@ beforeEach(async () => {
 });
 afterEach(() => t.app.close());
 
-const post = (payload: unknown, headers: Record<string, string> = HEADERS) =>
-  t.inject({
-    method: 'POST',
-    url: '/messages-api/v1/messages',
-    headers,
-    payload: payload as object,
-  });
+const post = (payload: unknown, options?: GroupRequest) => t.messages(payload, options);
 
 const usage = (input: number, output: number, creation = 0, read = 0, c1h = 0) => ({
   input_tokens: input,
@@ -145,7 +140,7 @@ describe('POST /messages-api/v1/messages', () => {
   it('takes the key from x-api-key or, like upstream, from Authorization: Bearer', async () => {
     const res = await post(
       { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] },
-      { authorization: 'Bearer key-a', 'msgapi-version': '2023-06-01' },
+      { key: null, headers: { authorization: 'Bearer key-a', 'msgapi-version': '2023-06-01' } },
     );
     expect(res.statusCode).toBe(200);
   });
@@ -153,7 +148,7 @@ describe('POST /messages-api/v1/messages', () => {
   it('accepts a msgapi-beta header listing betas', async () => {
     const res = await post(
       { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] },
-      { ...HEADERS, 'msgapi-beta': 'prompt-caching-2024-07-31,other-beta' },
+      { headers: { 'msgapi-beta': 'prompt-caching-2024-07-31,other-beta' } },
     );
     expect(res.statusCode).toBe(200);
   });

@@ -4,16 +4,13 @@ import { countTokens, splitTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
 
-const HEADERS = { 'x-api-key': 'key-a', 'msgapi-version': '2023-06-01' };
-
 let t: TestApp;
 beforeEach(async () => {
   t = await buildTestApp();
 });
 afterEach(() => t.app.close());
 
-const post = (payload: object, app: TestApp = t) =>
-  app.inject({ method: 'POST', url: '/messages-api/v1/messages', headers: HEADERS, payload });
+const post = (payload: object, app: TestApp = t) => app.messages(payload);
 
 describe('streamed messages', () => {
   it('send the seed 6.1 event sequence, each data.type equal to its event name', async () => {

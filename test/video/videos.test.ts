@@ -4,7 +4,6 @@ import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
 import { IMAGES } from '../helpers/images.js';
 
 const KEY = { authorization: 'Bearer key-a' };
-const OTHER = { authorization: 'Bearer key-b' };
 const IMG = 'https://cdn.example.com/cat.png';
 
 /** A minimal valid creation body per kind. */
@@ -48,10 +47,10 @@ beforeEach(async () => {
 });
 afterEach(() => t.app.close());
 
-const create = (kind: Kind, body: object = BODIES[kind], headers: Record<string, string> = KEY) =>
-  t.inject({ method: 'POST', url: `/videogen/v1/videos/${kind}`, headers, payload: body });
-const query = (kind: Kind, id: string, headers: Record<string, string> = KEY) =>
-  t.inject({ url: `/videogen/v1/videos/${kind}/${id}`, headers });
+const create = (kind: Kind, body: object = BODIES[kind], key = 'key-a') =>
+  t.video(kind, body, { key });
+const query = (kind: Kind, id: string, key = 'key-a') =>
+  t.video(`${kind}/${id}`, undefined, { key });
 const advance = (ms: number) =>
   t.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { ms } });
 
@@ -115,7 +114,7 @@ describe.each(KINDS)('%s tasks', (kind) => {
   it('are found only under their own kind and by the key that made them', async () => {
     await create(kind);
     const otherKind = KINDS.find((k) => k !== kind) as Kind;
-    for (const res of [await query(otherKind, '1000001'), await query(kind, '1000001', OTHER)]) {
+    for (const res of [await query(otherKind, '1000001'), await query(kind, '1000001', 'key-b')]) {
       expect(res.statusCode).toBe(404);
       expect(res.json()).toEqual({
         code: 1203,
@@ -143,8 +142,8 @@ describe('video task details', () => {
       request_id: expect.any(String),
     });
     // Another key may use the same external id.
-    expect((await create('text2video', body, OTHER)).statusCode).toBe(200);
-    expect((await query('text2video', 'order-42', OTHER)).json().data.task_id).toBe('1000002');
+    expect((await create('text2video', body, 'key-b')).statusCode).toBe(200);
+    expect((await query('text2video', 'order-42', 'key-b')).json().data.task_id).toBe('1000002');
   });
 
   it('ends failed with a content-safety message when asked by header', async () => {
@@ -197,7 +196,7 @@ describe('video task details', () => {
   it('lists this key tasks of a kind, newest first, with pageNum and pageSize', async () => {
     for (let i = 0; i < 5; i++) await create('text2video');
     await create('image2video');
-    await create('text2video', BODIES.text2video, OTHER);
+    await create('text2video', BODIES.text2video, 'key-b');
     const list = async (qs: string) =>
       (await t.inject({ url: `/videogen/v1/videos/text2video${qs}`, headers: KEY })).json();
     const ids = (body: { data: Array<{ task_id: string }> }) => body.data.map((d) => d.task_id);
