@@ -2,7 +2,7 @@ import { bracketPath, GatewayError } from '../platform/errors.js';
 import { type GroupSpec, type RenderedError, readBearerKey } from '../platform/group.js';
 import type { ChatError } from './schemas.js';
 
-/** @see upstream-facts C2: `{error:{message,type,param,code}}` */
+/** `{error:{message,type,param,code}}`. @see https://platform.openai.com/docs/guides/error-codes */
 const TYPE_BY_STATUS: Record<number, string> = {
   401: 'invalid_request_error',
   403: 'permission_error',

@@ -178,7 +178,11 @@ export type ChoiceFilterResults = Static<typeof ChoiceFilterResultsSchema>;
 export type PromptFilterResults = Static<typeof PromptFilterResultsSchema>;
 export type ChatFinishReason = Static<typeof ChatFinishReasonSchema>;
 
-/** @see upstream-facts C2; `status` and `innererror` come with Azure content-filter refusals. */
+/**
+ * `status` and `innererror` come with Azure content-filter refusals.
+ * @see https://platform.openai.com/docs/guides/error-codes
+ * @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/concepts/content-filter
+ */
 export const ChatErrorSchema = Type.Object({
   error: Type.Object({
     message: Type.String(),

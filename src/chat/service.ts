@@ -29,7 +29,7 @@ export const TOKENS_REPLY_PRIMING = 3;
 export const SAFE_CHOICE_FILTERS: ChoiceFilterResults = choiceFilterResults();
 export const SAFE_PROMPT_FILTERS: PromptFilterResults[] = promptFilterResults();
 
-/** Azure's refusal of a prompt that trips the content filter. @see upstream-facts C2 */
+/** Azure's refusal of a prompt that trips the content filter. @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/concepts/content-filter */
 export const PROMPT_FILTERED_MESSAGE =
   "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766";
 
@@ -197,7 +197,7 @@ export function chatUsage(plan: ChatPlan, cachedTokens = 0): ChatUsage {
   };
 }
 
-/** @see seed 2.11 for the key list and order. */
+/** The key list and order of a chat completion. @see https://platform.openai.com/docs/api-reference/chat/object */
 export function buildChatCompletion(
   who: ChatIdentity,
   plan: ChatPlan,

@@ -20,7 +20,8 @@ import {
  * The `chat.completion.chunk` frames of a streamed completion, Azure-style: a first frame with
  * only prompt filter results, then per choice a role frame, one frame per token and a finish
  * frame; with `include_usage` a usage frame with no choices; then `[DONE]`.
- * @see upstream-facts C1
+ * @see https://platform.openai.com/docs/api-reference/chat-streaming/streaming
+ * @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/concepts/content-filter
  */
 export function chatStreamFrames(
   who: ChatIdentity,

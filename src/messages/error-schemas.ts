@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 
-/** @see upstream-facts B2: `{type:"error", error:{type, message}, request_id}` */
+/** `{type:"error", error:{type, message}, request_id}`. @see https://platform.claude.com/docs/en/api/errors */
 export const MessagesErrorSchema = Type.Object({
   type: Type.Literal('error'),
   error: Type.Object({ type: Type.String(), message: Type.String() }),

@@ -3,7 +3,7 @@ import { dottedPath, GatewayError } from '../platform/errors.js';
 import { type GroupSpec, type RenderedError, readBearerKey } from '../platform/group.js';
 import type { MessagesError } from './error-schemas.js';
 
-/** @see upstream-facts B2 */
+/** @see https://platform.claude.com/docs/en/api/errors */
 const TYPE_BY_STATUS: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
@@ -38,11 +38,11 @@ export function renderMessagesError(error: GatewayError, request: FastifyRequest
   return { status: error.status, body };
 }
 
-/** The only version the gateway speaks (seed 4.2, 9). */
+/** The only version the gateway speaks. @see https://platform.claude.com/docs/en/api/versioning */
 export const MSGAPI_VERSION = '2023-06-01';
 
 export const messagesGroupSpec: GroupSpec = {
-  /** `x-api-key` (seed part 5); like upstream, `Authorization: Bearer` is accepted too. */
+  /** `x-api-key`; like upstream, `Authorization: Bearer` is accepted too. */
   readKey(request) {
     const key = request.headers['x-api-key'];
     if (typeof key === 'string' && key.trim() !== '') return key.trim();

@@ -1,7 +1,11 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Literals } from '../platform/schema-helpers.js';
 
-/** @see seed 2.8, 2.9, 6.1; upstream-facts B1, B3, B4 */
+/**
+ * @see https://platform.claude.com/docs/en/api/messages
+ * @see https://platform.claude.com/docs/en/build-with-claude/streaming
+ * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+ */
 
 export const CacheControlSchema = Type.Object(
   { type: Type.Literal('ephemeral'), ttl: Type.Optional(Literals(['5m', '1h'])) },

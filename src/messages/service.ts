@@ -21,7 +21,11 @@ import type {
   Usage,
 } from './schemas.js';
 
-/** Rules of a messages request beyond its JSON schema (upstream B3, B4). */
+/**
+ * Rules of a messages request beyond its JSON schema.
+ * @see https://platform.claude.com/docs/en/api/messages
+ * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+ */
 export function checkMessagesRequest(body: CountTokensRequest): void {
   const withCache: Array<{ path: PathSegment[]; ttl: '5m' | '1h' }> = [];
   const visit = (blocks: string | TextBlock[], path: PathSegment[]) => {
@@ -127,7 +131,7 @@ export interface MessageIdentity {
   model: string;
 }
 
-/** @see seed 2.9 for the key list and order. */
+/** The key list and order of a message. @see https://platform.claude.com/docs/en/api/messages */
 export function buildMessage(
   who: MessageIdentity,
   done: Finished & { stopReason: StopReason },
@@ -155,7 +159,7 @@ const DELTA = frameTemplate('content_block_delta', (text) => ({
 }));
 
 /**
- * The event stream of seed 6.1 (upstream B1): message_start, content_block_start, a ping, one
+ * The event stream: message_start, content_block_start, a ping, one
  * content_block_delta per 4 tokens, content_block_stop, message_delta (cumulative usage),
  * message_stop. Delta frames come from a template: they are most of a stream.
  */

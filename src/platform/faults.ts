@@ -1,5 +1,5 @@
 /**
- * Injected faults (contract §3): rules set through `/_emulator/faults`, or one request's
+ * Injected faults: rules set through `/_emulator/faults`, or one request's
  * `x-emulator-fault` header. A fault makes the request fail the way the real gateway fails.
  */
 

@@ -4,7 +4,7 @@ import type { BlockedTerm } from './fixtures.js';
 /**
  * Azure-style content filtering for chat completions: blocked terms (fixture data) found in a
  * prompt or a reply, case-insensitively, as one compiled pattern.
- * @see upstream-facts C1, C2
+ * @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/concepts/content-filter
  */
 export class ContentFilter {
   private pattern: RegExp | undefined;

@@ -3,7 +3,7 @@ import { PrefixScanner } from '../platform/prefix-hash.js';
 import { countTokens } from '../platform/tokens.js';
 
 /**
- * Prompt-cache accounting (seed part 8, upstream B3). The cache holds, per prefix, only a hash
+ * Prompt-cache accounting (https://platform.claude.com/docs/en/build-with-claude/prompt-caching). The cache holds, per prefix, only a hash
  * key, its expiry and its TTL: never the text. Keys are scoped by API key and model, so a
  * different key, model or leading "project label" never shares an entry.
  */

@@ -4,7 +4,7 @@ import type { Scheduler } from '../platform/scheduler.js';
 import type { TaskStatus } from './schemas.js';
 
 /**
- * Delivers video-task callbacks: POSTs the flat task record (upstream A3) to the task's
+ * Delivers video-task callbacks (https://kling.ai/document-api/apiReference/callbackProtocol): POSTs the flat task record to the task's
  * `callback_url`, with a timeout and retries with exponential backoff on the emulator clock.
  * Delivery never blocks a request; the log of deliveries is bounded.
  */

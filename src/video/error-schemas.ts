@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 
-/** @see upstream-facts A0, A4: the envelope without `data` */
+/** The envelope without `data`. @see https://kling.ai/document-api/apiReference/commonInfo */
 export const VideoErrorSchema = Type.Object({
   code: Type.Integer(),
   message: Type.String(),

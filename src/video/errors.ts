@@ -2,7 +2,7 @@ import { bracketPath, GatewayError } from '../platform/errors.js';
 import { type GroupSpec, type RenderedError, readBearerKey } from '../platform/group.js';
 import type { VideoError } from './error-schemas.js';
 
-/** Business code per HTTP status when the route gave none. @see upstream-facts A4 */
+/** Business code per HTTP status when the route gave none. @see https://kling.ai/document-api/apiReference/commonInfo */
 const CODE_BY_STATUS: Record<number, number> = {
   400: 1200,
   401: 1000,

@@ -27,7 +27,7 @@ export interface VideoGroup extends GroupDescriptor {
 
 /**
  * Group A, video tasks, mounted at `/videogen`, with its result files at `/media`.
- * @see https://app.klingai.com/global/dev/document-api/apiReference/model/textToVideo
+ * @see https://kling.ai/document-api/apiReference/model/textToVideo
  */
 export function videoGroup(options: VideoGroupOptions): VideoGroup {
   const { clock, ids, scheduler } = options;

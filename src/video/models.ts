@@ -1,5 +1,5 @@
 /**
- * The video models of the gateway (seed 2.2) and what each accepts (upstream A5/A6, renamed
+ * The video models of the gateway and what each accepts (upstream's, renamed
  * `kling-*` → `vid-*`).
  */
 
@@ -18,7 +18,7 @@ export type VideoModel =
   | 'vid-video-o1'
   | 'vid-v3-omni';
 
-/** Models per capability (seed 2.2). */
+/** Models per capability. @see https://kling.ai/document-api/apiReference/model/videoModels */
 export const MODELS_BY_KIND: Record<VideoKind, readonly VideoModel[]> = {
   text2video: ['vid-v3', 'vid-v2-5-turbo', 'vid-v1-6'],
   image2video: ['vid-v3', 'vid-v2-5-turbo', 'vid-v1-6'],
@@ -27,7 +27,7 @@ export const MODELS_BY_KIND: Record<VideoKind, readonly VideoModel[]> = {
   'multi-image2video': ['vid-v1-6'],
 };
 
-/** Default model where the upstream API has one and the seed does not require the field. */
+/** Default model where the upstream API has one and the gateway does not require the field. */
 export const DEFAULT_MODEL: Partial<Record<VideoKind, VideoModel>> = {
   'omni-video': 'vid-video-o1',
   'multi-image2video': 'vid-v1-6',

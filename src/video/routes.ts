@@ -56,7 +56,7 @@ export interface VideoRoutesOptions {
 
 /**
  * Create, query and list routes of the five task kinds.
- * @see https://app.klingai.com/global/dev/document-api/apiReference/model/textToVideo
+ * @see https://kling.ai/document-api/apiReference/model/textToVideo
  */
 export const videoRoutes =
   ({ video, publicBaseUrl }: VideoRoutesOptions): FastifyPluginAsyncTypebox =>

@@ -17,8 +17,10 @@ import type {
 } from './schemas.js';
 
 /**
- * The rules a video creation request must meet beyond its JSON schema (seed 2.1–2.6,
- * upstream A0, A5, A6). Each failure is a 400 naming the field; an unknown model is a 404.
+ * The rules a video creation request must meet beyond its JSON schema. Each failure is a 400
+ * naming the field; an unknown model is a 404.
+ * @see https://kling.ai/document-api/apiReference/model/textToVideo
+ * @see https://kling.ai/document-api/apiReference/commonInfo
  */
 
 export const IMAGE_MAX_BYTES = 10 * 1024 * 1024;
@@ -64,7 +66,7 @@ function checkUrl(path: PathSegment[], value: string): void {
   if (!isHttpUrl(value)) throw fieldError(path, 'must be a public http(s) URL');
 }
 
-/** An image is a public URL, or Base64 (no `data:` prefix) of a real JPEG or PNG (upstream A0). */
+/** An image is a public URL, or Base64 (no `data:` prefix) of a real JPEG or PNG. */
 function checkImage(path: PathSegment[], value: string): void {
   if (isHttpUrl(value)) return;
   if (value.startsWith('data:')) {

@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Literals } from '../platform/schema-helpers.js';
 
-/** @see seed 2.1–2.7; upstream-facts A1, A2, A5 */
+/** @see https://kling.ai/document-api/apiReference/model/textToVideo */
 
 const PROMPT_LIMIT = 2500;
 const Prompt = Type.String({ maxLength: PROMPT_LIMIT });
@@ -129,7 +129,7 @@ export type MultiImage2VideoRequest = Static<typeof MultiImage2VideoSchema>;
 export const TaskStatusSchema = Literals(['submitted', 'processing', 'succeed', 'failed']);
 export type TaskStatus = Static<typeof TaskStatusSchema>;
 
-/** The task record of the query endpoints and callbacks (upstream A1, A3). */
+/** The task record of the query endpoints and callbacks. @see https://kling.ai/document-api/apiReference/callbackProtocol */
 export const TaskRecordSchema = Type.Object({
   task_id: Type.String(),
   task_status: TaskStatusSchema,
@@ -145,7 +145,7 @@ export const TaskRecordSchema = Type.Object({
 });
 export type TaskRecord = Static<typeof TaskRecordSchema>;
 
-/** What creation returns in `data` (seed 2.7 plus upstream A1). */
+/** What creation returns in `data`. */
 export const CreatedTaskSchema = Type.Object({
   task_id: Type.String(),
   task_status: TaskStatusSchema,

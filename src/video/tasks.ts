@@ -65,7 +65,7 @@ export const taskIdOfVideo = (videoId: string) =>
   videoId.startsWith('v') ? videoId.slice(1) : undefined;
 export const videoUrl = (task: Task) => `${task.baseUrl}/media/videos/${videoIdOf(task)}.mp4`;
 
-/** The upstream task record (A1) as it is at `now`. */
+/** The task record as it is at `now`. @see https://kling.ai/document-api/apiReference/model/textToVideo */
 export function taskRecord(task: Task, now: number): TaskRecord {
   const view = statusAt(task, now);
   return {

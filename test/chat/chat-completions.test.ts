@@ -30,7 +30,7 @@ afterEach(() => t.app.close());
 const post = (payload: unknown) => t.chat(payload);
 
 describe('POST /v1/chat/completions', () => {
-  it('answers with the whole chat.completion object of seed 2.11', async () => {
+  it('answers with the whole chat.completion object', async () => {
     const res = await post({
       model: 'chat-model',
       messages: [{ role: 'user', content: 'Hello there' }],

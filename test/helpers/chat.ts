@@ -1,4 +1,4 @@
-/** The content-filter results every unfiltered chat completion carries (seed 2.11). */
+/** The content-filter results every unfiltered chat completion carries (Azure style). */
 export const SAFE = { filtered: false, severity: 'safe' };
 export const CLEAR = { filtered: false, detected: false };
 

@@ -23,7 +23,7 @@ const usage = (input: number, output: number, creation = 0, read = 0, c1h = 0) =
 });
 
 describe('POST /messages-api/v1/messages', () => {
-  it('answers with the whole message object of seed 2.9', async () => {
+  it('answers with the whole message object', async () => {
     const res = await post({
       model: 'claude-like',
       max_tokens: 1024,

@@ -13,7 +13,7 @@ afterEach(() => t.app.close());
 const post = (payload: object, app: TestApp = t) => app.messages(payload);
 
 describe('streamed messages', () => {
-  it('send the seed 6.1 event sequence, each data.type equal to its event name', async () => {
+  it('send the upstream event sequence, each data.type equal to its event name', async () => {
     const res = await post({
       model: 'm',
       max_tokens: 1024,

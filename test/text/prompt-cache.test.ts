@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
- * Prompt caching as seed part 8 states it, one test per rule, plus TTLs, breakpoints, lookback
+ * Prompt caching as the gateway states it, one test per rule, plus TTLs, breakpoints, lookback
  * and isolation. Texts are built from "abcd " (one token each) so the arithmetic is exact.
  */
 
@@ -69,7 +69,7 @@ const split = (input: number, creation: number, read: number, oneHour = 0) => ({
   output_tokens: expect.any(Number),
 });
 
-describe('seed part 8, prompt-caching rules', () => {
+describe("the gateway's prompt-caching rules", () => {
   it('rule 1: caching applies only to blocks with cache_control (system array or messages)', async () => {
     const plain = {
       model: 'm',

@@ -27,7 +27,7 @@ function failure(fn: () => unknown) {
 
 const URL_IMG = 'https://cdn.example.com/cat.png';
 
-describe('model per capability (seed 2.2)', () => {
+describe('model per capability', () => {
   it.each([
     ['text2video', () => checkText2Video({ model_name: 'vid-v2-6', prompt: 'x', duration: '5' })],
     [
@@ -184,7 +184,7 @@ describe('text2video', () => {
   });
 });
 
-describe('image inputs (upstream A0)', () => {
+describe('image inputs', () => {
   const base = { model_name: 'vid-v1-6', prompt: 'move', duration: '5' };
   it('accepts URLs and Base64 PNG or JPEG of at least 300 px', () => {
     expect(checkImage2Video({ ...base, image: URL_IMG }).kind).toBe('image2video');

@@ -66,7 +66,7 @@ const record = (id: string, status: string, updatedAt: number, extra: object = {
 });
 
 describe.each(KINDS)('%s tasks', (kind) => {
-  it('are created with the seed 2.7 envelope and move submitted → processing → succeed', async () => {
+  it('are created with the success envelope and move submitted → processing → succeed', async () => {
     const res = await create(kind);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
