@@ -8,15 +8,9 @@ import { type PacingSettings, sendTextStream, streamPacing } from '../text/paced
 import { CHAT_CACHE_MIN_TOKENS, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import { renderChatError } from './errors.js';
+import { mayReach, readChatPrompt } from './prompt.js';
 import { ChatCompletionRequestSchema, ChatCompletionSchema, ChatErrorSchema } from './schemas.js';
-import {
-  buildChatCompletion,
-  chatUsage,
-  checkChatPrompt,
-  checkChatRequest,
-  mayReach,
-  planChat,
-} from './service.js';
+import { buildChatCompletion, chatUsage, checkChatPrompt, planChat } from './service.js';
 import { chatStreamFrames } from './stream.js';
 
 export interface ChatRoutesOptions {
@@ -52,30 +46,29 @@ export const chatRoutes =
       },
       async (request, reply) => {
         const body = request.body;
-        checkChatRequest(body);
+        const prompt = readChatPrompt(body);
         checkChatPrompt(body.messages, contentFilter);
         const pacing = body.stream === true ? streamPacing(request, options.pacing) : undefined;
-        const plan = planChat(body, replies, contentFilter);
+        const plan = await planChat(body, prompt, replies, contentFilter, ids);
         const who = {
           id: ids.next('chat'),
           created: Math.floor(request.receivedAt / 1000),
           model: body.model,
         };
-        const cached = mayReach(plan.parts, CHAT_CACHE_MIN_TOKENS)
+        const cached = mayReach(prompt.parts, CHAT_CACHE_MIN_TOKENS)
           ? promptCache.accountChat(
               `${request.owner}\n${body.model}`,
-              plan.parts,
+              prompt.parts,
               request.receivedAt,
             )
           : 0;
         const usage = chatUsage(plan, cached);
-        if (!pacing) return buildChatCompletion(who, plan, usage);
-        const includeUsage = body.stream_options?.include_usage === true;
+        if (!pacing) return buildChatCompletion(who, body, plan, usage);
         return sendTextStream({
           request,
           reply,
           sleep,
-          frames: (batch) => chatStreamFrames(who, plan, usage, { includeUsage, pacing, batch }),
+          frames: (batch) => chatStreamFrames(who, body, plan, usage, { pacing, batch }),
           errorFrame: errorData,
         });
       },

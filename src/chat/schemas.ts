@@ -1,44 +1,112 @@
-import { type Static, Type } from '@sinclair/typebox';
-import { Literals, Nullable } from '../platform/schema-helpers.js';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Literals, Nullable, Tagged } from '../platform/schema-helpers.js';
 
 /** @see https://github.com/openai/openai-node/blob/master/src/resources/chat/completions/completions.ts */
+
+const N = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
 
 export const ChatTextPartSchema = Type.Object({
   type: Type.Literal('text'),
   text: Type.String(),
 });
 
-export const ChatRoleSchema = Literals(['system', 'developer', 'user', 'assistant', 'tool']);
+const ImagePart = Type.Object({
+  type: Type.Literal('image_url'),
+  image_url: Type.Object({
+    url: Type.String({ minLength: 1, description: 'an http(s) URL or a data: URL' }),
+    detail: Type.Optional(Literals(['auto', 'low', 'high', 'original'])),
+  }),
+});
+const AudioPart = Type.Object({
+  type: Type.Literal('input_audio'),
+  input_audio: Type.Object({
+    data: Type.String({ minLength: 1 }),
+    format: Literals(['wav', 'mp3']),
+  }),
+});
+const FilePart = Type.Object({
+  type: Type.Literal('file'),
+  file: Type.Object({
+    file_data: Type.Optional(Type.String({ minLength: 1 })),
+    file_id: Type.Optional(Type.String({ minLength: 1 })),
+    filename: Type.Optional(Type.String()),
+  }),
+});
+const RefusalPart = Type.Object({ type: Type.Literal('refusal'), refusal: Type.String() });
 
-export const ChatMessageSchema = Type.Object({
-  role: ChatRoleSchema,
-  content: Type.Optional(
-    Type.Union([Type.String(), Type.Array(ChatTextPartSchema), Type.Null()], {
-      description: 'a string, an array of text content parts, or null',
-    }),
-  ),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  tool_call_id: Type.Optional(Type.String({ minLength: 1 })),
-  tool_calls: Type.Optional(
-    Type.Array(
-      Type.Object({
-        id: Type.String(),
-        type: Type.Literal('function'),
-        function: Type.Object({ name: Type.String(), arguments: Type.String() }),
+const TextOnly = Type.Union([Type.String(), Type.Array(ChatTextPartSchema)], {
+  description: 'a string or an array of text parts',
+});
+
+export const ToolCallSchema = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  type: Type.Literal('function'),
+  function: Type.Object({ name: Type.String(), arguments: Type.String() }),
+});
+
+const name = Type.Optional(Type.String({ minLength: 1, maxLength: 64 }));
+
+export const ChatMessageSchema = Tagged('role', [
+  Type.Object({ role: Type.Literal('system'), content: TextOnly, name }),
+  Type.Object({ role: Type.Literal('developer'), content: TextOnly, name }),
+  Type.Object({
+    role: Type.Literal('user'),
+    content: Type.Union(
+      [
+        Type.String(),
+        Type.Array(Tagged('type', [ChatTextPartSchema, ImagePart, AudioPart, FilePart])),
+      ],
+      { description: 'a string or an array of text, image_url, input_audio and file parts' },
+    ),
+    name,
+  }),
+  Type.Object({
+    role: Type.Literal('assistant'),
+    content: N(
+      Type.Union([Type.String(), Type.Array(Tagged('type', [ChatTextPartSchema, RefusalPart]))], {
+        description: 'a string or an array of text and refusal parts',
       }),
     ),
-  ),
-  refusal: Type.Optional(Nullable(Type.String())),
+    name,
+    tool_calls: Type.Optional(Type.Array(ToolCallSchema)),
+    function_call: N(Type.Object({ name: Type.String(), arguments: Type.String() })),
+    refusal: N(Type.String()),
+    audio: N(Type.Object({ id: Type.String() })),
+  }),
+  Type.Object({
+    role: Type.Literal('tool'),
+    content: TextOnly,
+    tool_call_id: Type.String({ minLength: 1 }),
+  }),
+  Type.Object({
+    role: Type.Literal('function'),
+    content: Nullable(Type.String()),
+    name: Type.String({ minLength: 1 }),
+  }),
+]);
+
+export const FunctionDefinitionSchema = Type.Object({
+  name: Type.String({ description: "a-z, A-Z, 0-9, '_' and '-', at most 64 characters" }),
+  description: Type.Optional(Type.String()),
+  parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  strict: N(Type.Boolean()),
 });
+
+export const ChatToolSchema = Type.Object({
+  type: Type.Literal('function'),
+  function: FunctionDefinitionSchema,
+});
+
+const NamedFunction = Type.Object({ name: Type.String() });
 
 export const ChatCompletionRequestSchema = Type.Object({
   model: Type.String({ minLength: 1, maxLength: 256 }),
   messages: Type.Array(ChatMessageSchema, { minItems: 1, maxItems: 100_000 }),
-  max_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
-  max_completion_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
-  temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
-  top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
-  n: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 128 }))),
+  max_tokens: N(Type.Integer({ minimum: 1 })),
+  max_completion_tokens: N(Type.Integer({ minimum: 1 })),
+  temperature: N(Type.Number({ minimum: 0, maximum: 2 })),
+  top_p: N(Type.Number({ minimum: 0, maximum: 1 })),
+  n: N(Type.Integer({ minimum: 1, maximum: 128 })),
   stop: Type.Optional(
     Type.Union(
       [
@@ -49,63 +117,87 @@ export const ChatCompletionRequestSchema = Type.Object({
       { description: 'a string, an array of up to 4 strings, or null' },
     ),
   ),
-  presence_penalty: Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 }))),
-  frequency_penalty: Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 }))),
-  seed: Type.Optional(Nullable(Type.Integer())),
-  user: Type.Optional(Nullable(Type.String())),
-  logprobs: Type.Optional(Nullable(Type.Boolean())),
-  top_logprobs: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 20 }))),
-  logit_bias: Type.Optional(
-    Nullable(Type.Record(Type.String(), Type.Number({ minimum: -100, maximum: 100 }))),
-  ),
-  tools: Type.Optional(
-    Type.Array(
-      Type.Object({
-        type: Type.Literal('function'),
-        function: Type.Object({
-          name: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,64}$' }),
-          description: Type.Optional(Type.String()),
-          parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-          strict: Type.Optional(Nullable(Type.Boolean())),
-        }),
-      }),
-      { maxItems: 128 },
-    ),
-  ),
+  presence_penalty: N(Type.Number({ minimum: -2, maximum: 2 })),
+  frequency_penalty: N(Type.Number({ minimum: -2, maximum: 2 })),
+  seed: N(Type.Integer()),
+  user: N(Type.String()),
+  safety_identifier: N(Type.String({ maxLength: 64 })),
+  prompt_cache_key: N(Type.String()),
+  prompt_cache_retention: N(Literals(['in_memory', '24h'])),
+  logprobs: N(Type.Boolean()),
+  top_logprobs: N(Type.Integer({ minimum: 0, maximum: 20 })),
+  logit_bias: N(Type.Record(Type.String(), Type.Number({ minimum: -100, maximum: 100 }))),
+  tools: Type.Optional(Type.Array(ChatToolSchema)),
   tool_choice: Type.Optional(
     Type.Union(
       [
         Literals(['none', 'auto', 'required']),
+        Type.Object({ type: Type.Literal('function'), function: NamedFunction }),
         Type.Object({
-          type: Type.Literal('function'),
-          function: Type.Object({ name: Type.String() }),
+          type: Type.Literal('allowed_tools'),
+          allowed_tools: Type.Object({
+            mode: Literals(['auto', 'required']),
+            tools: Type.Array(
+              Type.Object({ type: Type.Literal('function'), function: NamedFunction }),
+            ),
+          }),
         }),
       ],
-      { description: '"none", "auto", "required" or {type: "function", function: {name}}' },
+      {
+        description:
+          '"none", "auto", "required", {type: "function", function: {name}} or {type: "allowed_tools", ...}',
+      },
     ),
   ),
   parallel_tool_calls: Type.Optional(Type.Boolean()),
-  response_format: Type.Optional(
-    Type.Object({
-      type: Literals(['text', 'json_object', 'json_schema']),
-      json_schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  functions: Type.Optional(Type.Array(FunctionDefinitionSchema, { minItems: 1, maxItems: 128 })),
+  function_call: Type.Optional(
+    Type.Union([Literals(['none', 'auto']), NamedFunction], {
+      description: '"none", "auto" or {name}',
     }),
   ),
-  metadata: Type.Optional(
-    Nullable(Type.Record(Type.String(), Type.String({ maxLength: 512 }), { maxProperties: 16 })),
+  response_format: Type.Optional(
+    Tagged('type', [
+      Type.Object({ type: Type.Literal('text') }),
+      Type.Object({ type: Type.Literal('json_object') }),
+      Type.Object({
+        type: Type.Literal('json_schema'),
+        json_schema: Type.Object({
+          name: Type.String({ description: "a-z, A-Z, 0-9, '_' and '-', at most 64 characters" }),
+          description: Type.Optional(Type.String()),
+          schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          strict: N(Type.Boolean()),
+        }),
+      }),
+    ]),
   ),
-  service_tier: Type.Optional(Nullable(Literals(['auto', 'default', 'flex', 'scale', 'priority']))),
-  store: Type.Optional(Nullable(Type.Boolean())),
-  reasoning_effort: Type.Optional(Nullable(Literals(['none', 'minimal', 'low', 'medium', 'high']))),
-  modalities: Type.Optional(Nullable(Type.Array(Literals(['text', 'audio'])))),
-  stream: Type.Optional(Nullable(Type.Boolean())),
-  stream_options: Type.Optional(
-    Nullable(Type.Object({ include_usage: Type.Optional(Type.Boolean()) })),
+  metadata: N(Type.Record(Type.String(), Type.String({ maxLength: 512 }), { maxProperties: 16 })),
+  service_tier: N(Literals(['auto', 'default', 'flex', 'scale', 'priority'])),
+  store: N(Type.Boolean()),
+  reasoning_effort: N(Literals(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])),
+  verbosity: N(Literals(['low', 'medium', 'high'])),
+  modalities: N(Type.Array(Literals(['text', 'audio']))),
+  audio: N(Type.Object({ format: Type.String(), voice: Type.Unknown() })),
+  prediction: N(
+    Type.Object({
+      type: Type.Literal('content'),
+      content: TextOnly,
+    }),
+  ),
+  web_search_options: N(Type.Record(Type.String(), Type.Unknown())),
+  stream: N(Type.Boolean()),
+  stream_options: N(
+    Type.Object({
+      include_usage: Type.Optional(Type.Boolean()),
+      include_obfuscation: Type.Optional(Type.Boolean()),
+    }),
   ),
 });
 
 export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>;
 export type ChatMessage = Static<typeof ChatMessageSchema>;
+export type ChatTool = Static<typeof ChatToolSchema>;
+export type FunctionDefinition = Static<typeof FunctionDefinitionSchema>;
 
 const Severity = Type.Object({ filtered: Type.Boolean(), severity: Type.String() });
 const Detection = Type.Object({ filtered: Type.Boolean(), detected: Type.Boolean() });
@@ -130,7 +222,13 @@ export const PromptFilterResultsSchema = Type.Object({
   }),
 });
 
-export const ChatFinishReasonSchema = Literals(['stop', 'length', 'content_filter', 'tool_calls']);
+export const ChatFinishReasonSchema = Literals([
+  'stop',
+  'length',
+  'content_filter',
+  'tool_calls',
+  'function_call',
+]);
 
 export const ChatUsageSchema = Type.Object({
   prompt_tokens: Type.Integer(),
@@ -148,24 +246,57 @@ export const ChatUsageSchema = Type.Object({
   }),
 });
 
+const TopLogprob = Type.Object({
+  token: Type.String(),
+  logprob: Type.Number(),
+  bytes: Nullable(Type.Array(Type.Integer())),
+});
+
+export const TokenLogprobSchema = Type.Object({
+  token: Type.String(),
+  logprob: Type.Number(),
+  bytes: Nullable(Type.Array(Type.Integer())),
+  top_logprobs: Type.Array(TopLogprob),
+});
+export type TokenLogprob = Static<typeof TokenLogprobSchema>;
+
+export const ChoiceLogprobsSchema = Type.Object({
+  content: Nullable(Type.Array(TokenLogprobSchema)),
+  refusal: Nullable(Type.Array(TokenLogprobSchema)),
+});
+export type ChoiceLogprobs = Static<typeof ChoiceLogprobsSchema>;
+
+/** Azure leaves a choice's filter results empty when it calls tools. */
+const EmptyFilterResults = Type.Object({}, { additionalProperties: false });
+
+/**
+ * The serializer writes required keys before optional ones; `refusal` and `annotations` are
+ * always sent but declared optional, so that they follow `tool_calls` as upstream orders them.
+ */
+export const ChatResponseMessageSchema = Type.Object({
+  role: Type.Literal('assistant'),
+  content: Nullable(Type.String()),
+  tool_calls: Type.Optional(Type.Array(ToolCallSchema)),
+  function_call: Type.Optional(Type.Object({ name: Type.String(), arguments: Type.String() })),
+  refusal: Type.Optional(Type.Null({ description: 'always sent' })),
+  annotations: Type.Optional(Type.Array(Type.Unknown(), { description: 'always sent' })),
+});
+export type ChatResponseMessage = Static<typeof ChatResponseMessageSchema>;
+
 export const ChatCompletionSchema = Type.Object({
   id: Type.String(),
   object: Type.Literal('chat.completion'),
   created: Type.Integer(),
   model: Type.String(),
   system_fingerprint: Type.String(),
+  service_tier: Type.Optional(Literals(['auto', 'default', 'flex', 'scale', 'priority'])),
   choices: Type.Array(
     Type.Object({
       index: Type.Integer(),
       finish_reason: ChatFinishReasonSchema,
-      logprobs: Type.Null(),
-      message: Type.Object({
-        role: Type.Literal('assistant'),
-        content: Type.String(),
-        refusal: Type.Null(),
-        annotations: Type.Array(Type.Unknown()),
-      }),
-      content_filter_results: ChoiceFilterResultsSchema,
+      logprobs: Nullable(ChoiceLogprobsSchema),
+      message: ChatResponseMessageSchema,
+      content_filter_results: Type.Union([ChoiceFilterResultsSchema, EmptyFilterResults]),
     }),
   ),
   prompt_filter_results: Type.Array(PromptFilterResultsSchema),

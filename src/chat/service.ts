@@ -1,35 +1,37 @@
-import { fieldError, GatewayError } from '../platform/errors.js';
+import { GatewayError } from '../platform/errors.js';
 import { fnv1a } from '../platform/hash.js';
-import { countTokens } from '../platform/tokens.js';
+import type { Ids } from '../platform/ids.js';
+import { countTokens, splitTokens } from '../platform/tokens.js';
 import {
   type ContentFilter,
   categoryResults,
   choiceFilterResults,
   promptFilterResults,
 } from '../text/content-filter.js';
-import { type FinishReason, finishText } from '../text/finish.js';
+import { finishText } from '../text/finish.js';
 import type { BlockedTerm } from '../text/fixtures.js';
 import type { Replies } from '../text/replies.js';
-import { replyPrompt } from '../text/replies.js';
+import { type ChatPrompt, messageText } from './prompt.js';
 import type {
   ChatCompletion,
   ChatCompletionRequest,
   ChatFinishReason,
   ChatMessage,
+  ChatResponseMessage,
   ChatUsage,
   ChoiceFilterResults,
+  ChoiceLogprobs,
   PromptFilterResults,
+  TokenLogprob,
 } from './schemas.js';
-
-/** Token cost of each message's role framing, and of priming the reply (see README). */
-export const TOKENS_PER_MESSAGE = 3;
-export const TOKENS_PER_NAME = 1;
-export const TOKENS_REPLY_PRIMING = 3;
 
 export const SAFE_CHOICE_FILTERS: ChoiceFilterResults = choiceFilterResults();
 export const SAFE_PROMPT_FILTERS: PromptFilterResults[] = promptFilterResults();
 
-/** Azure's refusal of a prompt that trips the content filter. @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/concepts/content-filter */
+/**
+ * Azure's refusal of a prompt that trips the content filter.
+ * @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/concepts/content-filter
+ */
 export const PROMPT_FILTERED_MESSAGE =
   "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766";
 
@@ -56,123 +58,111 @@ export function systemFingerprint(model: string): string {
   return `fp_${fnv1a(model).toString(16).padStart(8, '0')}e0`;
 }
 
-export function messageText(message: ChatMessage): string {
-  const { content } = message;
-  if (typeof content === 'string') return content;
-  if (!content) return '';
-  return content.map((part) => part.text).join('\n');
-}
-
-/** Rules the JSON schema cannot express; each failure names its field. */
-export function checkChatRequest(body: ChatCompletionRequest): void {
-  body.messages.forEach((message, i) => {
-    const hasContent = message.content !== undefined && message.content !== null;
-    if (message.role === 'assistant') {
-      if (!hasContent && !message.tool_calls?.length) {
-        throw fieldError(['messages', i, 'content'], 'is required', 'missing');
-      }
-    } else if (!hasContent) {
-      throw fieldError(['messages', i, 'content'], 'is required', 'missing');
-    }
-    if (message.role === 'tool' && !message.tool_call_id) {
-      throw fieldError(['messages', i, 'tool_call_id'], 'is required', 'missing');
-    }
-  });
-  if (body.stream_options && body.stream !== true) {
-    throw fieldError(['stream_options'], 'is only allowed when stream is true');
-  }
-  if (body.top_logprobs != null && body.logprobs !== true) {
-    throw fieldError(['top_logprobs'], 'is only allowed when logprobs is true');
-  }
-}
-
-/** A prompt as the cache sees it: per message, its framing tokens and its texts. */
-export interface ChatPromptPart {
-  framing: number;
-  texts: string[];
-}
-
-export function chatPromptParts(messages: readonly ChatMessage[]): ChatPromptPart[] {
-  return messages.map((message) => ({
-    framing: TOKENS_PER_MESSAGE + (message.name ? TOKENS_PER_NAME : 0),
-    texts: [
-      messageText(message),
-      ...(message.tool_calls ?? []).flatMap((call) => [
-        call.function.name,
-        call.function.arguments,
-      ]),
-    ],
-  }));
-}
-
-export function countChatPrompt(parts: readonly ChatPromptPart[]): number {
-  let total = TOKENS_REPLY_PRIMING;
-  for (const part of parts) {
-    total += part.framing;
-    for (const text of part.texts) total += countTokens(text);
-  }
-  return total;
-}
-
-/** Whether a prompt could reach `minTokens` at all: a token is at least one character. */
-export function mayReach(parts: readonly ChatPromptPart[], minTokens: number): boolean {
-  let bound = TOKENS_REPLY_PRIMING;
-  for (const part of parts) {
-    bound += part.framing;
-    for (const text of part.texts) bound += text.length;
-    if (bound >= minTokens) return true;
-  }
-  return false;
+export interface ChatCall {
+  id: string;
+  name: string;
+  arguments: string;
 }
 
 export interface ChatChoicePlan {
-  text: string;
+  /** The content; null when the choice only calls tools. */
+  text: string | null;
+  /** Completion tokens of the choice: text, calls and reasoning. */
   tokens: number;
+  reasoningTokens: number;
   finishReason: ChatFinishReason;
+  calls: ChatCall[];
   /** The blocked term that ended this choice, when the content filter did. */
   filtered?: BlockedTerm;
 }
 
-const FINISH: Record<FinishReason, ChatFinishReason> = {
-  end: 'stop',
-  stop_sequence: 'stop',
-  max_tokens: 'length',
-};
-
 export interface ChatPlan {
-  parts: ChatPromptPart[];
-  promptTokens: number;
+  prompt: ChatPrompt;
   choices: ChatChoicePlan[];
 }
 
-export function planChat(
+/** Reasoning tokens per thinking token, by `reasoning_effort`. */
+const EFFORT_FACTOR: Record<string, number> = {
+  minimal: 0.25,
+  low: 0.5,
+  medium: 1,
+  high: 2,
+  xhigh: 3,
+  max: 4,
+};
+
+/**
+ * Each choice's reply, cut as a model would cut it: reasoning first (it counts against
+ * `max_completion_tokens`), then content (stop sequences, the limit, the content filter), then
+ * tool calls if they still fit whole.
+ * @see https://platform.openai.com/docs/guides/function-calling
+ * @see https://platform.openai.com/docs/guides/reasoning
+ */
+export async function planChat(
   body: ChatCompletionRequest,
+  prompt: ChatPrompt,
   replies: Replies,
   filter: ContentFilter,
-): ChatPlan {
+  ids: Ids,
+): Promise<ChatPlan> {
   const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
-  const prompt = replyPrompt(body.messages, messageText);
-  const choices: ChatChoicePlan[] = [];
-  for (let variant = 0; variant < (body.n ?? 1); variant++) {
-    const chosen = replies.reply({ api: 'chat', model: body.model, prompt, variant });
-    const done = finishText(chosen, stop, maxTokens);
+  const { turn, legacy } = prompt;
+  const chosen = await replies.replies(turn, body.n ?? 1);
+  const choices = chosen.map((reply): ChatChoicePlan => {
+    let reasoningTokens = 0;
+    if (turn.thinking && reply.thinking !== undefined) {
+      const factor = EFFORT_FACTOR[body.reasoning_effort ?? 'medium'] ?? 1;
+      reasoningTokens = Math.ceil(countTokens(reply.thinking) * factor);
+      if (maxTokens !== undefined) reasoningTokens = Math.min(reasoningTokens, maxTokens);
+    }
+    const budget = maxTokens === undefined ? undefined : maxTokens - reasoningTokens;
+    const done = finishText(reply, stop, budget);
     const blocked = filter.find(done.text);
     if (blocked) {
       const text = done.text.slice(0, blocked.at);
-      const tokens = countTokens(text);
-      choices.push({ text, tokens, finishReason: 'content_filter', filtered: blocked.term });
-      continue;
+      return {
+        text,
+        tokens: countTokens(text) + reasoningTokens,
+        reasoningTokens,
+        finishReason: 'content_filter',
+        calls: [],
+        filtered: blocked.term,
+      };
     }
-    const scripted = done.reason === 'end' ? chosen.rule?.finish_reason : undefined;
-    choices.push({
-      text: done.text,
-      tokens: done.tokens,
-      finishReason: scripted ?? FINISH[done.reason],
-    });
-  }
-  const parts = chatPromptParts(body.messages);
-  return { parts, promptTokens: countChatPrompt(parts), choices };
+    const args = reply.calls.map((call) => JSON.stringify(call.input));
+    const callTokens = reply.calls.reduce(
+      (sum, call, i) => sum + countTokens(call.name) + countTokens(args[i] as string),
+      0,
+    );
+    const fits = budget === undefined || callTokens <= budget - done.tokens;
+    const made = done.reason === 'end' && fits ? reply.calls : [];
+    const calls = (legacy ? made.slice(0, 1) : made).map((call, i) => ({
+      id: ids.next('tool_call'),
+      name: call.name,
+      arguments: args[i] as string,
+    }));
+    let finishReason: ChatFinishReason =
+      done.reason === 'max_tokens' || calls.length < reply.calls.length
+        ? 'length'
+        : calls.length === 0
+          ? 'stop'
+          : turn.choice.mode === 'named'
+            ? 'stop'
+            : legacy
+              ? 'function_call'
+              : 'tool_calls';
+    const scripted = reply.step?.finish_reason;
+    if (scripted && (finishReason === 'stop' || calls.length > 0)) finishReason = scripted;
+    return {
+      text: calls.length > 0 && done.text === '' ? null : done.text,
+      tokens: done.tokens + (calls.length > 0 ? callTokens : 0) + reasoningTokens,
+      reasoningTokens,
+      finishReason,
+      calls,
+    };
+  });
+  return { prompt, choices };
 }
 
 export interface ChatIdentity {
@@ -183,40 +173,121 @@ export interface ChatIdentity {
 
 export function chatUsage(plan: ChatPlan, cachedTokens = 0): ChatUsage {
   const completion = plan.choices.reduce((sum, c) => sum + c.tokens, 0);
+  const reasoning = plan.choices.reduce((sum, c) => sum + c.reasoningTokens, 0);
+  const { promptTokens, audioTokens } = plan.prompt;
   return {
-    prompt_tokens: plan.promptTokens,
+    prompt_tokens: promptTokens,
     completion_tokens: completion,
-    total_tokens: plan.promptTokens + completion,
+    total_tokens: promptTokens + completion,
     completion_tokens_details: {
       accepted_prediction_tokens: 0,
       audio_tokens: 0,
-      reasoning_tokens: 0,
+      reasoning_tokens: reasoning,
       rejected_prediction_tokens: 0,
     },
-    prompt_tokens_details: { audio_tokens: 0, cached_tokens: cachedTokens },
+    prompt_tokens_details: { audio_tokens: audioTokens, cached_tokens: cachedTokens },
   };
 }
 
-/** The key list and order of a chat completion. @see https://platform.openai.com/docs/api-reference/chat/object */
+/** Tokens a model might have said instead, for `top_logprobs`. */
+const ALTERNATIVES = [' the', ' a', ',', '.', ' and', ' of', ' to', ' in', ' is', ' it'];
+
+/**
+ * Deterministic log probabilities: one entry per token of the text, each a pure function of
+ * the token and its position; `top` alternatives below it, the token itself first.
+ */
+export function tokenLogprobs(text: string, top: number): TokenLogprob[] {
+  return splitTokens(text, 1).map((token, i) => {
+    const logprob = -((fnv1a(`${i}:${token}`) % 2000) / 1000);
+    const alternatives = Array.from({ length: top }, (_, k) => {
+      const alt = k === 0 ? token : (ALTERNATIVES[(i + k) % ALTERNATIVES.length] as string);
+      const value = k === 0 ? logprob : logprob - 1.5 - k;
+      return { token: alt, logprob: value, bytes: [...Buffer.from(alt)] };
+    });
+    return { token, logprob, bytes: [...Buffer.from(token)], top_logprobs: alternatives };
+  });
+}
+
+export const choiceLogprobs = (choice: ChatChoicePlan, top: number): ChoiceLogprobs => ({
+  content: tokenLogprobs(choice.text ?? '', top),
+  refusal: null,
+});
+
+/** The message of one choice: content, or tool calls (a `function_call` for legacy functions). */
+export function responseMessage(choice: ChatChoicePlan, legacy: boolean): ChatResponseMessage {
+  const message: ChatResponseMessage = {
+    role: 'assistant',
+    content: choice.text,
+    refusal: null,
+    annotations: [],
+  };
+  if (choice.calls.length === 0) return message;
+  if (legacy) {
+    const call = choice.calls[0] as ChatCall;
+    return {
+      role: 'assistant',
+      content: choice.text,
+      function_call: { name: call.name, arguments: call.arguments },
+      refusal: null,
+      annotations: [],
+    };
+  }
+  return {
+    role: 'assistant',
+    content: choice.text,
+    tool_calls: choice.calls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    })),
+    refusal: null,
+    annotations: [],
+  };
+}
+
+/** Azure's per-choice filter results: empty when the choice calls tools. */
+export const choiceFilters = (
+  choice: ChatChoicePlan,
+): ChoiceFilterResults | Record<never, never> =>
+  choice.calls.length > 0
+    ? {}
+    : choice.filtered
+      ? choiceFilterResults(choice.filtered)
+      : SAFE_CHOICE_FILTERS;
+
+/** The response's `service_tier`: echoed when asked for, `auto` served as `default`. */
+export const servedTier = (body: ChatCompletionRequest) =>
+  body.service_tier == null
+    ? undefined
+    : body.service_tier === 'auto'
+      ? 'default'
+      : body.service_tier;
+
+/**
+ * The key list and order of a chat completion.
+ * @see https://platform.openai.com/docs/api-reference/chat/object
+ */
 export function buildChatCompletion(
   who: ChatIdentity,
+  body: ChatCompletionRequest,
   plan: ChatPlan,
   usage: ChatUsage,
 ): ChatCompletion {
+  const tier = servedTier(body);
+  const top = body.logprobs === true ? (body.top_logprobs ?? 0) : -1;
   return {
     id: who.id,
     object: 'chat.completion',
     created: who.created,
     model: who.model,
     system_fingerprint: systemFingerprint(who.model),
+    ...(tier ? { service_tier: tier } : {}),
     choices: plan.choices.map((choice, index) => ({
       index,
       finish_reason: choice.finishReason,
-      logprobs: null,
-      message: { role: 'assistant', content: choice.text, refusal: null, annotations: [] },
-      content_filter_results: choice.filtered
-        ? choiceFilterResults(choice.filtered)
-        : SAFE_CHOICE_FILTERS,
+      logprobs: top >= 0 ? choiceLogprobs(choice, top) : null,
+      message: responseMessage(choice, plan.prompt.legacy),
+      content_filter_results: choiceFilters(choice),
     })),
     prompt_filter_results: SAFE_PROMPT_FILTERS,
     usage,

@@ -32,7 +32,7 @@ export function renderMessagesError(error: GatewayError, request: FastifyRequest
   }
   const body: MessagesError = {
     type: 'error',
-    error: { type: messagesErrorType(error.status), message },
+    error: { type: messagesErrorType(error.status), message, ...error.options.extra },
     request_id: request.id,
   };
   return { status: error.status, body };

@@ -8,20 +8,14 @@ import { countPrompt, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import { MessagesErrorSchema } from './error-schemas.js';
 import { messagesErrorType } from './errors.js';
+import { readPrompt } from './prompt.js';
 import {
   CountTokensRequestSchema,
   CountTokensResponseSchema,
   MessageSchema,
   MessagesRequestSchema,
 } from './schemas.js';
-import {
-  buildMessage,
-  checkMessagesRequest,
-  messageStreamFrames,
-  messageUsage,
-  planMessage,
-  promptBlocks,
-} from './service.js';
+import { buildMessage, messageStreamFrames, messageUsage, planMessage } from './service.js';
 
 const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
 
@@ -63,16 +57,16 @@ export const messagesRoutes =
       },
       async (request, reply) => {
         const body = request.body;
-        checkMessagesRequest(body);
+        const prompt = readPrompt(body);
         const pacing = body.stream === true ? streamPacing(request, options.pacing) : undefined;
+        const done = await planMessage(body, prompt.turn, replies, ids);
         // Everything that can refuse the request has run: only now may the cache change.
         const cache = promptCache.account(
           `${request.owner}\n${body.model}`,
-          promptBlocks(body),
+          prompt.blocks,
           request.receivedAt,
         );
-        const done = planMessage(body, replies);
-        const usage = messageUsage(cache, done.tokens);
+        const usage = messageUsage(cache, done.outputTokens);
         const who = { id: ids.next('message'), model: body.model };
         if (!pacing) return buildMessage(who, done, usage);
         return sendTextStream({
@@ -94,9 +88,6 @@ export const messagesRoutes =
           response: { 200: CountTokensResponseSchema, ...errors },
         },
       },
-      async (request) => {
-        checkMessagesRequest(request.body);
-        return { input_tokens: countPrompt(promptBlocks(request.body)) };
-      },
+      async (request) => ({ input_tokens: countPrompt(readPrompt(request.body).blocks) }),
     );
   };

@@ -1,37 +1,218 @@
-import { type Static, Type } from '@sinclair/typebox';
-import { Literals } from '../platform/schema-helpers.js';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Literals, Nullable, Tagged } from '../platform/schema-helpers.js';
 
 /**
+ * The messages API's request and response shapes, as upstream's wire has them.
  * @see https://platform.claude.com/docs/en/api/messages
  * @see https://platform.claude.com/docs/en/build-with-claude/streaming
  * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
+ * @see https://platform.claude.com/docs/en/build-with-claude/vision
+ * @see https://platform.claude.com/docs/en/build-with-claude/pdf-support
+ * @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking
+ * @see https://platform.claude.com/docs/en/build-with-claude/structured-outputs
  */
 
-export const CacheControlSchema = Type.Object(
-  { type: Type.Literal('ephemeral'), ttl: Type.Optional(Literals(['5m', '1h'])) },
-  { additionalProperties: false },
-);
+const closed = { additionalProperties: false } as const;
+const obj = <P extends Record<string, TSchema>>(properties: P) => Type.Object(properties, closed);
 
-export const TextBlockSchema = Type.Object(
-  {
-    type: Type.Literal('text'),
-    text: Type.String(),
-    cache_control: Type.Optional(CacheControlSchema),
-  },
-  { additionalProperties: false },
-);
+export const CacheControlSchema = obj({
+  type: Type.Literal('ephemeral'),
+  ttl: Type.Optional(Literals(['5m', '1h'])),
+});
+const Cache = Type.Optional(Nullable(CacheControlSchema));
 
-const Content = Type.Union([Type.String(), Type.Array(TextBlockSchema, { minItems: 1 })], {
-  description: 'a string or a non-empty array of text blocks',
+export const TextBlockSchema = obj({
+  type: Type.Literal('text'),
+  text: Type.String(),
+  cache_control: Cache,
+  citations: Type.Optional(Nullable(Type.Array(Type.Unknown()))),
 });
 
-export const MessageParamSchema = Type.Object(
-  { role: Literals(['user', 'assistant']), content: Content },
-  { additionalProperties: false },
-);
+export const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
+
+const Base64ImageSource = obj({
+  type: Type.Literal('base64'),
+  media_type: Literals(IMAGE_MEDIA_TYPES),
+  data: Type.String({ minLength: 1 }),
+});
+const UrlSource = obj({ type: Type.Literal('url'), url: Type.String({ minLength: 1 }) });
+const FileSource = obj({ type: Type.Literal('file'), file_id: Type.String({ minLength: 1 }) });
+
+export const ImageBlockSchema = obj({
+  type: Type.Literal('image'),
+  source: Tagged('type', [Base64ImageSource, UrlSource, FileSource]),
+  cache_control: Cache,
+});
+
+const Base64PdfSource = obj({
+  type: Type.Literal('base64'),
+  media_type: Type.Literal('application/pdf'),
+  data: Type.String({ minLength: 1 }),
+});
+const PlainTextSource = obj({
+  type: Type.Literal('text'),
+  media_type: Type.Literal('text/plain'),
+  data: Type.String(),
+});
+const ContentSource = obj({
+  type: Type.Literal('content'),
+  content: Type.Union(
+    [Type.String(), Type.Array(Tagged('type', [TextBlockSchema, ImageBlockSchema]))],
+    {
+      description: 'a string or an array of text and image blocks',
+    },
+  ),
+});
+
+export const DocumentBlockSchema = obj({
+  type: Type.Literal('document'),
+  source: Tagged('type', [Base64PdfSource, PlainTextSource, ContentSource, UrlSource, FileSource]),
+  title: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  context: Type.Optional(Nullable(Type.String())),
+  citations: Type.Optional(Nullable(obj({ enabled: Type.Optional(Type.Boolean()) }))),
+  cache_control: Cache,
+});
+
+export const SearchResultBlockSchema = obj({
+  type: Type.Literal('search_result'),
+  source: Type.String(),
+  title: Type.String(),
+  content: Type.Array(TextBlockSchema),
+  citations: Type.Optional(obj({ enabled: Type.Optional(Type.Boolean()) })),
+  cache_control: Cache,
+});
+
+export const ToolUseBlockSchema = obj({
+  type: Type.Literal('tool_use'),
+  id: Type.String({ minLength: 1 }),
+  name: Type.String({ minLength: 1 }),
+  input: Type.Record(Type.String(), Type.Unknown()),
+  cache_control: Cache,
+});
+
+export const ToolResultBlockSchema = obj({
+  type: Type.Literal('tool_result'),
+  tool_use_id: Type.String({ minLength: 1 }),
+  content: Type.Optional(
+    Type.Union(
+      [
+        Type.String(),
+        Type.Array(
+          Tagged('type', [
+            TextBlockSchema,
+            ImageBlockSchema,
+            DocumentBlockSchema,
+            SearchResultBlockSchema,
+          ]),
+        ),
+      ],
+      { description: 'a string or an array of text, image, document and search_result blocks' },
+    ),
+  ),
+  is_error: Type.Optional(Type.Boolean()),
+  cache_control: Cache,
+});
+
+export const ThinkingBlockSchema = obj({
+  type: Type.Literal('thinking'),
+  thinking: Type.String(),
+  signature: Type.String(),
+});
+
+export const RedactedThinkingBlockSchema = obj({
+  type: Type.Literal('redacted_thinking'),
+  data: Type.String(),
+});
+
+const ContentBlockParam = Tagged('type', [
+  TextBlockSchema,
+  ImageBlockSchema,
+  DocumentBlockSchema,
+  SearchResultBlockSchema,
+  ToolUseBlockSchema,
+  ToolResultBlockSchema,
+  ThinkingBlockSchema,
+  RedactedThinkingBlockSchema,
+]);
+
+const Content = Type.Union([Type.String(), Type.Array(ContentBlockParam, { minItems: 1 })], {
+  description: 'a string or a non-empty array of content blocks',
+});
+
+export const MessageParamSchema = obj({ role: Literals(['user', 'assistant']), content: Content });
 
 const System = Type.Union([Type.String(), Type.Array(TextBlockSchema)], {
   description: 'a string or an array of text blocks',
+});
+
+/** A tool the client runs: its input is described by a JSON Schema. */
+export const CustomToolSchema = obj({
+  type: Type.Optional(Nullable(Type.Literal('custom'))),
+  name: Type.String({ description: "matches '^[a-zA-Z0-9_-]{1,64}$'" }),
+  description: Type.Optional(Type.String()),
+  input_schema: Type.Object(
+    {
+      type: Type.Literal('object'),
+      properties: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
+      required: Type.Optional(Nullable(Type.Array(Type.String()))),
+    },
+    { additionalProperties: true },
+  ),
+  cache_control: Cache,
+  strict: Type.Optional(Type.Boolean()),
+  defer_loading: Type.Optional(Type.Boolean()),
+  eager_input_streaming: Type.Optional(Nullable(Type.Boolean())),
+  input_examples: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()))),
+  allowed_callers: Type.Optional(Type.Array(Type.String())),
+});
+
+/**
+ * A tool upstream runs itself (`web_search_20250305`, `bash_20250124`, ...): accepted and
+ * counted, never called by the emulator.
+ */
+export const ServerToolSchema = Type.Object(
+  {
+    type: Type.String({ pattern: '^[a-z_]+_\\d{8}$' }),
+    name: Type.String({ minLength: 1 }),
+    cache_control: Cache,
+  },
+  { additionalProperties: true },
+);
+
+const Tool = Type.Union([CustomToolSchema, ServerToolSchema], {
+  description: 'a custom tool ({name, input_schema}) or a versioned server tool ({type, name})',
+});
+
+const Parallel = Type.Optional(Type.Boolean());
+export const ToolChoiceSchema = Tagged('type', [
+  obj({ type: Type.Literal('auto'), disable_parallel_tool_use: Parallel }),
+  obj({ type: Type.Literal('any'), disable_parallel_tool_use: Parallel }),
+  obj({ type: Type.Literal('tool'), name: Type.String(), disable_parallel_tool_use: Parallel }),
+  obj({ type: Type.Literal('none') }),
+]);
+
+const Display = Type.Optional(Nullable(Literals(['summarized', 'omitted'])));
+export const ThinkingConfigSchema = Tagged('type', [
+  obj({
+    type: Type.Literal('enabled'),
+    budget_tokens: Type.Integer({ description: 'at least 1024 and less than max_tokens' }),
+    display: Display,
+  }),
+  obj({ type: Type.Literal('disabled') }),
+  obj({ type: Type.Literal('adaptive'), display: Display }),
+]);
+
+export const OutputConfigSchema = obj({
+  effort: Type.Optional(Nullable(Literals(['low', 'medium', 'high', 'xhigh', 'max']))),
+  format: Type.Optional(
+    Nullable(
+      obj({
+        type: Type.Literal('json_schema'),
+        schema: Type.Record(Type.String(), Type.Unknown()),
+      }),
+    ),
+  ),
 });
 
 /** The fields count_tokens shares with messages. */
@@ -39,35 +220,52 @@ const prompt = {
   model: Type.String({ minLength: 1, maxLength: 256 }),
   messages: Type.Array(MessageParamSchema, { minItems: 1, maxItems: 100_000 }),
   system: Type.Optional(System),
+  tools: Type.Optional(Type.Array(Tool)),
+  tool_choice: Type.Optional(ToolChoiceSchema),
+  thinking: Type.Optional(ThinkingConfigSchema),
+  output_config: Type.Optional(OutputConfigSchema),
+  cache_control: Cache,
 };
 
-export const MessagesRequestSchema = Type.Object(
-  {
-    ...prompt,
-    max_tokens: Type.Integer({ minimum: 1 }),
-    stream: Type.Optional(Type.Boolean()),
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    top_k: Type.Optional(Type.Integer({ minimum: 0 })),
-    stop_sequences: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 64 })),
-    metadata: Type.Optional(
-      Type.Object(
-        { user_id: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])) },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
+export const MessagesRequestSchema = obj({
+  ...prompt,
+  max_tokens: Type.Integer({ minimum: 1 }),
+  stream: Type.Optional(Type.Boolean()),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  top_k: Type.Optional(Type.Integer({ minimum: 0 })),
+  stop_sequences: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 64 })),
+  metadata: Type.Optional(
+    obj({ user_id: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])) }),
+  ),
+  service_tier: Type.Optional(Literals(['auto', 'standard_only'])),
+  /** Beta message threads: refused with the error code that makes clients send the history. */
+  thread: Type.Optional(Type.Unknown()),
+});
 
-export const CountTokensRequestSchema = Type.Object(prompt, { additionalProperties: false });
+export const CountTokensRequestSchema = obj(prompt);
 
 export type MessagesRequest = Static<typeof MessagesRequestSchema>;
-export type MessageParam = Static<typeof MessageParamSchema>;
-export type TextBlock = Static<typeof TextBlockSchema>;
 export type CountTokensRequest = Static<typeof CountTokensRequestSchema>;
+export type MessageParam = Static<typeof MessageParamSchema>;
+export type ContentBlockParam = Static<typeof ContentBlockParam>;
+export type TextBlock = Static<typeof TextBlockSchema>;
+export type ImageBlock = Static<typeof ImageBlockSchema>;
+export type DocumentBlock = Static<typeof DocumentBlockSchema>;
+export type ToolResultBlock = Static<typeof ToolResultBlockSchema>;
+export type CustomTool = Static<typeof CustomToolSchema>;
+export type ToolParam = Static<typeof Tool>;
+export type CacheControl = Static<typeof CacheControlSchema>;
 
-export const StopReasonSchema = Literals(['end_turn', 'max_tokens', 'stop_sequence']);
+export const StopReasonSchema = Literals([
+  'end_turn',
+  'max_tokens',
+  'stop_sequence',
+  'tool_use',
+  'pause_turn',
+  'refusal',
+  'model_context_window_exceeded',
+]);
 export type StopReason = Static<typeof StopReasonSchema>;
 
 export const UsageSchema = Type.Object({
@@ -79,14 +277,32 @@ export const UsageSchema = Type.Object({
     ephemeral_1h_input_tokens: Type.Integer(),
   }),
   output_tokens: Type.Integer(),
+  service_tier: Literals(['standard', 'priority', 'batch']),
 });
 export type Usage = Static<typeof UsageSchema>;
+
+export const ResponseBlockSchema = Type.Union([
+  Type.Object({
+    type: Type.Literal('thinking'),
+    thinking: Type.String(),
+    signature: Type.String(),
+  }),
+  Type.Object({ type: Type.Literal('redacted_thinking'), data: Type.String() }),
+  Type.Object({ type: Type.Literal('text'), text: Type.String() }),
+  Type.Object({
+    type: Type.Literal('tool_use'),
+    id: Type.String(),
+    name: Type.String(),
+    input: Type.Unknown(),
+  }),
+]);
+export type ResponseBlock = Static<typeof ResponseBlockSchema>;
 
 export const MessageSchema = Type.Object({
   id: Type.String(),
   type: Type.Literal('message'),
   role: Type.Literal('assistant'),
-  content: Type.Array(Type.Object({ type: Type.Literal('text'), text: Type.String() })),
+  content: Type.Array(ResponseBlockSchema),
   model: Type.String(),
   stop_reason: StopReasonSchema,
   stop_sequence: Type.Union([Type.String(), Type.Null()]),

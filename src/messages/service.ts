@@ -1,4 +1,4 @@
-import { fieldError, type PathSegment } from '../platform/errors.js';
+import type { Ids } from '../platform/ids.js';
 import {
   deltaFrames,
   frameTemplate,
@@ -6,111 +6,82 @@ import {
   type SseFrame,
   sseEvent,
 } from '../platform/sse.js';
-import { splitTokens } from '../platform/tokens.js';
-import { type Finished, type FinishReason, finishText } from '../text/finish.js';
-import { type CacheUsage, MAX_BREAKPOINTS, type PromptBlock } from '../text/prompt-cache.js';
+import { countTokens, splitTokens, truncateTokens } from '../platform/tokens.js';
+import { signThinking, type Turn } from '../text/agent.js';
+import { finishText } from '../text/finish.js';
+import type { CacheUsage } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
-import { replyPrompt } from '../text/replies.js';
-import type {
-  CountTokensRequest,
-  Message,
-  MessageParam,
-  MessagesRequest,
-  StopReason,
-  TextBlock,
-  Usage,
-} from './schemas.js';
+import type { Message, MessagesRequest, ResponseBlock, StopReason, Usage } from './schemas.js';
+
+/** A finished reply: its content blocks and why it stopped. */
+export interface MessageDone {
+  content: ResponseBlock[];
+  stopReason: StopReason;
+  stopSequence: string | null;
+  /** Thinking, text and tool-use tokens together. */
+  outputTokens: number;
+}
 
 /**
- * Rules of a messages request beyond its JSON schema.
- * @see https://platform.claude.com/docs/en/api/messages
- * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+ * The reply to a turn, cut as a model would cut it: thinking first (at most its budget), then
+ * text (stop sequences, `max_tokens`), then tool calls if they still fit whole; calls that do
+ * not fit are dropped and the reply stops for `max_tokens`.
+ * @see https://platform.claude.com/docs/en/api/handling-stop-reasons
  */
-export function checkMessagesRequest(body: CountTokensRequest): void {
-  const withCache: Array<{ path: PathSegment[]; ttl: '5m' | '1h' }> = [];
-  const visit = (blocks: string | TextBlock[], path: PathSegment[]) => {
-    if (typeof blocks === 'string') {
-      if (blocks.trim() === '' && path[0] === 'messages') {
-        throw fieldError(path, 'must contain non-whitespace text');
-      }
-      return;
-    }
-    blocks.forEach((block, i) => {
-      if (block.text.trim() === '') {
-        throw fieldError([...path, i, 'text'], 'must contain non-whitespace text');
-      }
-      if (block.cache_control) {
-        withCache.push({
-          path: [...path, i, 'cache_control'],
-          ttl: block.cache_control.ttl ?? '5m',
-        });
-      }
-    });
-  };
-  if (body.system !== undefined) visit(body.system, ['system']);
-  body.messages.forEach((message, i) => {
-    visit(message.content, ['messages', i, 'content']);
-  });
-  if (withCache.length > MAX_BREAKPOINTS) {
-    throw fieldError(
-      (withCache[MAX_BREAKPOINTS] as { path: PathSegment[] }).path,
-      `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${withCache.length}.`,
-    );
-  }
-  // Longer-lived breakpoints must come before shorter-lived ones.
-  const firstShort = withCache.findIndex((c) => c.ttl === '5m');
-  const lateLong = withCache.findIndex(
-    (c, i) => c.ttl === '1h' && firstShort !== -1 && i > firstShort,
-  );
-  if (lateLong !== -1) {
-    throw fieldError(
-      [...(withCache[lateLong] as { path: PathSegment[] }).path, 'ttl'],
-      'a "1h" cache_control may not come after a "5m" one',
-    );
-  }
-}
-
-const blocksOf = (content: string | TextBlock[]): TextBlock[] =>
-  typeof content === 'string' ? [{ type: 'text', text: content }] : content;
-
-/** The prompt in prefix order: system, then messages; breakpoints where `cache_control` is. */
-export function promptBlocks(body: CountTokensRequest): PromptBlock[] {
-  const blocks: PromptBlock[] = [];
-  const add = (block: TextBlock, opens?: MessageParam['role']) => {
-    const entry: PromptBlock = { text: block.text };
-    if (opens) entry.opens = opens;
-    if (block.cache_control) entry.cache = block.cache_control.ttl ?? '5m';
-    blocks.push(entry);
-  };
-  if (body.system !== undefined) {
-    for (const block of blocksOf(body.system)) add(block);
-  }
-  for (const message of body.messages) {
-    blocksOf(message.content).forEach((block, i) => {
-      add(block, i === 0 ? message.role : undefined);
-    });
-  }
-  return blocks;
-}
-
-const textOf = (content: string | TextBlock[]) =>
-  typeof content === 'string' ? content : content.map((b) => b.text).join('\n');
-
-const STOP_REASON: Record<FinishReason, StopReason> = {
-  end: 'end_turn',
-  stop_sequence: 'stop_sequence',
-  max_tokens: 'max_tokens',
-};
-
-export function planMessage(
+export async function planMessage(
   body: MessagesRequest,
+  turn: Turn,
   replies: Replies,
-): Finished & { stopReason: StopReason } {
-  const prompt = replyPrompt(body.messages, (m) => textOf(m.content));
-  const chosen = replies.reply({ api: 'messages', model: body.model, prompt, variant: 0 });
-  const done = finishText(chosen, body.stop_sequences ?? [], body.max_tokens);
-  const scripted = done.reason === 'end' ? chosen.rule?.stop_reason : undefined;
-  return { ...done, stopReason: scripted ?? STOP_REASON[done.reason] };
+  ids: Ids,
+): Promise<MessageDone> {
+  const [chosen] = await replies.replies(turn);
+  if (!chosen) throw new Error('the reply engine answered nothing');
+  const content: ResponseBlock[] = [];
+  let budget = body.max_tokens;
+  let outputTokens = 0;
+  if (chosen.thinking !== undefined && turn.thinking) {
+    const thinking = body.thinking;
+    const limit = Math.min(
+      thinking?.type === 'enabled' ? thinking.budget_tokens : budget,
+      budget - 1,
+    );
+    const cut = truncateTokens(chosen.thinking, Math.max(0, limit));
+    const omitted =
+      thinking !== undefined && 'display' in thinking && thinking.display === 'omitted';
+    const shown = omitted ? '' : cut.text;
+    content.push({ type: 'thinking', thinking: shown, signature: signThinking(shown) });
+    outputTokens += cut.tokens;
+    budget -= cut.tokens;
+  }
+  const done = finishText(chosen, body.stop_sequences ?? [], budget);
+  outputTokens += done.tokens;
+  budget -= done.tokens;
+  const callTokens = chosen.calls.reduce(
+    (sum, call) => sum + countTokens(call.name) + countTokens(JSON.stringify(call.input)),
+    0,
+  );
+  const calls = done.reason === 'end' && callTokens <= budget ? chosen.calls : [];
+  if (done.text !== '' || calls.length === 0) content.push({ type: 'text', text: done.text });
+  for (const call of calls) {
+    content.push({
+      type: 'tool_use',
+      id: ids.next('tool_use'),
+      name: call.name,
+      input: call.input,
+    });
+  }
+  if (calls.length > 0) outputTokens += callTokens;
+  let stopReason: StopReason =
+    done.reason === 'stop_sequence'
+      ? 'stop_sequence'
+      : done.reason === 'max_tokens' || calls.length < chosen.calls.length
+        ? 'max_tokens'
+        : calls.length > 0
+          ? 'tool_use'
+          : 'end_turn';
+  const scripted = chosen.step?.stop_reason;
+  if (scripted && (stopReason === 'end_turn' || stopReason === 'tool_use')) stopReason = scripted;
+  return { content, stopReason, stopSequence: done.stopSequence, outputTokens };
 }
 
 export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {
@@ -123,6 +94,7 @@ export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {
       ephemeral_1h_input_tokens: cache.creation1h,
     },
     output_tokens: outputTokens,
+    service_tier: 'standard',
   };
 }
 
@@ -132,16 +104,12 @@ export interface MessageIdentity {
 }
 
 /** The key list and order of a message. @see https://platform.claude.com/docs/en/api/messages */
-export function buildMessage(
-  who: MessageIdentity,
-  done: Finished & { stopReason: StopReason },
-  usage: Usage,
-): Message {
+export function buildMessage(who: MessageIdentity, done: MessageDone, usage: Usage): Message {
   return {
     id: who.id,
     type: 'message',
     role: 'assistant',
-    content: [{ type: 'text', text: done.text }],
+    content: done.content,
     model: who.model,
     stop_reason: done.stopReason,
     stop_sequence: done.stopSequence,
@@ -152,20 +120,82 @@ export function buildMessage(
 /** Tokens per content_block_delta: upstream streams small multi-token deltas. */
 export const TOKENS_PER_DELTA = 4;
 
-const DELTA = frameTemplate('content_block_delta', (text) => ({
-  type: 'content_block_delta',
-  index: 0,
-  delta: { type: 'text_delta', text },
-}));
+type Template = ReturnType<typeof frameTemplate>;
+const templates = new Map<string, Template>();
+
+/** The delta frame template of one block index and delta kind (`text_delta`, ...). */
+function deltaTemplate(index: number, kind: string, field: string): Template {
+  const key = `${index}:${kind}`;
+  let template = templates.get(key);
+  if (!template) {
+    template = frameTemplate('content_block_delta', (text) => ({
+      type: 'content_block_delta',
+      index,
+      delta: { type: kind, [field]: text },
+    }));
+    if (templates.size < 256) templates.set(key, template);
+  }
+  return template;
+}
+
+const blockStart = (index: number, block: ResponseBlock) => {
+  const empty =
+    block.type === 'text'
+      ? { type: 'text', text: '' }
+      : block.type === 'thinking'
+        ? { type: 'thinking', thinking: '', signature: '' }
+        : block.type === 'tool_use'
+          ? { type: 'tool_use', id: block.id, name: block.name, input: {} }
+          : block;
+  return sseEvent(
+    'content_block_start',
+    JSON.stringify({ type: 'content_block_start', index, content_block: empty }),
+  );
+};
+
+/** Each block's deltas: what the block holds, in pieces of 4 tokens. */
+function blockDeltas(index: number, block: ResponseBlock) {
+  switch (block.type) {
+    case 'text':
+      return [
+        {
+          pieces: splitTokens(block.text, TOKENS_PER_DELTA),
+          template: deltaTemplate(index, 'text_delta', 'text'),
+        },
+      ];
+    case 'thinking':
+      return [
+        {
+          pieces: splitTokens(block.thinking, TOKENS_PER_DELTA),
+          template: deltaTemplate(index, 'thinking_delta', 'thinking'),
+        },
+        {
+          pieces: [block.signature],
+          template: deltaTemplate(index, 'signature_delta', 'signature'),
+        },
+      ];
+    case 'tool_use':
+      return [
+        {
+          pieces: splitTokens(JSON.stringify(block.input), TOKENS_PER_DELTA),
+          template: deltaTemplate(index, 'input_json_delta', 'partial_json'),
+        },
+      ];
+    default:
+      return [];
+  }
+}
 
 /**
- * The event stream: message_start, content_block_start, a ping, one
- * content_block_delta per 4 tokens, content_block_stop, message_delta (cumulative usage),
- * message_stop. Delta frames come from a template: they are most of a stream.
+ * The event stream: message_start; per content block content_block_start, its deltas
+ * (`thinking_delta` then one `signature_delta`; `text_delta`; `input_json_delta`), 4 tokens
+ * each, and content_block_stop, with a ping after the first start; message_delta (cumulative
+ * usage); message_stop. Delta frames come from templates: they are most of a stream.
+ * @see https://platform.claude.com/docs/en/build-with-claude/streaming
  */
 export function messageStreamFrames(
   who: MessageIdentity,
-  done: Finished & { stopReason: StopReason },
+  done: MessageDone,
   usage: Usage,
   pacing: Pacing,
   /** Batch unpaced deltas into one write (off when a fault must count single events). */
@@ -184,19 +214,27 @@ export function messageStreamFrames(
       usage: { ...usage, output_tokens: Math.min(1, usage.output_tokens) },
     },
   };
-  const frames: SseFrame[] = [
-    sseEvent('message_start', JSON.stringify(start)),
-    sseEvent(
-      'content_block_start',
-      '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
-    ),
-    sseEvent('ping', '{"type":"ping"}'),
-  ];
-  const pieces = splitTokens(done.text, TOKENS_PER_DELTA);
-  frames.push(...deltaFrames(pieces, DELTA, pacing, batch));
-  const after = pieces.length === 0 ? pacing.firstMs : pacing.betweenMs;
+  const frames: SseFrame[] = [sseEvent('message_start', JSON.stringify(start))];
+  let started = false;
+  done.content.forEach((block, index) => {
+    frames.push(blockStart(index, block));
+    if (index === 0) frames.push(sseEvent('ping', '{"type":"ping"}'));
+    for (const { pieces, template } of blockDeltas(index, block)) {
+      const firstMs = started ? pacing.betweenMs : pacing.firstMs;
+      frames.push(
+        ...deltaFrames(pieces, template, { firstMs, betweenMs: pacing.betweenMs }, batch),
+      );
+      if (pieces.length > 0) started = true;
+    }
+    frames.push(
+      sseEvent(
+        'content_block_stop',
+        `{"type":"content_block_stop","index":${index}}`,
+        started ? pacing.betweenMs : pacing.firstMs,
+      ),
+    );
+  });
   frames.push(
-    sseEvent('content_block_stop', '{"type":"content_block_stop","index":0}', after),
     sseEvent(
       'message_delta',
       JSON.stringify({

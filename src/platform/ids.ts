@@ -1,6 +1,6 @@
 import { customAlphabet } from 'nanoid';
 
-export type IdKind = 'request' | 'chat' | 'message' | 'task';
+export type IdKind = 'request' | 'chat' | 'message' | 'task' | 'tool_use' | 'tool_call';
 
 export interface Ids {
   next(kind: IdKind): string;
@@ -39,6 +39,10 @@ export function createIds(): Ids {
           return `chatcmpl-${stem}${tail(8)}`;
         case 'message':
           return `msg_${short}${tail(8)}`;
+        case 'tool_use':
+          return `toolu_${short}${tail(8)}`;
+        case 'tool_call':
+          return `call_${short}${tail(8)}`;
         case 'task':
           return `${taskStem}${String(++counter).padStart(9, '0').slice(-9)}`;
       }

@@ -30,6 +30,12 @@ export class PrefixScanner {
     this.tokens += wasmScanner.feed(this.at, text, BLOCK_MARK ^ text.length);
   }
 
+  /** Reads a block that costs `tokens` whatever its text (an image's bytes, a PDF's). */
+  blob(text: string, tokens: number): void {
+    wasmScanner.feed(this.at, text, BLOCK_MARK ^ 0xb10b ^ text.length);
+    this.tokens += tokens;
+  }
+
   key(): string {
     return `${(this.at.a >>> 0).toString(36)}.${(this.at.b >>> 0).toString(36)}.${this.tokens}`;
   }

@@ -6,7 +6,13 @@ import { type FieldIssue, GatewayError, type PathSegment } from './errors.js';
  * once, that each group words in its own envelope.
  */
 
-const AJV_BASE: AjvOptions = { strict: false, useDefaults: true, allErrors: false, verbose: true };
+const AJV_BASE: AjvOptions = {
+  strict: false,
+  useDefaults: true,
+  allErrors: false,
+  verbose: true,
+  discriminator: true,
+};
 
 /**
  * Bodies are validated without type coercion (`"5"` is not `5`); query strings and params are
@@ -143,6 +149,16 @@ function issueOf(err: AjvError): FieldIssue {
         kind: 'value',
         problem: 'is not a permitted field',
       };
+    case 'discriminator': {
+      const tag = String(p.tag);
+      if (p.error === 'tag')
+        return { path: [...path, tag], kind: 'missing', problem: 'is required' };
+      const variants = (err.parentSchema?.oneOf ?? []) as Array<{
+        properties?: Record<string, { const?: unknown }>;
+      }>;
+      const values = variants.map((v) => v.properties?.[tag]?.const).filter((v) => v !== undefined);
+      return { path: [...path, tag], kind: 'value', problem: `must be one of ${quoteAll(values)}` };
+    }
     case 'pattern':
       return { path, kind: 'value', problem: 'has an invalid format' };
     default:

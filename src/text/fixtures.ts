@@ -12,22 +12,65 @@ import { normalizeError } from '../platform/validation.js';
  * Everything is validated when loaded; an error names the file and the rule.
  */
 
+const ToolCallSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    input: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  {
+    additionalProperties: false,
+    description: 'a tool to call; input omitted = made from its schema',
+  },
+);
+
+/** What a rule answers: text, tool calls, JSON, thinking, and the reason it says it stopped. */
+const replyFields = {
+  reply: Type.Optional(Type.String({ description: 'text; $1..$9 and $& are regex groups' })),
+  tool_calls: Type.Optional(Type.Array(ToolCallSchema, { minItems: 1, maxItems: 32 })),
+  json: Type.Optional(
+    Type.Unknown({ description: 'the JSON to answer with; true = made from the output schema' }),
+  ),
+  thinking: Type.Optional(Type.String({ minLength: 1 })),
+  finish_reason: Type.Optional(
+    Literals(['stop', 'length', 'content_filter', 'tool_calls', 'function_call']),
+  ),
+  stop_reason: Type.Optional(
+    Literals([
+      'end_turn',
+      'max_tokens',
+      'stop_sequence',
+      'tool_use',
+      'pause_turn',
+      'refusal',
+      'model_context_window_exceeded',
+    ]),
+  ),
+};
+
+export const ReplyStepSchema = Type.Object(replyFields, { additionalProperties: false });
+export type ReplyStep = Static<typeof ReplyStepSchema>;
+
+export const RuleMatchSchema = Type.Object(
+  {
+    contains: Type.Optional(Type.String({ minLength: 1 })),
+    regex: Type.Optional(Type.String({ minLength: 1 })),
+    flags: Type.Optional(Type.String({ pattern: '^[imsu]*$' })),
+    turn: Type.Optional(Type.Integer({ minimum: 1, description: 'the nth user turn' })),
+    after_tool: Type.Optional(
+      Type.String({ minLength: 1, description: 'the last turn holds a result of this tool' }),
+    ),
+    tool_offered: Type.Optional(
+      Type.String({ minLength: 1, description: 'the request offers a tool of this name' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RuleMatch = Static<typeof RuleMatchSchema>;
+
 export const ReplyRuleSchema = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    match: Type.Union(
-      [
-        Type.Object({ contains: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
-        Type.Object(
-          {
-            regex: Type.String({ minLength: 1 }),
-            flags: Type.Optional(Type.String({ pattern: '^[imsu]*$' })),
-          },
-          { additionalProperties: false },
-        ),
-      ],
-      { description: '{"contains": text} or {"regex": pattern, "flags"?: "imsu"}' },
-    ),
+    match: Type.Optional(RuleMatchSchema),
     model: Type.Optional(
       Type.Union(
         [Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })],
@@ -37,13 +80,51 @@ export const ReplyRuleSchema = Type.Object(
       ),
     ),
     api: Type.Optional(Literals(['chat', 'messages'])),
-    reply: Type.String(),
-    finish_reason: Type.Optional(Literals(['stop', 'length', 'content_filter'])),
-    stop_reason: Type.Optional(Literals(['end_turn', 'max_tokens', 'stop_sequence'])),
+    ...replyFields,
+    sequence: Type.Optional(
+      Type.Array(ReplyStepSchema, {
+        minItems: 1,
+        maxItems: 100,
+        description: 'replies used in turn, one per match; the last one repeats',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type ReplyRuleData = Static<typeof ReplyRuleSchema>;
+
+const answers = (step: ReplyStep) =>
+  step.reply !== undefined || step.tool_calls !== undefined || step.json !== undefined;
+
+/**
+ * What a rule's schema cannot say: how it matches and that it answers. Returns the problem as
+ * `<path>: <problem>` relative to the rule, or undefined.
+ */
+export function ruleProblem(rule: ReplyRuleData): string | undefined {
+  const match = rule.match ?? {};
+  if (match.contains !== undefined && match.regex !== undefined) {
+    return 'match: takes "contains" or "regex", not both';
+  }
+  if (match.flags !== undefined && match.regex === undefined) {
+    return 'match.flags: needs "regex"';
+  }
+  if (match.regex !== undefined) {
+    try {
+      new RegExp(match.regex, match.flags);
+    } catch (err) {
+      return `match.regex: ${(err as Error).message}`;
+    }
+  }
+  if (rule.sequence) {
+    const idle = rule.sequence.findIndex((step) => !answers(step));
+    if (idle !== -1) return `sequence.${idle}.reply: is required (or tool_calls, json)`;
+    if (answers(rule))
+      return 'sequence: replaces reply, tool_calls and json; give one or the other';
+    return undefined;
+  }
+  if (!answers(rule)) return 'reply: is required (or tool_calls, json, sequence)';
+  return undefined;
+}
 
 const ReplyFileSchema = Type.Object(
   { rules: Type.Array(ReplyRuleSchema) },
@@ -114,13 +195,8 @@ export function loadFixtures(dir: string): Fixtures {
     const path = join(repliesDir, name);
     const file = check<{ rules: ReplyRuleData[] }>(ReplyFileSchema, readJson(path), path);
     file.rules.forEach((rule, index) => {
-      if ('regex' in rule.match) {
-        try {
-          new RegExp(rule.match.regex, rule.match.flags);
-        } catch (err) {
-          throw new FixtureError(`${path}: rules.${index}.match.regex: ${(err as Error).message}`);
-        }
-      }
+      const problem = ruleProblem(rule);
+      if (problem) throw new FixtureError(`${path}: rules.${index}.${problem}`);
       rules.push({ ...rule, file: join('replies', name), index });
     });
   }

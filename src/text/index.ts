@@ -45,6 +45,6 @@ export function createText(settings: TextSettings): TextEngine {
       contentFilter.load(next.blockedTerms);
       return next;
     },
-    stores: [promptCache],
+    stores: [promptCache, replies],
   };
 }

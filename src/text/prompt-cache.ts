@@ -3,16 +3,21 @@ import { PrefixScanner } from '../platform/prefix-hash.js';
 import { countTokens } from '../platform/tokens.js';
 
 /**
- * Prompt-cache accounting (https://platform.claude.com/docs/en/build-with-claude/prompt-caching). The cache holds, per prefix, only a hash
- * key, its expiry and its TTL: never the text. Keys are scoped by API key and model, so a
- * different key, model or leading "project label" never shares an entry.
+ * Prompt-cache accounting. The cache holds, per prefix, only a hash key, its expiry and its
+ * TTL: never the text. Keys are scoped by API key and model, so a different key, model or
+ * leading "project label" never shares an entry.
+ * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+ * @see https://platform.openai.com/docs/guides/prompt-caching
  */
 
 export type CacheTtl = '5m' | '1h';
 
-/** One text block of a prompt, in prefix order (system blocks first, then messages). */
+/** One block of a prompt, in prefix order (tools, then system blocks, then messages). */
 export interface PromptBlock {
+  /** What identifies the block in the prefix: its text, or the bytes of an image. */
   text: string;
+  /** Its token cost when that is not the count of `text` (images, documents). */
+  tokens?: number;
   /** Set on the first block of a message: its framing tokens come before the text. */
   opens?: 'user' | 'assistant';
   /** A cache breakpoint (`cache_control`), with its TTL. */
@@ -47,9 +52,19 @@ export function countPrompt(blocks: readonly PromptBlock[]): number {
   let total = 0;
   for (const block of blocks) {
     if (block.opens) total += TOKENS_PER_MESSAGE;
-    total += countTokens(block.text);
+    total += block.tokens ?? countTokens(block.text);
   }
   return total;
+}
+
+/**
+ * One chat message as the cache sees it: the fixed tokens of its framing and media, the texts
+ * whose tokens are counted, and the media bytes that identify it without being counted.
+ */
+export interface ChatPromptPart {
+  framing: number;
+  texts: string[];
+  blobs?: string[];
 }
 
 interface Entry {
@@ -105,7 +120,8 @@ export class PromptCache implements Feature {
     for (let i = 0; i <= last; i++) {
       const block = blocks[i] as PromptBlock;
       if (block.opens) scanner.frame(ROLE_MARK[block.opens], TOKENS_PER_MESSAGE);
-      scanner.text(block.text);
+      if (block.tokens === undefined) scanner.text(block.text);
+      else scanner.blob(block.text, block.tokens);
       prefix[i] = scanner.tokens;
       if (candidates.has(i)) keys.set(i, scanner.key());
     }
@@ -145,16 +161,13 @@ export class PromptCache implements Feature {
    * `messages` are the prompt's parts in order, each with its framing tokens; returns the
    * cached tokens.
    */
-  accountChat(
-    scope: string,
-    messages: ReadonlyArray<{ framing: number; texts: string[] }>,
-    now: number,
-  ): number {
+  accountChat(scope: string, messages: ReadonlyArray<ChatPromptPart>, now: number): number {
     const scanner = new PrefixScanner(scope);
     const boundaries: Array<{ tokens: number; key: string }> = [];
     for (const message of messages) {
       scanner.frame(0xc4a7, message.framing);
       for (const text of message.texts) scanner.text(text);
+      for (const blob of message.blobs ?? []) scanner.blob(blob, 0);
       if (scanner.tokens >= CHAT_CACHE_MIN_TOKENS) {
         boundaries.push({ tokens: scanner.tokens, key: scanner.key() });
       }

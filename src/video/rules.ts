@@ -1,5 +1,5 @@
 import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
-import { decodeBase64, inspectImage } from './image.js';
+import { decodeBase64, inspectImage } from '../platform/image.js';
 import {
   DEFAULT_MODEL,
   isVideoModel,
@@ -76,7 +76,9 @@ function checkImage(path: PathSegment[], value: string): void {
   if (!bytes) throw fieldError(path, 'must be a public http(s) URL or Base64 image content');
   if (bytes.length > IMAGE_MAX_BYTES) throw fieldError(path, 'must be an image of at most 10 MB');
   const info = inspectImage(bytes);
-  if (!info) throw fieldError(path, 'must be a JPEG or PNG image');
+  if (info?.format !== 'jpeg' && info?.format !== 'png') {
+    throw fieldError(path, 'must be a JPEG or PNG image');
+  }
   const { width, height } = info;
   if (width < IMAGE_MIN_SIDE || height < IMAGE_MIN_SIDE) {
     throw fieldError(path, `must be at least 300x300 pixels (got ${width}x${height})`);

@@ -52,7 +52,7 @@ describe('an unexpected error in a route', () => {
   });
 
   it('is a 500 in the messages envelope, with the request-id header', async () => {
-    vi.spyOn(Replies.prototype, 'reply').mockImplementation(boom);
+    vi.spyOn(Replies.prototype, 'replies').mockImplementation(boom);
     t = await buildTestApp();
     const res = await t.inject({
       method: 'POST',
@@ -74,7 +74,7 @@ describe('an unexpected error in a route', () => {
   });
 
   it('is a 500 in the chat envelope', async () => {
-    vi.spyOn(Replies.prototype, 'reply').mockImplementation(boom);
+    vi.spyOn(Replies.prototype, 'replies').mockImplementation(boom);
     t = await buildTestApp();
     const res = await t.inject({
       method: 'POST',

@@ -241,7 +241,7 @@ describe('chat completions validation', () => {
     [
       { ...base, messages: [{ role: 'robot', content: 'x' }] },
       error(
-        'Invalid value for \'messages[0].role\': must be one of "system", "developer", "user", "assistant", "tool".',
+        'Invalid value for \'messages[0].role\': must be one of "system", "developer", "user", "assistant", "tool", "function".',
         'messages[0].role',
         'invalid_value',
       ),
@@ -249,7 +249,7 @@ describe('chat completions validation', () => {
     [
       { ...base, messages: [{ role: 'user', content: 5 }] },
       error(
-        "Invalid type for 'messages[0].content': must be a string, an array of text content parts, or null.",
+        "Invalid type for 'messages[0].content': must be a string or an array of text, image_url, input_audio and file parts.",
         'messages[0].content',
         'invalid_type',
       ),
@@ -322,7 +322,7 @@ describe('chat completions validation', () => {
     [
       { ...base, messages: [{ role: 'user', content: [{ type: 'image', text: 'x' }] }] },
       error(
-        'Invalid value for \'messages[0].content[0].type\': must be "text".',
+        'Invalid value for \'messages[0].content[0].type\': must be one of "text", "image_url", "input_audio", "file".',
         'messages[0].content[0].type',
         'invalid_value',
       ),
@@ -391,7 +391,7 @@ describe('chat completions validation', () => {
     [
       { ...base, tools: [{ type: 'function', function: { name: 'has space' } }] },
       error(
-        "Invalid value for 'tools[0].function.name': has an invalid format.",
+        "Invalid 'tools[0].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
         'tools[0].function.name',
         'invalid_value',
       ),

@@ -15,6 +15,8 @@ const PREFIX: Record<IdKind, string> = {
   chat: 'chatcmpl-',
   message: 'msg_',
   task: '',
+  tool_use: 'toolu_',
+  tool_call: 'call_',
 };
 
 /** Ids that count up per kind: `chatcmpl-1`, `chatcmpl-2`, ... tasks are `1000001`, ... */

@@ -10,4 +10,7 @@ export const IMAGES = {
   pngTooSmall: read('small-200.png'),
   jpegTooWide: read('wide-1000x300.jpg'),
   gif: read('not-allowed.gif'),
+  webpLossy: read('lossy-413x211.webp'),
+  webpLossless: read('lossless-77x55.webp'),
+  webpAlpha: read('alpha-501x33.webp'),
 };

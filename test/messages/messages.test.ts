@@ -20,6 +20,7 @@ const usage = (input: number, output: number, creation = 0, read = 0, c1h = 0) =
   cache_read_input_tokens: read,
   cache_creation: { ephemeral_5m_input_tokens: creation - c1h, ephemeral_1h_input_tokens: c1h },
   output_tokens: output,
+  service_tier: 'standard',
 });
 
 describe('POST /messages-api/v1/messages', () => {
@@ -208,15 +209,15 @@ describe('messages validation', () => {
     ],
     [
       { ...base, messages: [{ role: 'user', content: 5 }] },
-      'messages.0.content: must be a string or a non-empty array of text blocks',
+      'messages.0.content: must be a string or a non-empty array of content blocks',
     ],
     [
       { ...base, messages: [{ role: 'user', content: [] }] },
       'messages.0.content: must have at least 1 item(s)',
     ],
     [
-      { ...base, messages: [{ role: 'user', content: [{ type: 'image', text: 'x' }] }] },
-      'messages.0.content.0.type: must be "text"',
+      { ...base, messages: [{ role: 'user', content: [{ type: 'video', text: 'x' }] }] },
+      'messages.0.content.0.type: must be one of "text", "image", "document", "search_result", "tool_use", "tool_result", "thinking", "redacted_thinking"',
     ],
     [
       { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x', extra: 1 }] }] },
@@ -278,7 +279,7 @@ describe('messages validation', () => {
       },
       'messages.0.content.1.cache_control: A maximum of 4 blocks with cache_control may be provided. Found 5.',
     ],
-    [{ ...base, tools: [] }, 'tools: is not a permitted field'],
+    [{ ...base, container: 'c' }, 'container: is not a permitted field'],
   ])('refuses %j', async (payload, message) => {
     const res = await post(payload);
     expect(res.statusCode).toBe(400);

@@ -43,7 +43,7 @@ describe('streamed messages', () => {
             model: 'm',
             stop_reason: null,
             stop_sequence: null,
-            usage: { ...usage, output_tokens: 1 },
+            usage: { ...usage, output_tokens: 1, service_tier: 'standard' },
           },
         },
       },

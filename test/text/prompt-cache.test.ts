@@ -67,6 +67,7 @@ const split = (input: number, creation: number, read: number, oneHour = 0) => ({
     ephemeral_1h_input_tokens: oneHour,
   },
   output_tokens: expect.any(Number),
+  service_tier: 'standard',
 });
 
 describe("the gateway's prompt-caching rules", () => {

@@ -1,7 +1,7 @@
-/** Reads the format and size of a JPEG or PNG from its bytes, without decoding pixels. */
+/** Reads the format and size of a JPEG, PNG, GIF or WebP from its bytes, without decoding pixels. */
 
 export interface ImageInfo {
-  format: 'jpeg' | 'png';
+  format: 'jpeg' | 'png' | 'gif' | 'webp';
   width: number;
   height: number;
 }
@@ -43,8 +43,41 @@ function jpeg(bytes: Buffer): ImageInfo | undefined {
   return undefined;
 }
 
+function gif(bytes: Buffer): ImageInfo | undefined {
+  if (bytes.length < 10) return undefined;
+  const magic = bytes.toString('latin1', 0, 6);
+  if (magic !== 'GIF87a' && magic !== 'GIF89a') return undefined;
+  return { format: 'gif', width: bytes.readUInt16LE(6), height: bytes.readUInt16LE(8) };
+}
+
+/** @see https://developers.google.com/speed/webp/docs/riff_container */
+function webp(bytes: Buffer): ImageInfo | undefined {
+  if (bytes.length < 30 || bytes.toString('latin1', 0, 4) !== 'RIFF') return undefined;
+  if (bytes.toString('latin1', 8, 12) !== 'WEBP') return undefined;
+  const chunk = bytes.toString('latin1', 12, 16);
+  if (chunk === 'VP8X') {
+    return {
+      format: 'webp',
+      width: bytes.readUIntLE(24, 3) + 1,
+      height: bytes.readUIntLE(27, 3) + 1,
+    };
+  }
+  if (chunk === 'VP8 ') {
+    return {
+      format: 'webp',
+      width: bytes.readUInt16LE(26) & 0x3fff,
+      height: bytes.readUInt16LE(28) & 0x3fff,
+    };
+  }
+  if (chunk === 'VP8L' && bytes[20] === 0x2f) {
+    const bits = bytes.readUInt32LE(21);
+    return { format: 'webp', width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
+  }
+  return undefined;
+}
+
 export function inspectImage(bytes: Buffer): ImageInfo | undefined {
-  return png(bytes) ?? jpeg(bytes);
+  return png(bytes) ?? jpeg(bytes) ?? gif(bytes) ?? webp(bytes);
 }
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBase64, inspectImage } from '../../src/video/image.js';
+import { decodeBase64, inspectImage } from '../../src/platform/image.js';
 import { IMAGES } from '../helpers/images.js';
 
 const bytes = (b64: string) => Buffer.from(b64, 'base64');
@@ -19,8 +19,26 @@ describe('inspectImage', () => {
     });
   });
 
-  it('rejects other formats and garbage', () => {
-    expect(inspectImage(bytes(IMAGES.gif))).toBeUndefined();
+  it('reads GIF and WebP (lossy, lossless, extended) sizes from real files', () => {
+    expect(inspectImage(bytes(IMAGES.gif))).toEqual({ format: 'gif', width: 320, height: 320 });
+    expect(inspectImage(bytes(IMAGES.webpLossy))).toEqual({
+      format: 'webp',
+      width: 413,
+      height: 211,
+    });
+    expect(inspectImage(bytes(IMAGES.webpLossless))).toEqual({
+      format: 'webp',
+      width: 77,
+      height: 55,
+    });
+    expect(inspectImage(bytes(IMAGES.webpAlpha))).toEqual({
+      format: 'webp',
+      width: 501,
+      height: 33,
+    });
+  });
+
+  it('rejects garbage', () => {
     expect(inspectImage(Buffer.from('hello world, not an image'))).toBeUndefined();
     expect(inspectImage(Buffer.from([0xff, 0xd8, 0xff]))).toBeUndefined();
     expect(inspectImage(Buffer.alloc(0))).toBeUndefined();

@@ -1,0 +1,398 @@
+import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
+import { decodeBase64 } from '../platform/image.js';
+import { countTokens } from '../platform/tokens.js';
+import type { OutputFormat, ToolChoice, ToolDef, ToolResult, Turn } from '../text/agent.js';
+import { schemaProblem } from '../text/json-schema.js';
+import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/media.js';
+import type { ChatPromptPart } from '../text/prompt-cache.js';
+import { replyPrompt } from '../text/replies.js';
+import type { ChatCompletionRequest, ChatMessage, FunctionDefinition } from './schemas.js';
+import { strictSchemaProblem } from './strict-schema.js';
+
+/**
+ * Reads a chat completions request in one pass: upstream's rules beyond the JSON schema (each a
+ * 400 naming its `param`, in upstream's words where they are known), the prompt as the token
+ * counter and the cache see it, and the turn the reply engine answers.
+ * @see https://platform.openai.com/docs/api-reference/chat/create
+ * @see https://platform.openai.com/docs/guides/function-calling
+ * @see https://platform.openai.com/docs/guides/structured-outputs
+ * @see https://platform.openai.com/docs/guides/images-vision
+ */
+
+/** Token cost of each message's role framing, and of priming the reply (see README). */
+export const TOKENS_PER_MESSAGE = 3;
+export const TOKENS_PER_NAME = 1;
+export const TOKENS_REPLY_PRIMING = 3;
+export const MAX_TOOLS = 128;
+const NAME = /^[a-zA-Z0-9_-]+$/;
+const NAME_MAX = 64;
+/** An image the emulator cannot see (an https URL) counts as a 1024×1024 one. */
+export const UNSEEN_IMAGE_SIDE = 1024;
+/** Audio input: one token per this many bytes (about 10 tokens a second of 16 kHz 16-bit audio). */
+export const AUDIO_BYTES_PER_TOKEN = 3200;
+
+export interface ChatPrompt {
+  parts: ChatPromptPart[];
+  promptTokens: number;
+  audioTokens: number;
+  turn: Turn;
+  /** Legacy `functions`: a call is answered as `function_call`, not `tool_calls`. */
+  legacy: boolean;
+}
+
+/** A refusal in upstream's exact words, with its `param` and `code`. */
+const refuse = (message: string, param: string | null, code: string | null = null) =>
+  new GatewayError(400, message, { extra: { param, code } });
+
+/** `messages[0].content` style, as upstream names parameters in messages. */
+const bracket = (path: PathSegment[]) =>
+  path.reduce<string>(
+    (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg),
+    '',
+  );
+
+/** Upstream's tile formula: fit in 2048×2048, shortest side to 768, 170 per 512-px tile + 85. */
+export function imageTokens(width: number, height: number, detail: string | undefined): number {
+  if (detail === 'low') return 85;
+  let w = width;
+  let h = height;
+  const fit = Math.min(1, 2048 / Math.max(w, h));
+  w *= fit;
+  h *= fit;
+  const shortest = Math.min(1, 768 / Math.min(w, h));
+  w *= shortest;
+  h *= shortest;
+  return 85 + 170 * Math.ceil(w / 512) * Math.ceil(h / 512);
+}
+
+export function messageText(message: ChatMessage): string {
+  const { content } = message;
+  if (typeof content === 'string') return content;
+  if (!content) return '';
+  return content
+    .map((part) => (part.type === 'text' ? part.text : part.type === 'refusal' ? part.refusal : ''))
+    .filter((t) => t !== '')
+    .join('\n');
+}
+
+function checkName(name: string, param: string): void {
+  if (!NAME.test(name)) {
+    throw refuse(
+      `Invalid '${param}': string does not match pattern. Expected a string that matches the pattern '${NAME.source}'.`,
+      param,
+      'invalid_value',
+    );
+  }
+  if (name.length > NAME_MAX) {
+    throw refuse(
+      `Invalid '${param}': string too long. Expected a string with maximum length ${NAME_MAX}, but got a string with length ${name.length} instead.`,
+      param,
+      'string_above_max_length',
+    );
+  }
+}
+
+const EMPTY_PARAMETERS = { type: 'object', properties: {} };
+
+/** A function's parameters, checked as strict mode and Ajv require. */
+function readFunction(fn: FunctionDefinition, path: string): ToolDef {
+  checkName(fn.name, `${path}.name`);
+  const schema = fn.parameters ?? EMPTY_PARAMETERS;
+  const problem =
+    (fn.strict === true ? strictSchemaProblem(schema) : undefined) ?? schemaProblem(schema);
+  if (problem !== undefined) {
+    throw refuse(
+      `Invalid schema for function '${fn.name}': ${problem}`,
+      `${path}.parameters`,
+      'invalid_function_parameters',
+    );
+  }
+  return { name: fn.name, schema };
+}
+
+function readTools(body: ChatCompletionRequest): { tools: ToolDef[]; legacy: boolean } {
+  if (body.tools) {
+    if (body.tools.length > MAX_TOOLS) {
+      throw refuse(
+        `Invalid 'tools': array too long. Expected an array with maximum length ${MAX_TOOLS}, but got an array with length ${body.tools.length} instead.`,
+        'tools',
+        'array_above_max_length',
+      );
+    }
+    return {
+      tools: body.tools.map((tool, i) => readFunction(tool.function, `tools[${i}].function`)),
+      legacy: false,
+    };
+  }
+  if (body.functions) {
+    return {
+      tools: body.functions.map((fn, i) => readFunction(fn, `functions[${i}]`)),
+      legacy: true,
+    };
+  }
+  return { tools: [], legacy: false };
+}
+
+function onlyWithTools(param: string): GatewayError {
+  return refuse(
+    `Invalid value for '${param}': '${param}' is only allowed when 'tools' are specified.`,
+    param,
+  );
+}
+
+function readChoice(body: ChatCompletionRequest, tools: ToolDef[], legacy: boolean): ToolChoice {
+  const parallel = !legacy && body.parallel_tool_calls !== false;
+  if (!body.tools) {
+    if (body.tool_choice !== undefined) throw onlyWithTools('tool_choice');
+    if (body.parallel_tool_calls !== undefined) throw onlyWithTools('parallel_tool_calls');
+  }
+  const choice = legacy ? body.function_call : body.tool_choice;
+  const param = legacy ? 'function_call' : 'tool_choice';
+  if (tools.length === 0) return { mode: 'none', parallel };
+  if (choice === undefined || choice === 'auto') return { mode: 'auto', parallel };
+  if (choice === 'none') return { mode: 'none', parallel };
+  if (choice === 'required') return { mode: 'any', parallel };
+  const known = (name: string) => {
+    if (!tools.some((tool) => tool.name === name)) {
+      throw refuse(
+        `Invalid value for '${param}': no function named '${name}' was specified in the '${legacy ? 'functions' : 'tools'}' parameter.`,
+        param,
+      );
+    }
+    return name;
+  };
+  if ('name' in choice) return { mode: 'named', name: known(choice.name), parallel };
+  if (choice.type === 'function')
+    return { mode: 'named', name: known(choice.function.name), parallel };
+  // allowed_tools: the model may use only these, on auto or required.
+  const allowed = new Set(choice.allowed_tools.tools.map((t) => known(t.function.name)));
+  tools.splice(0, tools.length, ...tools.filter((tool) => allowed.has(tool.name)));
+  return { mode: choice.allowed_tools.mode === 'required' ? 'any' : 'auto', parallel };
+}
+
+function readOutput(body: ChatCompletionRequest): OutputFormat | undefined {
+  const format = body.response_format;
+  if (!format || format.type === 'text') return undefined;
+  if (format.type === 'json_object') {
+    if (!body.messages.some((m) => /json/i.test(messageText(m)))) {
+      throw refuse(
+        "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
+        'messages',
+      );
+    }
+    return { kind: 'json_object' };
+  }
+  const { name, schema = { type: 'object' }, strict } = format.json_schema;
+  checkName(name, 'response_format.json_schema.name');
+  const problem =
+    (strict === true ? strictSchemaProblem(schema) : undefined) ?? schemaProblem(schema);
+  if (problem !== undefined) {
+    throw refuse(`Invalid schema for response_format '${name}': ${problem}`, 'response_format');
+  }
+  return { kind: 'json_schema', schema };
+}
+
+const UNSUPPORTED_IMAGE =
+  "You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp'].";
+
+interface Media {
+  tokens: number;
+  audioTokens: number;
+  blobs: string[];
+}
+
+/** The tokens and identity of one user message's media parts. */
+function readMedia(message: ChatMessage, i: number): Media {
+  const media: Media = { tokens: 0, audioTokens: 0, blobs: [] };
+  if (message.role !== 'user' || typeof message.content === 'string') return media;
+  message.content.forEach((part, j) => {
+    const path = ['messages', i, 'content', j];
+    if (part.type === 'image_url') {
+      const { url, detail } = part.image_url;
+      const data = parseDataUrl(url);
+      if (data) {
+        const image = decodeImage(data.data);
+        if (typeof image === 'string' || data.mediaType !== `image/${image.format}`) {
+          throw refuse(UNSUPPORTED_IMAGE, null, 'invalid_image_format');
+        }
+        media.tokens += imageTokens(image.width, image.height, detail);
+        media.blobs.push(data.data);
+      } else if (/^https?:\/\/[^\s/]+/i.test(url)) {
+        media.tokens += imageTokens(UNSEEN_IMAGE_SIDE, UNSEEN_IMAGE_SIDE, detail);
+        media.blobs.push(url);
+      } else {
+        const param = bracket([...path, 'image_url', 'url']);
+        throw refuse(
+          `Invalid '${param}'. Expected a valid URL, but got a value with an invalid format.`,
+          param,
+          'invalid_value',
+        );
+      }
+    } else if (part.type === 'input_audio') {
+      const bytes = decodeBase64(part.input_audio.data);
+      if (!bytes) throw fieldError([...path, 'input_audio', 'data'], 'must be Base64 audio');
+      const tokens = Math.ceil(bytes.length / AUDIO_BYTES_PER_TOKEN);
+      media.audioTokens += tokens;
+      media.tokens += tokens;
+      media.blobs.push(part.input_audio.data);
+    } else if (part.type === 'file') {
+      const { file_data: fileData, file_id: fileId } = part.file;
+      if (fileData !== undefined) {
+        const raw = parseDataUrl(fileData)?.data ?? fileData;
+        const bytes = decodeBase64(raw);
+        const pages = bytes && pdfPages(bytes);
+        if (!pages) throw fieldError([...path, 'file', 'file_data'], 'must be a Base64 PDF');
+        media.tokens += pages * PDF_PAGE_TOKENS;
+        media.blobs.push(raw);
+      } else if (fileId !== undefined) {
+        media.tokens += PDF_PAGE_TOKENS;
+        media.blobs.push(fileId);
+      } else {
+        throw fieldError([...path, 'file', 'file_data'], 'is required', 'missing');
+      }
+    }
+  });
+  return media;
+}
+
+/**
+ * Tool calls and tool messages pair up: each `tool` message answers a call of the assistant
+ * message before it, and every call is answered before the conversation moves on.
+ */
+function checkToolPairs(messages: readonly ChatMessage[]): void {
+  let open: { ids: string[]; answered: Set<string> } | undefined;
+  const unanswered = (at: number) => {
+    const missing = open?.ids.filter((id) => !open?.answered.has(id)) ?? [];
+    if (missing.length === 0) return;
+    throw refuse(
+      `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(', ')}`,
+      `messages.[${at}].role`,
+    );
+  };
+  messages.forEach((message, i) => {
+    if (message.role === 'tool') {
+      if (!open?.ids.includes(message.tool_call_id)) {
+        throw refuse(
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          `messages.[${i}].role`,
+        );
+      }
+      open.answered.add(message.tool_call_id);
+      return;
+    }
+    unanswered(i);
+    open =
+      message.role === 'assistant' && message.tool_calls?.length
+        ? { ids: message.tool_calls.map((call) => call.id), answered: new Set() }
+        : undefined;
+  });
+  unanswered(messages.length);
+}
+
+/** The tool results the conversation ends with, named after the calls they answer. */
+function trailingResults(messages: readonly ChatMessage[]): ToolResult[] {
+  const names = new Map<string, string>();
+  for (const message of messages) {
+    if (message.role === 'assistant') {
+      for (const call of message.tool_calls ?? []) names.set(call.id, call.function.name);
+    }
+  }
+  const results: ToolResult[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as ChatMessage;
+    if (message.role === 'tool') {
+      results.unshift({
+        name: names.get(message.tool_call_id),
+        content: messageText(message),
+        isError: false,
+      });
+    } else if (message.role === 'function') {
+      results.unshift({ name: message.name, content: message.content ?? '', isError: false });
+    } else break;
+  }
+  return results;
+}
+
+export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
+  body.messages.forEach((message, i) => {
+    if (message.role === 'assistant' && message.content == null && !message.tool_calls?.length) {
+      if (!message.function_call) {
+        throw fieldError(['messages', i, 'content'], 'is required', 'missing');
+      }
+    }
+  });
+  if (body.stream_options && body.stream !== true) {
+    throw fieldError(['stream_options'], 'is only allowed when stream is true');
+  }
+  if (body.top_logprobs != null && body.logprobs !== true) {
+    throw fieldError(['top_logprobs'], 'is only allowed when logprobs is true');
+  }
+  const { tools, legacy } = readTools(body);
+  const choice = readChoice(body, tools, legacy);
+  const output = readOutput(body);
+  checkToolPairs(body.messages);
+
+  const parts: ChatPromptPart[] = [];
+  let audioTokens = 0;
+  const definitions = body.tools ?? body.functions;
+  const schema = body.response_format?.type === 'json_schema' ? body.response_format : undefined;
+  if (definitions || schema) {
+    parts.push({
+      framing: 0,
+      texts: [definitions ? JSON.stringify(definitions) : '', schema ? JSON.stringify(schema) : ''],
+    });
+  }
+  body.messages.forEach((message, i) => {
+    const media = readMedia(message, i);
+    audioTokens += media.audioTokens;
+    const calls =
+      message.role === 'assistant'
+        ? [
+            ...(message.tool_calls ?? []).map((c) => c.function),
+            ...(message.function_call ? [message.function_call] : []),
+          ]
+        : [];
+    parts.push({
+      framing:
+        TOKENS_PER_MESSAGE +
+        ('name' in message && message.name ? TOKENS_PER_NAME : 0) +
+        media.tokens,
+      texts: [messageText(message), ...calls.flatMap((call) => [call.name, call.arguments])],
+      ...(media.blobs.length > 0 ? { blobs: media.blobs } : {}),
+    });
+  });
+  const userText = (m: ChatMessage) => (m.role === 'user' ? messageText(m) : '');
+  const turn: Turn = {
+    api: 'chat',
+    model: body.model,
+    prompt: replyPrompt(body.messages, messageText),
+    variant: 0,
+    userTurns: body.messages.filter((m) => userText(m) !== '').length,
+    results: trailingResults(body.messages),
+    tools,
+    choice,
+    output,
+    thinking: body.reasoning_effort != null && body.reasoning_effort !== 'none',
+  };
+  return { parts, promptTokens: countChatPrompt(parts), audioTokens, turn, legacy };
+}
+
+export function countChatPrompt(parts: readonly ChatPromptPart[]): number {
+  let total = TOKENS_REPLY_PRIMING;
+  for (const part of parts) {
+    total += part.framing;
+    for (const text of part.texts) total += countTokens(text);
+  }
+  return total;
+}
+
+/** Whether a prompt could reach `minTokens` at all: a token is at least one character. */
+export function mayReach(parts: readonly ChatPromptPart[], minTokens: number): boolean {
+  let bound = TOKENS_REPLY_PRIMING;
+  for (const part of parts) {
+    bound += part.framing;
+    for (const text of part.texts) bound += text.length;
+    if (bound >= minTokens) return true;
+  }
+  return false;
+}

@@ -1,0 +1,543 @@
+import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
+import { decodeBase64 } from '../platform/image.js';
+import { countTokens } from '../platform/tokens.js';
+import {
+  type OutputFormat,
+  type ToolChoice,
+  type ToolDef,
+  type ToolResult,
+  type Turn,
+  verifyThinking,
+} from '../text/agent.js';
+import { schemaProblem } from '../text/json-schema.js';
+import { decodeImage, PDF_MAX_PAGES, PDF_PAGE_TOKENS, pdfPages } from '../text/media.js';
+import { type CacheTtl, MAX_BREAKPOINTS, type PromptBlock } from '../text/prompt-cache.js';
+import { replyPrompt } from '../text/replies.js';
+import type {
+  CacheControl,
+  ContentBlockParam,
+  CountTokensRequest,
+  DocumentBlock,
+  ImageBlock,
+  MessageParam,
+  MessagesRequest,
+  ToolParam,
+} from './schemas.js';
+
+/**
+ * Reads a messages request in one pass: upstream's rules beyond the JSON schema (each refusal a
+ * 400 naming the field, in upstream's words where they are known), the prompt in cache-prefix
+ * order (tools, system, messages) with the token cost of every block, and the turn the reply
+ * engine answers.
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
+ * @see https://platform.claude.com/docs/en/build-with-claude/vision
+ * @see https://platform.claude.com/docs/en/build-with-claude/pdf-support
+ * @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking
+ * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+ */
+
+export interface MessagesPrompt {
+  blocks: PromptBlock[];
+  turn: Turn;
+}
+
+/** What one request may carry besides the prompt count_tokens also takes. */
+type Request = CountTokensRequest & Partial<MessagesRequest>;
+
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+export const IMAGE_MAX_BYTES = 5 * 1024 * 1024;
+export const IMAGE_MAX_SIDE = 8000;
+/** With more than MANY_IMAGES images, each side may be at most MANY_IMAGES_MAX_SIDE. */
+export const MANY_IMAGES = 20;
+export const MANY_IMAGES_MAX_SIDE = 2000;
+export const MAX_IMAGES = 100;
+/** Images are scaled to fit these before they are counted. */
+const IMAGE_LONG_EDGE = 1568;
+const IMAGE_MAX_PIXELS = 1_150_000;
+/** What an image the emulator cannot see (a URL, a file id) counts: the most a scaled image costs. */
+export const UNSEEN_IMAGE_TOKENS = 1600;
+export const THINKING_MIN_BUDGET = 1024;
+const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
+
+/** Upstream's cost of an image: scaled to fit, then width × height / 750. */
+export function imageTokens(width: number, height: number): number {
+  let scale = Math.min(1, IMAGE_LONG_EDGE / Math.max(width, height));
+  scale = Math.min(scale, Math.sqrt(IMAGE_MAX_PIXELS / (width * height)));
+  const w = Math.max(1, Math.round(width * scale));
+  const h = Math.max(1, Math.round(height * scale));
+  return Math.ceil((w * h) / 750);
+}
+
+const isCustom = (tool: ToolParam): tool is Extract<ToolParam, { input_schema: unknown }> =>
+  'input_schema' in tool;
+
+const ttlOf = (cache: CacheControl | null | undefined): CacheTtl | undefined =>
+  cache ? (cache.ttl ?? '5m') : undefined;
+
+interface Breakpoint {
+  path: PathSegment[];
+  ttl: CacheTtl;
+}
+
+/** A message's blocks as written: a string is one text block. */
+const blocksOf = (content: MessageParam['content']): ContentBlockParam[] =>
+  typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+
+const textOf = (message: MessageParam) =>
+  blocksOf(message.content)
+    .map((b) => (b.type === 'text' ? b.text : ''))
+    .filter((t) => t !== '')
+    .join('\n');
+
+function readTools(tools: readonly ToolParam[], blocks: PromptBlock[], marks: Breakpoint[]) {
+  const defs: ToolDef[] = [];
+  const names = new Set<string>();
+  tools.forEach((tool, i) => {
+    if (isCustom(tool)) {
+      if (!TOOL_NAME.test(tool.name)) {
+        throw fieldError(
+          ['tools', i, 'custom', 'name'],
+          `String should match pattern '${TOOL_NAME.source}'`,
+        );
+      }
+      if (schemaProblem(tool.input_schema) !== undefined) {
+        throw fieldError(
+          ['tools', i, 'custom', 'input_schema'],
+          'JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12).',
+        );
+      }
+      defs.push({ name: tool.name, schema: tool.input_schema });
+    }
+    if (names.has(tool.name)) throw fieldError(['tools'], 'Tool names must be unique.');
+    names.add(tool.name);
+    const { cache_control, ...definition } = tool;
+    const ttl = ttlOf(cache_control);
+    blocks.push({ text: JSON.stringify(definition), ...(ttl ? { cache: ttl } : {}) });
+    if (ttl) marks.push({ path: ['tools', i, 'cache_control'], ttl });
+  });
+  return { defs, names };
+}
+
+function readChoice(body: Request, names: Set<string>): ToolChoice {
+  const choice = body.tool_choice;
+  const hasTools = names.size > 0;
+  if (!choice) return { mode: hasTools ? 'auto' : 'none', parallel: true };
+  if (choice.type === 'none') return { mode: 'none', parallel: true };
+  const parallel = choice.disable_parallel_tool_use !== true;
+  if (!hasTools && choice.type !== 'auto') {
+    throw fieldError(['tool_choice', 'type'], `"${choice.type}" requires tools to be provided`);
+  }
+  if (choice.type === 'tool') {
+    if (!names.has(choice.name)) {
+      throw fieldError(['tool_choice', 'name'], `Tool '${choice.name}' not found in tools`);
+    }
+    return { mode: 'named', name: choice.name, parallel };
+  }
+  return { mode: choice.type, parallel };
+}
+
+/** Thinking's rules; true when thinking is on. */
+function readThinking(body: Request, choice: ToolChoice): boolean {
+  const thinking = body.thinking;
+  if (!thinking || thinking.type === 'disabled') return false;
+  if (thinking.type === 'enabled') {
+    if (thinking.budget_tokens < THINKING_MIN_BUDGET) {
+      throw fieldError(
+        ['thinking', 'enabled', 'budget_tokens'],
+        `Input should be greater than or equal to ${THINKING_MIN_BUDGET}`,
+      );
+    }
+    if (body.max_tokens !== undefined && body.max_tokens <= thinking.budget_tokens) {
+      throw new GatewayError(
+        400,
+        `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${DOCS}#max-tokens-and-context-window-size`,
+      );
+    }
+  }
+  if (choice.mode === 'any' || choice.mode === 'named') {
+    throw new GatewayError(400, 'Thinking may not be enabled when tool_choice forces tool use.');
+  }
+  if (body.temperature !== undefined && body.temperature !== 1) {
+    throw new GatewayError(
+      400,
+      `\`temperature\` may only be set to 1 when thinking is enabled. Please consult our documentation at ${DOCS}#important-considerations-when-using-extended-thinking`,
+    );
+  }
+  if (body.top_k !== undefined) {
+    throw fieldError(['top_k'], 'may not be set when thinking is enabled');
+  }
+  if (body.top_p !== undefined && body.top_p < 0.95) {
+    throw fieldError(['top_p'], 'must be between 0.95 and 1 when thinking is enabled');
+  }
+  return true;
+}
+
+function readOutput(body: Request): OutputFormat | undefined {
+  const format = body.output_config?.format;
+  if (!format) return undefined;
+  const problem = schemaProblem(format.schema);
+  if (problem !== undefined) {
+    throw fieldError(
+      ['output_config', 'format', 'schema'],
+      `is not a valid JSON schema: ${problem}`,
+    );
+  }
+  return { kind: 'json_schema', schema: format.schema };
+}
+
+/** Reads the prompt's blocks, counting media and checking it as upstream does. */
+class BlockReader {
+  readonly blocks: PromptBlock[] = [];
+  readonly marks: Breakpoint[] = [];
+  images = 0;
+  /** Image sides to check once the request's image count is known. */
+  private readonly sides: Array<{ path: PathSegment[]; side: number }> = [];
+
+  add(block: PromptBlock, path: PathSegment[], cache: CacheControl | null | undefined) {
+    const ttl = ttlOf(cache);
+    if (ttl) {
+      block.cache = ttl;
+      this.marks.push({ path: [...path, 'cache_control'], ttl });
+    }
+    this.blocks.push(block);
+  }
+
+  text(
+    text: string,
+    path: PathSegment[],
+    cache?: CacheControl | null,
+    opens?: 'user' | 'assistant',
+  ) {
+    this.add({ text, ...(opens ? { opens } : {}) }, path, cache);
+  }
+
+  image(block: ImageBlock, path: PathSegment[], opens?: 'user' | 'assistant') {
+    this.images++;
+    const { source } = block;
+    let tokens = UNSEEN_IMAGE_TOKENS;
+    let text: string;
+    if (source.type === 'base64') {
+      const where = [...path, 'image', 'source', 'base64'];
+      const image = decodeImage(source.data);
+      if (image === 'not-base64') throw fieldError([...where, 'data'], 'Invalid base64 data');
+      if (image === 'not-image') {
+        throw fieldError([...where, 'data'], 'The image data could not be read as an image');
+      }
+      if (image.bytes > IMAGE_MAX_BYTES) {
+        throw fieldError(
+          where,
+          `image exceeds 5 MB maximum: ${image.bytes} bytes > ${IMAGE_MAX_BYTES} bytes`,
+        );
+      }
+      const actual = `image/${image.format}`;
+      if (actual !== source.media_type) {
+        throw fieldError(
+          [...where, 'data'],
+          `The image was specified using the ${source.media_type} media type, but the image appears to be a ${actual} image`,
+        );
+      }
+      this.sides.push({ path: [...where, 'data'], side: Math.max(image.width, image.height) });
+      tokens = imageTokens(image.width, image.height);
+      text = `image\n${source.media_type}\n${source.data}`;
+    } else {
+      text = `image\n${source.type === 'url' ? source.url : source.file_id}`;
+    }
+    this.add({ text, tokens, ...(opens ? { opens } : {}) }, path, block.cache_control);
+  }
+
+  document(block: DocumentBlock, path: PathSegment[], opens?: 'user' | 'assistant') {
+    const { source } = block;
+    const frame = [block.title, block.context].filter(Boolean).join('\n');
+    let text = frame;
+    let tokens: number | undefined;
+    if (source.type === 'base64') {
+      const where = [...path, 'document', 'source', 'base64', 'data'];
+      const bytes = decodeBase64(source.data);
+      const pages = bytes && pdfPages(bytes);
+      if (!pages) throw fieldError(where, 'The PDF specified was not valid.');
+      if (pages > PDF_MAX_PAGES) {
+        throw fieldError(where, `A maximum of ${PDF_MAX_PAGES} PDF pages may be provided.`);
+      }
+      tokens = pages * PDF_PAGE_TOKENS + countTokens(frame);
+      text = `pdf\n${frame}\n${source.data}`;
+    } else if (source.type === 'text') {
+      text = `${frame}\n${source.data}`;
+    } else if (source.type === 'content') {
+      const inner = typeof source.content === 'string' ? source.content : '';
+      text = `${frame}\n${inner}`;
+      if (typeof source.content !== 'string') {
+        source.content.forEach((item, k) => {
+          const at = [...path, 'source', 'content', k];
+          if (item.type === 'text') this.text(item.text, at, item.cache_control);
+          else this.image(item, at);
+        });
+      }
+    } else {
+      tokens = PDF_PAGE_TOKENS + countTokens(frame);
+      text = `pdf\n${frame}\n${source.type === 'url' ? source.url : source.file_id}`;
+    }
+    this.add(
+      { text, ...(tokens === undefined ? {} : { tokens }), ...(opens ? { opens } : {}) },
+      path,
+      block.cache_control,
+    );
+  }
+
+  /** The image limits that depend on how many images the request holds. */
+  checkImages(): void {
+    if (this.images > MAX_IMAGES) {
+      throw fieldError(['messages'], `Too many images: ${this.images} > ${MAX_IMAGES}`);
+    }
+    const many = this.images > MANY_IMAGES;
+    const max = many ? MANY_IMAGES_MAX_SIDE : IMAGE_MAX_SIDE;
+    const over = this.sides.find((s) => s.side > max);
+    if (over) {
+      throw fieldError(
+        over.path,
+        `At least one of the image dimensions exceed max allowed size${many ? ' for many-image requests' : ''}: ${max} pixels`,
+      );
+    }
+  }
+}
+
+/** Text of a tool result, as the reply engine reads it. */
+function resultText(content: Extract<ContentBlockParam, { type: 'tool_result' }>['content']) {
+  if (content === undefined) return '';
+  if (typeof content === 'string') return content;
+  return content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n');
+}
+
+/**
+ * Tool use and results must pair up, turn by turn (consecutive messages of one role are one
+ * turn): every `tool_use` is answered by `tool_result` blocks at the start of the next turn,
+ * and every `tool_result` answers a `tool_use` of the turn before.
+ */
+function checkToolPairs(messages: readonly MessageParam[]): void {
+  let previousUses = new Map<string, number>();
+  let i = 0;
+  while (i < messages.length) {
+    const role = (messages[i] as MessageParam).role;
+    const uses = new Map<string, number>();
+    const answered = new Set<string>();
+    let leading = true;
+    for (; i < messages.length && (messages[i] as MessageParam).role === role; i++) {
+      blocksOf((messages[i] as MessageParam).content).forEach((block, j) => {
+        if (block.type === 'tool_use') uses.set(block.id, i);
+        if (block.type !== 'tool_result') {
+          leading = false;
+          return;
+        }
+        if (!previousUses.has(block.tool_use_id)) {
+          throw fieldError(
+            ['messages', i, 'content', j],
+            `unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${block.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          );
+        }
+        if (leading) answered.add(block.tool_use_id);
+      });
+    }
+    const missing = [...previousUses.keys()].filter((id) => !answered.has(id));
+    if (missing.length > 0) {
+      throw fieldError(
+        ['messages', previousUses.get(missing[0] as string) as number],
+        `\`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+      );
+    }
+    previousUses = role === 'assistant' ? uses : new Map();
+  }
+  if (previousUses.size > 0) {
+    const ids = [...previousUses.keys()];
+    throw fieldError(
+      ['messages', previousUses.get(ids[0] as string) as number],
+      `\`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${ids.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+    );
+  }
+}
+
+/** Blocks that only one role may send. */
+const ASSISTANT_ONLY = new Set(['tool_use', 'thinking', 'redacted_thinking']);
+const USER_ONLY = new Set(['tool_result']);
+
+export function readPrompt(body: Request): MessagesPrompt {
+  if (body.thread !== undefined) {
+    throw new GatewayError(400, 'thread: message threads are not supported by this gateway', {
+      extra: { details: { error_code: 'thread_unsupported_request', unsupported: [] } },
+    });
+  }
+  const reader = new BlockReader();
+  const { defs, names } = readTools(body.tools ?? [], reader.blocks, reader.marks);
+  const choice = readChoice(body, names);
+  const thinking = readThinking(body, choice);
+  const output = readOutput(body);
+
+  if (body.system !== undefined) {
+    if (typeof body.system === 'string') reader.text(body.system, ['system']);
+    else {
+      body.system.forEach((block, j) => {
+        if (block.text.trim() === '') {
+          throw fieldError(['system', j, 'text'], 'must contain non-whitespace text');
+        }
+        reader.text(block.text, ['system', j], block.cache_control);
+      });
+    }
+  }
+
+  // Thinking from earlier turns is dropped from the context, as upstream drops it.
+  let lastAssistant = -1;
+  body.messages.forEach((m, i) => {
+    if (m.role === 'assistant') lastAssistant = i;
+  });
+  const toolNames = new Map<string, string>();
+  body.messages.forEach((message, i) => {
+    const path: PathSegment[] = ['messages', i, 'content'];
+    if (typeof message.content === 'string') {
+      if (message.content.trim() === '') throw fieldError(path, 'must contain non-whitespace text');
+      reader.text(message.content, path, undefined, message.role);
+      return;
+    }
+    let opens: 'user' | 'assistant' | undefined = message.role;
+    const first = () => {
+      const role = opens;
+      opens = undefined;
+      return role;
+    };
+    message.content.forEach((block, j) => {
+      const at = [...path, j];
+      if (message.role === 'user' && ASSISTANT_ONLY.has(block.type)) {
+        throw fieldError(
+          [...at, 'type'],
+          `"${block.type}" blocks may only appear in assistant messages`,
+        );
+      }
+      if (message.role === 'assistant' && USER_ONLY.has(block.type)) {
+        throw fieldError(
+          [...at, 'type'],
+          `"${block.type}" blocks may only appear in user messages`,
+        );
+      }
+      switch (block.type) {
+        case 'text':
+          if (block.text.trim() === '') {
+            throw fieldError([...at, 'text'], 'must contain non-whitespace text');
+          }
+          reader.text(block.text, at, block.cache_control, first());
+          break;
+        case 'image':
+          reader.image(block, at, first());
+          break;
+        case 'document':
+          reader.document(block, at, first());
+          break;
+        case 'search_result':
+          reader.text(
+            [block.source, block.title, ...block.content.map((c) => c.text)].join('\n'),
+            at,
+            block.cache_control,
+            first(),
+          );
+          break;
+        case 'tool_use':
+          toolNames.set(block.id, block.name);
+          reader.text(
+            `${block.name}\n${JSON.stringify(block.input)}`,
+            at,
+            block.cache_control,
+            first(),
+          );
+          break;
+        case 'tool_result': {
+          const content = block.content;
+          if (Array.isArray(content)) {
+            const role = first();
+            reader.text(block.tool_use_id, at, undefined, role);
+            content.forEach((item, k) => {
+              const inner = [...at, 'tool_result', 'content', k];
+              if (item.type === 'image') reader.image(item, inner);
+              else if (item.type === 'document') reader.document(item, inner);
+              else if (item.type === 'text') reader.text(item.text, inner, item.cache_control);
+              else
+                reader.text(
+                  [item.source, item.title, ...item.content.map((c) => c.text)].join('\n'),
+                  inner,
+                  item.cache_control,
+                );
+            });
+            if (block.cache_control) reader.add({ text: '', tokens: 0 }, at, block.cache_control);
+          } else {
+            reader.text(`${block.tool_use_id}\n${content ?? ''}`, at, block.cache_control, first());
+          }
+          break;
+        }
+        case 'thinking':
+          if (!verifyThinking(block.thinking, block.signature)) {
+            throw fieldError(at, 'Invalid `signature` in `thinking` block');
+          }
+          if (i === lastAssistant) reader.text(block.thinking, at, undefined, first());
+          break;
+        case 'redacted_thinking':
+          if (i === lastAssistant) reader.text(block.data, at, undefined, first());
+          break;
+      }
+    });
+  });
+  checkToolPairs(body.messages);
+  reader.checkImages();
+  checkBreakpoints(reader.marks);
+  if (body.cache_control) automaticBreakpoint(reader.blocks, ttlOf(body.cache_control) as CacheTtl);
+
+  const last = body.messages[body.messages.length - 1] as MessageParam;
+  const results: ToolResult[] =
+    last.role === 'user'
+      ? blocksOf(last.content).flatMap((block) =>
+          block.type === 'tool_result'
+            ? [
+                {
+                  name: toolNames.get(block.tool_use_id),
+                  content: resultText(block.content),
+                  isError: block.is_error === true,
+                },
+              ]
+            : [],
+        )
+      : [];
+  const turn: Turn = {
+    api: 'messages',
+    model: body.model,
+    prompt: replyPrompt(body.messages, textOf),
+    variant: 0,
+    userTurns: body.messages.filter((m) => m.role === 'user' && textOf(m) !== '').length,
+    results,
+    tools: defs,
+    choice,
+    output,
+    thinking,
+  };
+  return { blocks: reader.blocks, turn };
+}
+
+/** At most 4 breakpoints, and a "1h" one may not follow a "5m" one. */
+function checkBreakpoints(marks: readonly Breakpoint[]): void {
+  if (marks.length > MAX_BREAKPOINTS) {
+    throw fieldError(
+      (marks[MAX_BREAKPOINTS] as Breakpoint).path,
+      `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${marks.length}.`,
+    );
+  }
+  const firstShort = marks.findIndex((m) => m.ttl === '5m');
+  const lateLong = marks.findIndex((m, i) => m.ttl === '1h' && firstShort !== -1 && i > firstShort);
+  if (lateLong !== -1) {
+    throw fieldError(
+      [...(marks[lateLong] as Breakpoint).path, 'ttl'],
+      'a "1h" cache_control may not come after a "5m" one',
+    );
+  }
+}
+
+/**
+ * A top-level `cache_control` puts a breakpoint on the last cacheable block (upstream's
+ * automatic caching), unless that block already is one.
+ */
+function automaticBreakpoint(blocks: PromptBlock[], ttl: CacheTtl): void {
+  const last = blocks[blocks.length - 1];
+  if (last && last.cache === undefined) last.cache = ttl;
+}

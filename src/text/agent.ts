@@ -1,0 +1,170 @@
+import { createHmac } from 'node:crypto';
+import { fnv1a } from '../platform/hash.js';
+import { countTokens } from '../platform/tokens.js';
+import { generateReply } from './default-reply.js';
+import { schemaInstance } from './json-schema.js';
+
+/**
+ * What an agent sends, the same for chat and messages once each group has read its own wire
+ * format: the prompt, the tools it offers, how it lets the model choose, the results it sends
+ * back, the output format it wants. The default reply decides from this alone (README "How
+ * replies are chosen"); scripted rules (replies.ts) may answer instead.
+ */
+
+export type ReplyApi = 'chat' | 'messages';
+
+export interface ToolDef {
+  name: string;
+  /** The JSON Schema of the tool's input (`input_schema`, `parameters`). */
+  schema: object;
+}
+
+export type ToolMode = 'none' | 'auto' | 'any' | 'named';
+
+export interface ToolChoice {
+  mode: ToolMode;
+  /** The tool a `named` choice forces. */
+  name?: string;
+  /** Whether several tools may be called at once. */
+  parallel: boolean;
+}
+
+export interface ToolResult {
+  /** The name of the tool the result answers, when the call is in the conversation. */
+  name: string | undefined;
+  content: string;
+  isError: boolean;
+}
+
+export type OutputFormat = { kind: 'json_schema'; schema: object } | { kind: 'json_object' };
+
+export interface Turn {
+  api: ReplyApi;
+  model: string;
+  /** The last user text (tool results aside). */
+  prompt: string;
+  /** Which choice (chat `n`); scripted replies are the same for every choice. */
+  variant: number;
+  /** User turns with text so far (1 for the first question). */
+  userTurns: number;
+  /** The tool results the last turn sends back (none when it is a question). */
+  results: ToolResult[];
+  tools: ToolDef[];
+  choice: ToolChoice;
+  output: OutputFormat | undefined;
+  /** Thinking (messages) or reasoning (chat) was asked for. */
+  thinking: boolean;
+}
+
+export interface ToolCall {
+  name: string;
+  input: unknown;
+}
+
+/** A reply before `max_tokens` and stop sequences cut it. */
+export interface Plan {
+  thinking?: string;
+  text: string;
+  /** Tokens of `text`. */
+  tokens: number;
+  calls: ToolCall[];
+}
+
+export const NO_TOOLS: ToolChoice = { mode: 'none', parallel: true };
+
+/** The tools a turn calls by default (README "How replies are chosen"). */
+export function chooseTools(turn: Turn): ToolDef[] {
+  const { tools, choice } = turn;
+  if (tools.length === 0 || choice.mode === 'none') return [];
+  if (choice.mode === 'named') return tools.filter((tool) => tool.name === choice.name).slice(0, 1);
+  // On auto, a turn that sends results back gets an answer, so an agent loop ends.
+  if (choice.mode === 'auto' && turn.results.length > 0) return [];
+  const prompt = turn.prompt.toLowerCase();
+  const named = tools.filter((tool) => prompt.includes(tool.name.toLowerCase()));
+  const picked = named.length > 0 ? named : tools.slice(0, 1);
+  return choice.parallel ? picked : picked.slice(0, 1);
+}
+
+/** The seed of everything generated for a turn: the same request makes the same values. */
+export const turnSeed = (turn: Turn, salt: string) =>
+  fnv1a(`${turn.prompt}\n${salt}\n${turn.variant}`);
+
+/** Tool input for `tool`, made from its schema. */
+export const toolInput = (turn: Turn, tool: ToolDef) =>
+  schemaInstance(tool.schema, turnSeed(turn, `tool:${tool.name}`));
+
+const snippet = (text: string) => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 200 ? `${flat.slice(0, 200)}...` : flat;
+};
+
+/** The answer to tool results: it says what each returned, then the default words. */
+function resultText(turn: Turn): string {
+  const said = turn.results.map((result) => {
+    const tool = result.name ?? 'tool';
+    const verb = result.isError ? 'failed with' : 'returned';
+    return `The ${tool} tool ${verb}: ${snippet(result.content) || '(nothing)'}.`;
+  });
+  const results = turn.results.map((r) => r.content).join('\n');
+  return `${said.join(' ')} ${generateReply(`${turn.prompt}\n${results}`, turn.variant).text}`;
+}
+
+/** The text of a structured answer: JSON valid against the schema, or a JSON object. */
+export async function structuredText(turn: Turn, output: OutputFormat): Promise<string> {
+  if (output.kind === 'json_object') {
+    return JSON.stringify({ answer: generateReply(turn.prompt, turn.variant).text });
+  }
+  return JSON.stringify(await schemaInstance(output.schema, turnSeed(turn, 'output')));
+}
+
+/** What the model "thought" before answering: deterministic, and short. */
+export function thinkingText(turn: Turn, calls: readonly ToolCall[]): string {
+  const asked = snippet(turn.prompt) || 'the conversation so far';
+  const plan =
+    calls.length > 0
+      ? `I should call ${calls.map((c) => c.name).join(' and ')}.`
+      : turn.results.length > 0
+        ? 'I have the tool results and can answer now.'
+        : 'I can answer this directly.';
+  return `The request asks: "${asked}". ${plan} ${generateReply(turn.prompt, turn.variant + 1000).text}`;
+}
+
+/** A line a messages reply puts before the tool calls it makes on its own (auto). */
+export const toolPreface = (calls: readonly ToolCall[]) =>
+  `I will use the ${calls.map((c) => c.name).join(' and ')} tool${calls.length > 1 ? 's' : ''} for this.`;
+
+/** The default reply of a turn (no scripted rule matched). */
+export async function defaultPlan(turn: Turn): Promise<Plan> {
+  const tools = chooseTools(turn);
+  const calls: ToolCall[] = [];
+  for (const tool of tools) calls.push({ name: tool.name, input: await toolInput(turn, tool) });
+  let text: string;
+  if (calls.length > 0) {
+    text = turn.api === 'messages' && turn.choice.mode === 'auto' ? toolPreface(calls) : '';
+  } else if (turn.output) {
+    text = await structuredText(turn, turn.output);
+  } else if (turn.results.length > 0) {
+    text = resultText(turn);
+  } else {
+    const reply = generateReply(turn.prompt, turn.variant);
+    return withThinking(turn, { text: reply.text, tokens: reply.tokens, calls });
+  }
+  return withThinking(turn, { text, tokens: countTokens(text), calls });
+}
+
+export const withThinking = (turn: Turn, plan: Plan): Plan =>
+  turn.thinking && plan.thinking === undefined
+    ? { ...plan, thinking: thinkingText(turn, plan.calls) }
+    : plan;
+
+/**
+ * Thinking signatures: an HMAC of the thinking text under a fixed key, so a block sent back
+ * unchanged verifies and an edited one does not (upstream refuses modified thinking blocks).
+ */
+const SIGNING_KEY = 'gateway-emulator thinking signature v1';
+
+export const signThinking = (thinking: string) =>
+  createHmac('sha256', SIGNING_KEY).update(thinking).digest('base64');
+
+export const verifyThinking = (thinking: string, signature: string) =>
+  signThinking(thinking) === signature;
