@@ -1,0 +1,382 @@
+import { Ajv } from 'ajv';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { countTokens } from '../../src/platform/tokens.js';
+import { generateReply } from '../../src/text/default-reply.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await buildTestApp();
+});
+afterEach(() => t.app.close());
+
+const WEATHER = {
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  input_schema: {
+    type: 'object',
+    properties: {
+      city: { type: 'string', minLength: 1 },
+      unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+    },
+    required: ['city', 'unit'],
+  },
+};
+const TIME = {
+  name: 'get_time',
+  input_schema: {
+    type: 'object',
+    properties: { zone: { type: 'string', format: 'date-time' } },
+    required: ['zone'],
+  },
+};
+const ajv = new Ajv({ strict: false });
+const validInput = (tool: { input_schema: object }, input: unknown) =>
+  ajv.validate(tool.input_schema, input);
+
+const ask = (content: string, extra: object = {}) =>
+  t.messages({
+    model: 'm',
+    max_tokens: 1024,
+    tools: [WEATHER, TIME],
+    messages: [{ role: 'user', content }],
+    ...extra,
+  });
+
+const tokensOf = (call: { name: string; input: unknown }) =>
+  countTokens(call.name) + countTokens(JSON.stringify(call.input));
+
+describe('tool use', () => {
+  it('calls the first tool on auto, with a line before it and input valid against its schema', async () => {
+    const res = await ask('What should I wear in Paris?');
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    const input = body.content[1].input;
+    expect(validInput(WEATHER, input)).toBe(true);
+    const preface = 'I will use the get_weather tool for this.';
+    const counted = await t.messages(
+      {
+        model: 'm',
+        tools: [WEATHER, TIME],
+        messages: [{ role: 'user', content: 'What should I wear in Paris?' }],
+      },
+      { path: '/count_tokens' },
+    );
+    expect(body).toEqual({
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      content: [
+        { type: 'text', text: preface },
+        { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input },
+      ],
+      model: 'm',
+      stop_reason: 'tool_use',
+      stop_sequence: null,
+      usage: {
+        input_tokens: counted.json().input_tokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+        output_tokens: countTokens(preface) + tokensOf({ name: 'get_weather', input }),
+        service_tier: 'standard',
+      },
+    });
+    // The same request gets the same call.
+    expect((await ask('What should I wear in Paris?')).json().content[1].input).toEqual(input);
+  });
+
+  it('calls every tool the prompt names, in parallel, unless parallel use is disabled', async () => {
+    const both = (await ask('Use get_time and get_weather')).json();
+    expect(both.content.map((b: { type: string; name?: string }) => b.name ?? b.type)).toEqual([
+      'text',
+      'get_weather',
+      'get_time',
+    ]);
+    expect(both.content[0].text).toBe('I will use the get_weather and get_time tools for this.');
+    expect(validInput(TIME, both.content[2].input)).toBe(true);
+    const one = (
+      await ask('Use get_time and get_weather', {
+        tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+      })
+    ).json();
+    expect(one.content.filter((b: { type: string }) => b.type === 'tool_use')).toHaveLength(1);
+  });
+
+  it('forces a tool with "any" or "tool" (no text before it), and answers text with "none"', async () => {
+    const any = (await ask('Hello', { tool_choice: { type: 'any' } })).json();
+    expect(any.content.map((b: { type: string }) => b.type)).toEqual(['tool_use']);
+    expect(any.stop_reason).toBe('tool_use');
+    const named = (await ask('Hello', { tool_choice: { type: 'tool', name: 'get_time' } })).json();
+    expect(named.content).toEqual([
+      {
+        type: 'tool_use',
+        id: expect.stringMatching(/^toolu_/),
+        name: 'get_time',
+        input: expect.any(Object),
+      },
+    ]);
+    const none = (await ask('Hello', { tool_choice: { type: 'none' } })).json();
+    expect(none.content).toEqual([{ type: 'text', text: generateReply('Hello', 0).text }]);
+    expect(none.stop_reason).toBe('end_turn');
+  });
+
+  it('answers a tool result with text that uses it, so the agent loop ends', async () => {
+    const first = (await ask('Weather in Oslo?')).json();
+    const call = first.content[1];
+    const res = await ask('', {
+      messages: [
+        { role: 'user', content: 'Weather in Oslo?' },
+        { role: 'assistant', content: first.content },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: call.id,
+              content: [{ type: 'text', text: '{"temp": -3}' }],
+            },
+          ],
+        },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.stop_reason).toBe('end_turn');
+    expect(body.content).toHaveLength(1);
+    expect(body.content[0].text).toMatch(/^The get_weather tool returned: \{"temp": -3\}\. /);
+
+    const failed = await ask('', {
+      messages: [
+        { role: 'user', content: 'Weather in Oslo?' },
+        { role: 'assistant', content: first.content },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: call.id,
+              content: 'city not found',
+              is_error: true,
+            },
+            { type: 'text', text: 'Try again later.' },
+          ],
+        },
+      ],
+    });
+    expect(failed.json().content[0].text).toMatch(
+      /^The get_weather tool failed with: city not found\. /,
+    );
+  });
+
+  it('drops calls that do not fit max_tokens and stops for max_tokens', async () => {
+    const body = (await ask('Hello', { max_tokens: 12 })).json();
+    expect(body.stop_reason).toBe('max_tokens');
+    expect(body.content).toEqual([
+      { type: 'text', text: 'I will use the get_weather tool for this.' },
+    ]);
+    expect(body.usage.output_tokens).toBe(countTokens('I will use the get_weather tool for this.'));
+  });
+
+  it('accepts server tools and tools with cache_control, strict and $schema, and never calls server tools', async () => {
+    const res = await t.messages({
+      model: 'm',
+      max_tokens: 100,
+      tools: [
+        { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
+        {
+          type: 'custom',
+          ...WEATHER,
+          strict: true,
+          input_schema: {
+            $schema: 'https://json-schema.org/draft/2020-12/schema',
+            ...WEATHER.input_schema,
+          },
+          cache_control: { type: 'ephemeral' },
+        },
+      ],
+      messages: [{ role: 'user', content: 'search the web' }],
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().content[1].name).toBe('get_weather');
+  });
+
+  it('counts tools in count_tokens', async () => {
+    const count = async (body: object) =>
+      (await t.messages(body, { path: '/count_tokens' })).json().input_tokens as number;
+    const plain = await count({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    const withTool = await count({
+      model: 'm',
+      tools: [WEATHER],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(withTool - plain).toBe(countTokens(JSON.stringify(WEATHER)));
+  });
+});
+
+describe('tool use refusals', () => {
+  const toolUse = {
+    type: 'tool_use',
+    id: 'toolu_a',
+    name: 'get_weather',
+    input: { city: 'x', unit: 'celsius' },
+  };
+  const result = (id = 'toolu_a') => ({ type: 'tool_result', tool_use_id: id, content: 'ok' });
+  const conversation = (...messages: object[]) => ({
+    model: 'm',
+    max_tokens: 100,
+    tools: [WEATHER],
+    messages,
+  });
+  it.each([
+    [
+      'a tool name outside the pattern',
+      {
+        model: 'm',
+        max_tokens: 10,
+        tools: [{ ...WEATHER, name: 'has space' }],
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'",
+    ],
+    [
+      'duplicate tool names',
+      {
+        model: 'm',
+        max_tokens: 10,
+        tools: [WEATHER, WEATHER],
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      'tools: Tool names must be unique.',
+    ],
+    [
+      'an invalid input_schema',
+      {
+        model: 'm',
+        max_tokens: 10,
+        tools: [
+          { ...WEATHER, input_schema: { type: 'object', properties: { a: { type: 'strnig' } } } },
+        ],
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      'tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12).',
+    ],
+    [
+      'a tool without input_schema',
+      {
+        model: 'm',
+        max_tokens: 10,
+        tools: [{ name: 'x' }],
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      'tools.0.input_schema: Field required',
+    ],
+    [
+      'tool_choice naming an unknown tool',
+      {
+        ...conversation({ role: 'user', content: 'x' }),
+        tool_choice: { type: 'tool', name: 'nope' },
+      },
+      "tool_choice.name: Tool 'nope' not found in tools",
+    ],
+    [
+      'a forced tool_choice without tools',
+      {
+        model: 'm',
+        max_tokens: 10,
+        tool_choice: { type: 'any' },
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      'tool_choice.type: "any" requires tools to be provided',
+    ],
+    [
+      'a tool_result answering no tool_use',
+      conversation(
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: 'y' },
+        { role: 'user', content: [result('toolu_zz')] },
+      ),
+      'messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_zz. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
+    ],
+    [
+      'a tool_use left without its result',
+      conversation(
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: [toolUse] },
+        { role: 'user', content: 'no result' },
+      ),
+      'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_a. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+    ],
+    [
+      'text before the tool results',
+      conversation(
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: [toolUse] },
+        { role: 'user', content: [{ type: 'text', text: 'first' }, result()] },
+      ),
+      'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_a. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+    ],
+    [
+      'a tool_use at the end of the conversation',
+      conversation({ role: 'user', content: 'x' }, { role: 'assistant', content: [toolUse] }),
+      'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_a. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+    ],
+    [
+      'tool_use in a user message',
+      conversation({ role: 'user', content: [toolUse] }),
+      'messages.0.content.0.type: "tool_use" blocks may only appear in assistant messages',
+    ],
+    [
+      'tool_result in an assistant message',
+      conversation({ role: 'user', content: 'x' }, { role: 'assistant', content: [result()] }),
+      'messages.1.content.0.type: "tool_result" blocks may only appear in user messages',
+    ],
+    [
+      'an unknown tool_choice type',
+      { ...conversation({ role: 'user', content: 'x' }), tool_choice: { type: 'sometimes' } },
+      'tool_choice.type: must be one of "auto", "any", "tool", "none"',
+    ],
+  ])('refuses %#: %s', async (_label, payload, message) => {
+    const res = await t.messages(payload);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message },
+      request_id: 'req_1',
+    });
+  });
+
+  it('accepts a conversation whose tool uses are all answered, results first', async () => {
+    const res = await t.messages(
+      conversation(
+        { role: 'user', content: 'x' },
+        {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'Checking.' }, toolUse, { ...toolUse, id: 'toolu_b' }],
+        },
+        {
+          role: 'user',
+          content: [result('toolu_b'), result('toolu_a'), { type: 'text', text: 'thanks' }],
+        },
+      ),
+    );
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('refuses message threads with the error code that makes clients resend the history', async () => {
+    const res = await t.messages({
+      ...conversation({ role: 'user', content: 'x' }),
+      thread: { type: 'create' },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: 'thread: message threads are not supported by this gateway',
+        details: { error_code: 'thread_unsupported_request', unsupported: [] },
+      },
+      request_id: 'req_1',
+    });
+  });
+});

@@ -1,0 +1,124 @@
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  schemaInstance,
+  schemaProblem,
+  UnsatisfiableSchemaError,
+} from '../../src/text/json-schema.js';
+
+/** An independent validator, so the test does not trust the module's own. */
+const ajv = new Ajv({ strict: false });
+addFormats.default(ajv);
+
+type Schema = Record<string, unknown>;
+
+const name = fc.stringMatching(/^[a-z][a-z0-9_]{0,11}$/);
+
+const leaf: fc.Arbitrary<Schema> = fc.oneof(
+  fc.record(
+    {
+      type: fc.constant('string'),
+      minLength: fc.integer({ min: 0, max: 5 }),
+      maxLength: fc.integer({ min: 5, max: 20 }),
+    },
+    { requiredKeys: ['type'] },
+  ),
+  fc.record({
+    type: fc.constant('string'),
+    format: fc.constantFrom('date-time', 'date', 'email', 'uuid', 'uri', 'ipv4', 'hostname'),
+  }),
+  fc.record({
+    type: fc.constant('string'),
+    pattern: fc.constantFrom('^[A-Z]{3}$', '^\\d{2,4}-[a-z]+$'),
+  }),
+  fc.record({
+    enum: fc.uniqueArray(fc.oneof(fc.string({ maxLength: 8 }), fc.integer()), {
+      minLength: 1,
+      maxLength: 5,
+    }),
+  }),
+  fc
+    .tuple(fc.integer({ min: -1000, max: 1000 }), fc.integer({ min: 0, max: 1000 }))
+    .map(([min, span]) => ({ type: 'integer', minimum: min, maximum: min + span })),
+  fc.record(
+    { type: fc.constant('number'), minimum: fc.constant(0), exclusiveMaximum: fc.constant(1) },
+    { requiredKeys: ['type'] },
+  ),
+  fc.constant({ type: 'boolean' }),
+  fc.constant({ type: ['string', 'null'] }),
+  fc.constant({ type: 'null' }),
+);
+
+const schema: fc.Arbitrary<Schema> = fc.letrec((tie) => ({
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    leaf,
+    tie('object'),
+    tie('array'),
+    tie('anyOf'),
+  ),
+  array: fc.record(
+    {
+      type: fc.constant('array'),
+      items: tie('node'),
+      minItems: fc.integer({ min: 0, max: 2 }),
+      maxItems: fc.integer({ min: 2, max: 4 }),
+    },
+    { requiredKeys: ['type', 'items'] },
+  ),
+  anyOf: fc.array(tie('node'), { minLength: 1, maxLength: 3 }).map((anyOf) => ({ anyOf })),
+  object: fc.dictionary(name, tie('node'), { maxKeys: 5 }).chain((properties) =>
+    fc.record({
+      type: fc.constant('object'),
+      properties: fc.constant(properties),
+      required: fc.subarray(Object.keys(properties)),
+      additionalProperties: fc.constant(false),
+    }),
+  ),
+})).object as fc.Arbitrary<Schema>;
+
+describe('schemaInstance', () => {
+  it('makes, for random schemas, values valid against them, the same for the same seed', async () => {
+    await fc.assert(
+      fc.asyncProperty(schema, fc.nat(), async (s, seed) => {
+        const value = await schemaInstance(s, seed);
+        expect(ajv.validate(s, value), JSON.stringify({ s, value, errors: ajv.errors })).toBe(true);
+        expect(await schemaInstance(s, seed)).toEqual(value);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads schemas that name their dialect, $defs and $ref included', async () => {
+    const s = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { list: { type: 'array', items: { $ref: '#/$defs/item' }, minItems: 1 } },
+      required: ['list'],
+      additionalProperties: false,
+      $defs: {
+        item: {
+          type: 'object',
+          properties: { id: { type: 'string', format: 'uuid' } },
+          required: ['id'],
+          additionalProperties: false,
+        },
+      },
+    };
+    const value = (await schemaInstance(s, 7)) as { list: Array<{ id: string }> };
+    expect(value.list.length).toBeGreaterThan(0);
+    expect(value.list[0]?.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('refuses a schema nothing satisfies, and names what is wrong with a broken one', async () => {
+    await expect(schemaInstance({ type: 'integer', minimum: 5, maximum: 4 }, 1)).rejects.toThrow(
+      UnsatisfiableSchemaError,
+    );
+    expect(schemaProblem({ type: 'objekt' })).toMatch(/schema is invalid/);
+    expect(
+      schemaProblem({ type: 'object', properties: { a: { type: 'string' } } }),
+    ).toBeUndefined();
+  });
+});
