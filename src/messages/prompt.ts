@@ -51,9 +51,12 @@ export const IMAGE_MAX_SIDE = 8000;
 export const MANY_IMAGES = 20;
 export const MANY_IMAGES_MAX_SIDE = 2000;
 export const MAX_IMAGES = 100;
-/** Images are scaled to fit these before they are counted. */
+/**
+ * Images are scaled to fit these before they are counted: a 1568-px long edge, and the pixels
+ * of 784×1568, the largest size upstream's table keeps as it is (1092×1092 stays too).
+ */
 const IMAGE_LONG_EDGE = 1568;
-const IMAGE_MAX_PIXELS = 1_150_000;
+const IMAGE_MAX_PIXELS = 784 * 1568;
 /** What an image the emulator cannot see (a URL, a file id) counts: the most a scaled image costs. */
 export const UNSEEN_IMAGE_TOKENS = 1600;
 export const THINKING_MIN_BUDGET = 1024;

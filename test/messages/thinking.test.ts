@@ -1,0 +1,243 @@
+import { Ajv } from 'ajv';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { countTokens, splitTokens } from '../../src/platform/tokens.js';
+import { signThinking } from '../../src/text/agent.js';
+import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await buildTestApp();
+});
+afterEach(() => t.app.close());
+
+const THINKING = { type: 'enabled', budget_tokens: 2048 } as const;
+const ask = (extra: object = {}) =>
+  t.messages({
+    model: 'm',
+    max_tokens: 4096,
+    thinking: THINKING,
+    messages: [{ role: 'user', content: 'Why is the sky blue?' }],
+    ...extra,
+  });
+
+describe('extended thinking', () => {
+  it('answers with a signed thinking block first; output_tokens include the thinking', async () => {
+    const body = (await ask()).json();
+    const [thinking, text] = body.content;
+    expect(thinking).toEqual({
+      type: 'thinking',
+      thinking: expect.stringMatching(
+        /^The request asks: "Why is the sky blue\?"\. I can answer this directly\. /,
+      ),
+      signature: signThinking(thinking.thinking),
+    });
+    expect(text.type).toBe('text');
+    expect(body.usage.output_tokens).toBe(countTokens(thinking.thinking) + countTokens(text.text));
+    expect(body.stop_reason).toBe('end_turn');
+  });
+
+  it('thinks with adaptive thinking too, and shows an empty thought when display is "omitted"', async () => {
+    expect((await ask({ thinking: { type: 'adaptive' } })).json().content[0].type).toBe('thinking');
+    const omitted = (await ask({ thinking: { ...THINKING, display: 'omitted' } })).json();
+    expect(omitted.content[0]).toEqual({
+      type: 'thinking',
+      thinking: '',
+      signature: signThinking(''),
+    });
+  });
+
+  it('keeps the thought within budget_tokens', async () => {
+    const body = (
+      await ask({ max_tokens: 1100, thinking: { type: 'enabled', budget_tokens: 1024 } })
+    ).json();
+    expect(countTokens(body.content[0].thinking)).toBeLessThanOrEqual(1024);
+  });
+
+  it('takes its thinking blocks back unchanged, and refuses an edited one', async () => {
+    const first = (await ask()).json();
+    const follow = (content: unknown) =>
+      ask({
+        messages: [
+          { role: 'user', content: 'Why is the sky blue?' },
+          { role: 'assistant', content },
+          { role: 'user', content: 'And at sunset?' },
+        ],
+      });
+    expect((await follow(first.content)).statusCode).toBe(200);
+    const edited = [{ ...first.content[0], thinking: 'something else' }, first.content[1]];
+    const res = await follow(edited);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toEqual({
+      type: 'invalid_request_error',
+      message: 'messages.1.content.0: Invalid `signature` in `thinking` block',
+    });
+    expect(
+      (await follow([{ type: 'redacted_thinking', data: 'opaque' }, first.content[1]])).statusCode,
+    ).toBe(200);
+  });
+
+  it.each([
+    [
+      'a budget below 1024',
+      { thinking: { type: 'enabled', budget_tokens: 1000 } },
+      'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024',
+    ],
+    [
+      'max_tokens not above the budget',
+      { max_tokens: 2048 },
+      '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size',
+    ],
+    [
+      'a forced tool',
+      {
+        tools: [{ name: 'calc', input_schema: { type: 'object' } }],
+        tool_choice: { type: 'any' },
+      },
+      'Thinking may not be enabled when tool_choice forces tool use.',
+    ],
+    [
+      'a temperature other than 1',
+      { temperature: 0.5 },
+      '`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when-using-extended-thinking',
+    ],
+    ['top_k', { top_k: 5 }, 'top_k: may not be set when thinking is enabled'],
+    ['a low top_p', { top_p: 0.5 }, 'top_p: must be between 0.95 and 1 when thinking is enabled'],
+    [
+      'an unknown thinking type',
+      { thinking: { type: 'deep' } },
+      'thinking.type: must be one of "enabled", "disabled", "adaptive"',
+    ],
+  ])('refuses %s', async (_label, extra, message) => {
+    const res = await ask(extra);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toEqual({ type: 'invalid_request_error', message });
+  });
+
+  it('allows thinking with tool_choice auto, and turns off with type "disabled"', async () => {
+    const tools = [{ name: 'calc', input_schema: { type: 'object', properties: {} } }];
+    const res = (await ask({ tools })).json();
+    expect(res.content.map((b: { type: string }) => b.type)).toEqual([
+      'thinking',
+      'text',
+      'tool_use',
+    ]);
+    expect(res.content[0].thinking).toMatch(/I should call calc\./);
+    expect((await ask({ thinking: { type: 'disabled' } })).json().content[0].type).toBe('text');
+  });
+});
+
+describe('streamed thinking and tool use', () => {
+  it('sends thinking_delta then signature_delta, then the text, then input_json_delta pieces, in order', async () => {
+    const tools = [
+      {
+        name: 'lookup',
+        input_schema: {
+          type: 'object',
+          properties: { q: { type: 'string', const: 'sky colour' } },
+          required: ['q'],
+        },
+      },
+    ];
+    const json = (await ask({ tools })).json();
+    const [thinking, text, use] = json.content;
+    await t.app.close();
+    t = await buildTestApp();
+    const res = await ask({ tools, stream: true });
+    const events = parseSse(res.body);
+    const delta = (index: number, d: object) => ({
+      event: 'content_block_delta',
+      data: { type: 'content_block_delta', index, delta: d },
+    });
+    const start = (index: number, block: object) => ({
+      event: 'content_block_start',
+      data: { type: 'content_block_start', index, content_block: block },
+    });
+    const stop = (index: number) => ({
+      event: 'content_block_stop',
+      data: { type: 'content_block_stop', index },
+    });
+    expect(events.slice(1)).toEqual([
+      start(0, { type: 'thinking', thinking: '', signature: '' }),
+      { event: 'ping', data: { type: 'ping' } },
+      ...splitTokens(thinking.thinking, 4).map((piece) =>
+        delta(0, { type: 'thinking_delta', thinking: piece }),
+      ),
+      delta(0, { type: 'signature_delta', signature: thinking.signature }),
+      stop(0),
+      start(1, { type: 'text', text: '' }),
+      ...splitTokens(text.text, 4).map((piece) => delta(1, { type: 'text_delta', text: piece })),
+      stop(1),
+      start(2, { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }),
+      ...splitTokens(JSON.stringify(use.input), 4).map((piece) =>
+        delta(2, { type: 'input_json_delta', partial_json: piece }),
+      ),
+      stop(2),
+      {
+        event: 'message_delta',
+        data: {
+          type: 'message_delta',
+          delta: { stop_reason: 'tool_use', stop_sequence: null },
+          usage: {
+            input_tokens: json.usage.input_tokens,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: json.usage.output_tokens,
+          },
+        },
+      },
+      { event: 'message_stop', data: { type: 'message_stop' } },
+    ]);
+    expect(use.input).toEqual({ q: 'sky colour' });
+  });
+});
+
+describe('structured output (output_config.format)', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      answer: { type: 'string' },
+      confidence: { type: 'number', minimum: 0, maximum: 1 },
+      sources: { type: 'array', items: { type: 'string', format: 'uri' }, minItems: 1 },
+    },
+    required: ['answer', 'confidence', 'sources'],
+    additionalProperties: false,
+  };
+  const structured = (extra: object = {}) =>
+    t.messages({
+      model: 'm',
+      max_tokens: 1024,
+      output_config: { format: { type: 'json_schema', schema }, effort: 'high' },
+      messages: [{ role: 'user', content: 'Why is the sky blue?' }],
+      ...extra,
+    });
+
+  it('answers with text that is JSON valid against the schema, the same each time', async () => {
+    const body = (await structured()).json();
+    expect(body.content).toHaveLength(1);
+    const value = JSON.parse(body.content[0].text);
+    expect(new Ajv({ strict: false, validateFormats: false }).validate(schema, value)).toBe(true);
+    expect((await structured()).json().content[0].text).toBe(body.content[0].text);
+    const streamed = parseSse((await structured({ stream: true })).body)
+      .filter((e) => e.event === 'content_block_delta')
+      .map((e) => (e.data as { delta: { text: string } }).delta.text)
+      .join('');
+    expect(streamed).toBe(body.content[0].text);
+  });
+
+  it('refuses a schema that is not JSON Schema', async () => {
+    const res = await structured({
+      output_config: { format: { type: 'json_schema', schema: { type: 'obj' } } },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.message).toMatch(
+      /^output_config\.format\.schema: is not a valid JSON schema: /,
+    );
+  });
+
+  it('refuses an unknown effort', async () => {
+    const res = await structured({ output_config: { effort: 'extreme' } });
+    expect(res.json().error.message).toBe(
+      'output_config.effort: must be one of "low", "medium", "high", "xhigh", "max"',
+    );
+  });
+});
