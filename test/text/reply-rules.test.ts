@@ -184,3 +184,205 @@ describe('fixture validation', () => {
     expect(loadFixtures(copy).rules.length).toBe(loadFixtures(DEFAULT_FIXTURES_DIR).rules.length);
   });
 });
+
+describe('agent rules', () => {
+  const WEATHER_SCHEMA = {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  };
+  const messagesTools = [{ name: 'get_weather', input_schema: WEATHER_SCHEMA }];
+  const chatTools = [
+    { type: 'function', function: { name: 'get_weather', parameters: WEATHER_SCHEMA } },
+  ];
+
+  it('answer with tool calls, given or made from the schema, in both APIs', async () => {
+    t = await buildTestApp({
+      fixturesDir: fixturesDir({
+        'a.json': {
+          rules: [
+            {
+              match: { contains: 'Oslo' },
+              tool_calls: [{ name: 'get_weather', input: { city: 'Oslo' } }],
+            },
+            { match: { contains: 'anywhere' }, tool_calls: [{ name: 'get_weather' }] },
+          ],
+        },
+      }),
+    });
+    const message = (
+      await t.messages({
+        model: 'm',
+        max_tokens: 100,
+        tools: messagesTools,
+        messages: [{ role: 'user', content: 'Oslo?' }],
+      })
+    ).json();
+    expect(message.content).toEqual([
+      { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } },
+    ]);
+    expect(message.stop_reason).toBe('tool_use');
+    const chat = (
+      await t.chat({ model: 'm', tools: chatTools, messages: [{ role: 'user', content: 'Oslo?' }] })
+    ).json();
+    expect(chat.choices[0]).toMatchObject({
+      finish_reason: 'tool_calls',
+      message: {
+        content: null,
+        tool_calls: [
+          { type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+        ],
+      },
+    });
+    const made = (
+      await t.chat({
+        model: 'm',
+        tools: chatTools,
+        messages: [{ role: 'user', content: 'anywhere' }],
+      })
+    ).json();
+    expect(
+      Object.keys(JSON.parse(made.choices[0].message.tool_calls[0].function.arguments)),
+    ).toEqual(['city']);
+  });
+
+  it('answer with JSON: a literal, or made from the output schema', async () => {
+    t = await buildTestApp({
+      fixturesDir: fixturesDir({
+        'a.json': {
+          rules: [
+            { match: { contains: 'literal' }, json: { ok: true, items: [1, 2] } },
+            { match: { contains: 'made' }, json: true },
+          ],
+        },
+      }),
+    });
+    expect((await chat('literal')).json().choices[0].message.content).toBe(
+      '{"ok":true,"items":[1,2]}',
+    );
+    const made = await t.messages({
+      model: 'm',
+      max_tokens: 200,
+      output_config: { format: { type: 'json_schema', schema: WEATHER_SCHEMA } },
+      messages: [{ role: 'user', content: 'made' }],
+    });
+    expect(Object.keys(JSON.parse(made.json().content[0].text))).toEqual(['city']);
+  });
+
+  it('think what they are told when thinking is on', async () => {
+    t = await buildTestApp({
+      fixturesDir: fixturesDir({
+        'a.json': {
+          rules: [{ match: { contains: 'plan' }, reply: 'Done.', thinking: 'First, plan.' }],
+        },
+      }),
+    });
+    const body = (
+      await t.messages({
+        model: 'm',
+        max_tokens: 2000,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [{ role: 'user', content: 'plan it' }],
+      })
+    ).json();
+    expect(body.content.slice(0, 2)).toEqual([
+      { type: 'thinking', thinking: 'First, plan.', signature: expect.any(String) },
+      { type: 'text', text: 'Done.' },
+    ]);
+    // Without thinking on, the same rule answers text only.
+    expect((await message('plan it')).json().content).toEqual([{ type: 'text', text: 'Done.' }]);
+  });
+
+  it('script an agent end to end: a sequence answers each call with its next step, reset starts over', async () => {
+    t = await buildTestApp({
+      fixturesDir: fixturesDir({
+        'agent.json': {
+          rules: [
+            {
+              name: 'weather agent',
+              match: { tool_offered: 'get_weather' },
+              sequence: [
+                { tool_calls: [{ name: 'get_weather', input: { city: 'Rome' } }] },
+                { reply: 'It is sunny in Rome.', stop_reason: 'end_turn' },
+              ],
+            },
+          ],
+        },
+      }),
+    });
+    const ask = () =>
+      t.chat({ model: 'm', tools: chatTools, messages: [{ role: 'user', content: 'go' }] });
+    expect((await ask()).json().choices[0].message.tool_calls[0].function.arguments).toBe(
+      '{"city":"Rome"}',
+    );
+    expect((await ask()).json().choices[0].message.content).toBe('It is sunny in Rome.');
+    expect((await ask()).json().choices[0].message.content).toBe('It is sunny in Rome.');
+    await t.inject({ method: 'POST', url: '/_emulator/reset' });
+    expect((await ask()).json().choices[0].message.tool_calls).toHaveLength(1);
+    // A request without the tool does not match.
+    expect((await chat('go')).json().choices[0].message.content).toBe(generateReply('go', 0).text);
+  });
+
+  it('match on the nth user turn and on the tool a result came from', async () => {
+    t = await buildTestApp({
+      fixturesDir: fixturesDir({
+        'a.json': {
+          rules: [
+            { match: { after_tool: 'get_weather' }, reply: 'Weather noted.' },
+            { match: { turn: 2 }, reply: 'Second turn.' },
+          ],
+        },
+      }),
+    });
+    const second = await t.chat({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: 'ok' },
+        { role: 'user', content: 'two' },
+      ],
+    });
+    expect(second.json().choices[0].message.content).toBe('Second turn.');
+    expect((await chat('one')).json().choices[0].message.content).toBe(
+      generateReply('one', 0).text,
+    );
+    const after = await t.messages({
+      model: 'm',
+      max_tokens: 100,
+      tools: messagesTools,
+      messages: [
+        { role: 'user', content: 'weather?' },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_9', name: 'get_weather', input: { city: 'x' } }],
+        },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'sunny' }],
+        },
+      ],
+    });
+    expect(after.json().content).toEqual([{ type: 'text', text: 'Weather noted.' }]);
+  });
+
+  it.each([
+    [
+      { rules: [{ match: { contains: 'x', regex: 'y' }, reply: 'z' }] },
+      /rules\.0\.match: takes "contains" or "regex", not both/,
+    ],
+    [{ rules: [{ match: { flags: 'i' }, reply: 'z' }] }, /rules\.0\.match\.flags: needs "regex"/],
+    [
+      { rules: [{ sequence: [{ reply: 'a' }, { thinking: 'b' }] }] },
+      /rules\.0\.sequence\.1\.reply: is required/,
+    ],
+    [{ rules: [{ reply: 'a', sequence: [{ reply: 'b' }] }] }, /rules\.0\.sequence: replaces reply/],
+    [{ rules: [{ tool_calls: [{ input: {} }] }] }, /rules\.0\.tool_calls\.0\.name: is required/],
+    [
+      { rules: [{ match: { turn: 0 }, reply: 'a' }] },
+      /rules\.0\.match\.turn: must be greater than or equal to 1/,
+    ],
+  ])('refuse bad agent fields: %j', (data, message) => {
+    expect(() => loadFixtures(fixturesDir({ 'bad.json': data }))).toThrow(message);
+  });
+});
