@@ -2,7 +2,7 @@ import { fieldError, GatewayError, type PathSegment } from '../platform/errors.j
 import { decodeBase64 } from '../platform/image.js';
 import { countTokens } from '../platform/tokens.js';
 import type { OutputFormat, ToolChoice, ToolDef, ToolResult, Turn } from '../text/agent.js';
-import { schemaProblem } from '../text/json-schema.js';
+import { generationProblem, schemaProblem } from '../text/json-schema.js';
 import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/media.js';
 import type { ChatPromptPart } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
@@ -95,19 +95,22 @@ function checkName(name: string, param: string): void {
 const EMPTY_PARAMETERS = { type: 'object', properties: {} };
 
 /** A function's parameters, checked as strict mode and Ajv require. */
-function readFunction(fn: FunctionDefinition, path: string): ToolDef {
-  checkName(fn.name, `${path}.name`);
+function readFunction(fn: FunctionDefinition, path: PathSegment[]): ToolDef {
+  checkName(fn.name, bracket([...path, 'name']));
   const schema = fn.parameters ?? EMPTY_PARAMETERS;
   const problem =
-    (fn.strict === true ? strictSchemaProblem(schema) : undefined) ?? schemaProblem(schema);
+    (fn.strict === true ? strictSchemaProblem(schema) : undefined) ??
+    schemaProblem(schema) ??
+    generationProblem(schema);
+  const parameters = [...path, 'parameters'];
   if (problem !== undefined) {
     throw refuse(
       `Invalid schema for function '${fn.name}': ${problem}`,
-      `${path}.parameters`,
+      bracket(parameters),
       'invalid_function_parameters',
     );
   }
-  return { name: fn.name, schema };
+  return { name: fn.name, schema, path: parameters };
 }
 
 function readTools(body: ChatCompletionRequest): { tools: ToolDef[]; legacy: boolean } {
@@ -120,13 +123,13 @@ function readTools(body: ChatCompletionRequest): { tools: ToolDef[]; legacy: boo
       );
     }
     return {
-      tools: body.tools.map((tool, i) => readFunction(tool.function, `tools[${i}].function`)),
+      tools: body.tools.map((tool, i) => readFunction(tool.function, ['tools', i, 'function'])),
       legacy: false,
     };
   }
   if (body.functions) {
     return {
-      tools: body.functions.map((fn, i) => readFunction(fn, `functions[${i}]`)),
+      tools: body.functions.map((fn, i) => readFunction(fn, ['functions', i])),
       legacy: true,
     };
   }
@@ -185,11 +188,13 @@ function readOutput(body: ChatCompletionRequest): OutputFormat | undefined {
   const { name, schema = { type: 'object' }, strict } = format.json_schema;
   checkName(name, 'response_format.json_schema.name');
   const problem =
-    (strict === true ? strictSchemaProblem(schema) : undefined) ?? schemaProblem(schema);
+    (strict === true ? strictSchemaProblem(schema) : undefined) ??
+    schemaProblem(schema) ??
+    generationProblem(schema);
   if (problem !== undefined) {
     throw refuse(`Invalid schema for response_format '${name}': ${problem}`, 'response_format');
   }
-  return { kind: 'json_schema', schema };
+  return { kind: 'json_schema', schema, path: ['response_format', 'json_schema', 'schema'] };
 }
 
 const UNSUPPORTED_IMAGE =

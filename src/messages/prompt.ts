@@ -9,7 +9,7 @@ import {
   type Turn,
   verifyThinking,
 } from '../text/agent.js';
-import { schemaProblem } from '../text/json-schema.js';
+import { generationProblem, schemaProblem } from '../text/json-schema.js';
 import { decodeImage, PDF_MAX_PAGES, PDF_PAGE_TOKENS, pdfPages } from '../text/media.js';
 import { type CacheTtl, MAX_BREAKPOINTS, type PromptBlock } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
@@ -103,13 +103,16 @@ function readTools(tools: readonly ToolParam[], blocks: PromptBlock[], marks: Br
           `String should match pattern '${TOOL_NAME.source}'`,
         );
       }
+      const path = ['tools', i, 'custom', 'input_schema'];
       if (schemaProblem(tool.input_schema) !== undefined) {
         throw fieldError(
-          ['tools', i, 'custom', 'input_schema'],
+          path,
           'JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12).',
         );
       }
-      defs.push({ name: tool.name, schema: tool.input_schema });
+      const unusable = generationProblem(tool.input_schema);
+      if (unusable !== undefined) throw fieldError(path, unusable);
+      defs.push({ name: tool.name, schema: tool.input_schema, path });
     }
     if (names.has(tool.name)) throw fieldError(['tools'], 'Tool names must be unique.');
     names.add(tool.name);
@@ -178,14 +181,12 @@ function readThinking(body: Request, choice: ToolChoice): boolean {
 function readOutput(body: Request): OutputFormat | undefined {
   const format = body.output_config?.format;
   if (!format) return undefined;
+  const path = ['output_config', 'format', 'schema'];
   const problem = schemaProblem(format.schema);
-  if (problem !== undefined) {
-    throw fieldError(
-      ['output_config', 'format', 'schema'],
-      `is not a valid JSON schema: ${problem}`,
-    );
-  }
-  return { kind: 'json_schema', schema: format.schema };
+  if (problem !== undefined) throw fieldError(path, `is not a valid JSON schema: ${problem}`);
+  const unusable = generationProblem(format.schema);
+  if (unusable !== undefined) throw fieldError(path, unusable);
+  return { kind: 'json_schema', schema: format.schema, path };
 }
 
 /** Reads the prompt's blocks, counting media and checking it as upstream does. */

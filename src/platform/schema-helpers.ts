@@ -27,6 +27,8 @@ export const Literals = <const V extends readonly string[]>(values: V) =>
  */
 export const Tagged = <const T extends TSchema[]>(tag: string, variants: T, description?: string) =>
   Type.Unsafe<Static<T[number]>>({
+    // Ajv's discriminator lets a value that is no object through: the type check stops it.
+    type: 'object',
     oneOf: variants,
     discriminator: { propertyName: tag },
     ...(description ? { description } : {}),

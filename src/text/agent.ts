@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
+import { fieldError, type PathSegment } from '../platform/errors.js';
 import { fnv1a } from '../platform/hash.js';
 import { countTokens } from '../platform/tokens.js';
 import { generateReply } from './default-reply.js';
-import { schemaInstance } from './json-schema.js';
+import { schemaInstance, UnsatisfiableSchemaError } from './json-schema.js';
 
 /**
  * What an agent sends, the same for chat and messages once each group has read its own wire
@@ -17,6 +18,8 @@ export interface ToolDef {
   name: string;
   /** The JSON Schema of the tool's input (`input_schema`, `parameters`). */
   schema: object;
+  /** Where the schema is in the request, for an error about it. */
+  path: PathSegment[];
 }
 
 export type ToolMode = 'none' | 'auto' | 'any' | 'named';
@@ -36,7 +39,19 @@ export interface ToolResult {
   isError: boolean;
 }
 
-export type OutputFormat = { kind: 'json_schema'; schema: object } | { kind: 'json_object' };
+export type OutputFormat =
+  | { kind: 'json_schema'; schema: object; path: PathSegment[] }
+  | { kind: 'json_object' };
+
+/** A value for a schema of the request; a schema nothing satisfies is the client's 400. */
+async function instanceFor(schema: object, path: PathSegment[], seed: number): Promise<unknown> {
+  try {
+    return await schemaInstance(schema, seed);
+  } catch (err) {
+    if (err instanceof UnsatisfiableSchemaError) throw fieldError(path, err.message);
+    throw err;
+  }
+}
 
 export interface Turn {
   api: ReplyApi;
@@ -91,7 +106,7 @@ export const turnSeed = (turn: Turn, salt: string) =>
 
 /** Tool input for `tool`, made from its schema. */
 export const toolInput = (turn: Turn, tool: ToolDef) =>
-  schemaInstance(tool.schema, turnSeed(turn, `tool:${tool.name}`));
+  instanceFor(tool.schema, tool.path, turnSeed(turn, `tool:${tool.name}`));
 
 const snippet = (text: string) => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -114,7 +129,7 @@ export async function structuredText(turn: Turn, output: OutputFormat): Promise<
   if (output.kind === 'json_object') {
     return JSON.stringify({ answer: generateReply(turn.prompt, turn.variant).text });
   }
-  return JSON.stringify(await schemaInstance(output.schema, turnSeed(turn, 'output')));
+  return JSON.stringify(await instanceFor(output.schema, output.path, turnSeed(turn, 'output')));
 }
 
 /** What the model "thought" before answering: deterministic, and short. */

@@ -1,11 +1,17 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { JsonSchema } from 'json-schema-faker';
+import safeRegex from 'safe-regex2';
 
 /**
  * JSON values that a JSON Schema accepts, for tool arguments and structured output: made by
  * json-schema-faker from a seed (the same schema and seed give the same value) and proven with
  * Ajv before they are used. The generator loads on first use, so start-up does not pay for it.
+ *
+ * A client controls the schema, so generation is bounded before it starts: upper bounds are
+ * lowered on the copy the generator sees (what it makes still meets the original), a schema
+ * whose smallest value is too large to make, or whose `pattern` could take exponential time to
+ * check, is refused.
  */
 
 const ajv = new Ajv({ strict: false, allErrors: false, discriminator: false });
@@ -15,11 +21,24 @@ addFormats.default(ajv);
 const compiled = new Map<string, ValidateFunction>();
 const COMPILED_LIMIT = 512;
 const ATTEMPTS = 8;
+/** Upper bounds the generator gets: enough for an emulator's answer. */
+const GENERATED_ITEMS = 3;
+const GENERATED_LENGTH = 64;
+const GENERATED_PROPERTIES = 8;
+/** The most JSON nodes (and characters) a generated value may need. */
+export const GENERATION_BUDGET = 100_000;
+/** How deep a schema may nest, and how many local `$ref`s one path may follow. */
+const MAX_DEPTH = 64;
+const MAX_REF_HOPS = 8;
+
+type Node = Record<string, unknown>;
+const isNode = (value: unknown): value is Node =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The schema as Ajv's default dialect reads it: a top-level `$schema` names a dialect only. */
 function dialectFree(schema: object): object {
   if (!('$schema' in schema)) return schema;
-  const { $schema: _, ...rest } = schema as Record<string, unknown>;
+  const { $schema: _, ...rest } = schema as Node;
   return rest;
 }
 
@@ -35,12 +54,128 @@ export function validatorOf(schema: object): ValidateFunction {
   return validate;
 }
 
-/** Why a schema cannot be used (Ajv's compile error), or undefined when it can. */
+/** Why a schema is not JSON Schema (Ajv's compile error), or undefined when it is. */
 export function schemaProblem(schema: object): string | undefined {
   try {
     validatorOf(schema);
     return undefined;
   } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+const num = (value: unknown, fallback: number) => (typeof value === 'number' ? value : fallback);
+
+/** The node a local `$ref` (`#/...`) points at, if any. */
+function resolve(root: Node, ref: string): unknown {
+  if (!ref.startsWith('#')) return undefined;
+  let node: unknown = root;
+  for (const raw of ref.slice(1).split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    node = isNode(node) || Array.isArray(node) ? (node as Node)[key] : undefined;
+  }
+  return node;
+}
+
+class TooLarge extends Error {}
+
+/** Keywords whose value is data, not a schema: copied, never walked. */
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required', 'type']);
+
+/** The number the generator is given as an upper bound: the schema's, lowered to `cap`. */
+const lowered = (node: Node, min: string, max: string, cap: number) =>
+  Math.max(num(node[min], 0), Math.min(num(node[max], cap), cap));
+
+/**
+ * The copy of a schema the generator gets (upper bounds lowered), checking on the way that
+ * the largest value it can make stays within GENERATION_BUDGET and that every `pattern` is
+ * safe. Throws TooLarge, or an Error naming an unsafe pattern.
+ */
+function prepare(root: Node): Node {
+  let walked = 0;
+  /** Walks a schema: its copy, and the size of the largest value made from it. */
+  const walk = (node: unknown, depth: number, hops: number): { copy: unknown; size: number } => {
+    if (++walked > GENERATION_BUDGET || depth > MAX_DEPTH) throw new TooLarge();
+    if (!isNode(node)) return { copy: node, size: 1 };
+    const copy: Node = {};
+    const sizeOf = (key: string) => {
+      const value = node[key];
+      if (Array.isArray(value)) {
+        const parts = value.map((item) => walk(item, depth + 1, hops));
+        copy[key] = parts.map((part) => part.copy);
+        return parts.map((part) => part.size);
+      }
+      if (
+        key === 'properties' ||
+        key === 'patternProperties' ||
+        key === '$defs' ||
+        key === 'definitions'
+      ) {
+        if (!isNode(value)) return [];
+        const parts = Object.entries(value).map(
+          ([name, item]) => [name, walk(item, depth + 1, hops)] as const,
+        );
+        copy[key] = Object.fromEntries(parts.map(([name, part]) => [name, part.copy]));
+        return parts.map(([, part]) => part.size);
+      }
+      const part = walk(value, depth + 1, hops);
+      copy[key] = part.copy;
+      return [part.size];
+    };
+    const sum = (sizes: number[]) => sizes.reduce((a, b) => a + b, 0);
+    let size = 1;
+    for (const key of Object.keys(node)) {
+      if (DATA_KEYWORDS.has(key)) {
+        copy[key] = node[key];
+        continue;
+      }
+      if (key === 'pattern' && typeof node.pattern === 'string') {
+        if (!safeRegex(node.pattern)) {
+          throw new Error(
+            `the pattern ${JSON.stringify(node.pattern)} could take exponential time to check`,
+          );
+        }
+        copy.pattern = node.pattern;
+        continue;
+      }
+      const sizes = sizeOf(key);
+      if (key === 'anyOf' || key === 'oneOf') size += Math.max(0, ...sizes);
+      else if (key === 'items')
+        size += lowered(node, 'minItems', 'maxItems', GENERATED_ITEMS) * sum(sizes);
+      else if (key === 'additionalProperties' || key === 'patternProperties') {
+        size += GENERATED_PROPERTIES * Math.max(0, ...sizes);
+      } else if (key !== '$defs' && key !== 'definitions') size += sum(sizes);
+    }
+    if (typeof node.$ref === 'string' && hops < MAX_REF_HOPS) {
+      size += walk(resolve(root, node.$ref), depth + 1, hops + 1).size;
+    }
+    if ('minItems' in node || 'maxItems' in node) {
+      copy.maxItems = lowered(node, 'minItems', 'maxItems', GENERATED_ITEMS);
+    }
+    if ('minLength' in node || 'maxLength' in node || node.type === 'string') {
+      const max = lowered(node, 'minLength', 'maxLength', GENERATED_LENGTH);
+      if ('maxLength' in node) copy.maxLength = max;
+      size += max;
+    }
+    if ('minProperties' in node || 'maxProperties' in node) {
+      copy.maxProperties = lowered(node, 'minProperties', 'maxProperties', GENERATED_PROPERTIES);
+      size += copy.maxProperties as number;
+    }
+    if (size > GENERATION_BUDGET) throw new TooLarge();
+    return { copy, size };
+  };
+  return walk(root, 0, 0).copy as Node;
+}
+
+/** Why the emulator will not make values for a schema (too large, an unsafe pattern), or undefined. */
+export function generationProblem(schema: object): string | undefined {
+  try {
+    prepare(dialectFree(schema) as Node);
+    return undefined;
+  } catch (err) {
+    if (err instanceof TooLarge) {
+      return `its values are too large to generate (more than ${GENERATION_BUDGET} JSON nodes or characters)`;
+    }
     return (err as Error).message;
   }
 }
@@ -60,16 +195,24 @@ export class UnsatisfiableSchemaError extends Error {
 /**
  * A value valid against `schema`, the same for the same schema and seed. Tries a few seeds
  * (the generator cannot satisfy every combination of keywords at the first try); throws
- * UnsatisfiableSchemaError when none gives a valid value.
+ * UnsatisfiableSchemaError when none gives a valid value, or when the schema cannot be used.
  */
 export async function schemaInstance(schema: object, seed: number): Promise<unknown> {
-  const validate = validatorOf(schema);
+  let validate: ValidateFunction;
+  let source: Node;
+  try {
+    validate = validatorOf(schema);
+    source = prepare(dialectFree(schema) as Node);
+  } catch (err) {
+    throw new UnsatisfiableSchemaError(
+      err instanceof TooLarge ? 'its values are too large to generate' : (err as Error).message,
+    );
+  }
   const generate = await loadGenerator();
-  const source = dialectFree(schema) as JsonSchema;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     let value: unknown;
     try {
-      value = generate(source, { seed: (seed + attempt * 0x9e3779b1) >>> 0 });
+      value = generate(source as JsonSchema, { seed: (seed + attempt * 0x9e3779b1) >>> 0 });
     } catch {
       continue;
     }

@@ -92,6 +92,71 @@ const ROUTES: FuzzRoute[] = [
   })),
   {
     method: 'POST',
+    url: '/v1/chat/completions',
+    headers: { authorization: 'Bearer fuzz' },
+    shape: chatShape,
+    valid: {
+      model: 'agent',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'weather? answer in json' },
+            { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'w', arguments: '{}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+      ],
+      tools: [{ type: 'function', function: { name: 'w', parameters: { type: 'object' } } }],
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+      response_format: { type: 'json_object' },
+      logprobs: true,
+      top_logprobs: 2,
+      reasoning_effort: 'low',
+    },
+  },
+  {
+    method: 'POST',
+    url: '/messages-api/v1/messages',
+    headers: { 'x-api-key': 'fuzz', 'msgapi-version': '2023-06-01' },
+    shape: messagesShape,
+    valid: {
+      model: 'agent',
+      max_tokens: 2048,
+      tools: [
+        { name: 'w', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral' } },
+      ],
+      tool_choice: { type: 'auto' },
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
+      cache_control: { type: 'ephemeral' },
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'weather?' },
+            { type: 'image', source: { type: 'url', url: 'https://x/y.png' } },
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'doc' } },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'w', input: {} }] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }],
+        },
+      ],
+    },
+  },
+  {
+    method: 'POST',
     url: '/messages-api/v1/messages/count_tokens',
     headers: { 'x-api-key': 'fuzz', 'msgapi-version': '2023-06-01' },
     shape: messagesShape,
@@ -220,6 +285,114 @@ describe('fuzzing GET routes with hostile paths and query strings', () => {
           expect(videoShape(res.json())).toBe(true);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('fuzzing the JSON Schemas of tools and structured output', () => {
+  /** Schemas that are legal JSON but hostile to a generator or a validator. */
+  const hostileSchema = fc.oneof(
+    fc.jsonValue(),
+    fc.dictionary(
+      fc.constantFrom(
+        'type',
+        'items',
+        'properties',
+        'minItems',
+        'maxItems',
+        'minLength',
+        'maxLength',
+        'pattern',
+        'enum',
+        '$ref',
+        'anyOf',
+        'required',
+        'multipleOf',
+        'minimum',
+        'maximum',
+        'format',
+      ),
+      fc.oneof(
+        fc.jsonValue(),
+        fc.constantFrom(1e9, -1, 0.5, 'string', 'array', 'object', '#', '#/x', '(a+)+$', []),
+      ),
+    ),
+    fc.constantFrom(
+      { type: 'array', items: { type: 'string' }, minItems: 1e9 },
+      { type: 'array', items: {}, maxItems: 1e9 },
+      { type: 'string', maxLength: 1e12 },
+      { type: 'string', pattern: '^(a|a)*$' },
+      { type: 'object', properties: { a: { $ref: '#' } }, required: ['a'] },
+      { type: 'integer', minimum: 5, maximum: 4 },
+      { type: 'number', multipleOf: 1e-300 },
+      {
+        $defs: { a: { type: 'array', items: { $ref: '#/$defs/a' }, minItems: 9 } },
+        $ref: '#/$defs/a',
+      },
+      JSON.parse(`${'{"type":"array","items":'.repeat(40)}{}${',"minItems":3}'.repeat(40)}`),
+    ),
+  );
+  const bodies = [
+    (schema: unknown) => ({
+      url: '/messages-api/v1/messages',
+      headers: { 'x-api-key': 'fuzz', 'msgapi-version': '2023-06-01' },
+      shape: messagesShape,
+      payload: {
+        model: 'm',
+        max_tokens: 100,
+        tools: [
+          {
+            name: 't',
+            input_schema: { type: 'object', properties: { a: schema }, required: ['a'] },
+          },
+        ],
+        tool_choice: { type: 'any' },
+        messages: [{ role: 'user', content: 'go' }],
+      },
+    }),
+    (schema: unknown) => ({
+      url: '/messages-api/v1/messages',
+      headers: { 'x-api-key': 'fuzz', 'msgapi-version': '2023-06-01' },
+      shape: messagesShape,
+      payload: {
+        model: 'm',
+        max_tokens: 100,
+        output_config: { format: { type: 'json_schema', schema } },
+        messages: [{ role: 'user', content: 'go' }],
+      },
+    }),
+    (schema: unknown) => ({
+      url: '/v1/chat/completions',
+      headers: { authorization: 'Bearer fuzz' },
+      shape: chatShape,
+      payload: {
+        model: 'm',
+        tools: [{ type: 'function', function: { name: 't', parameters: schema } }],
+        tool_choice: 'required',
+        messages: [{ role: 'user', content: 'go' }],
+      },
+    }),
+    (schema: unknown) => ({
+      url: '/v1/chat/completions',
+      headers: { authorization: 'Bearer fuzz' },
+      shape: chatShape,
+      payload: {
+        model: 'm',
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema } },
+        messages: [{ role: 'user', content: 'go' }],
+      },
+    }),
+  ];
+
+  it('never answers 5xx, and every 4xx is in the group shape', async () => {
+    await fc.assert(
+      fc.asyncProperty(hostileSchema, fc.constantFrom(...bodies), async (schema, body) => {
+        const { url, headers, shape, payload } = body(schema);
+        const res = await t.inject({ method: 'POST', url, headers, payload });
+        expect(res.statusCode).toBeLessThan(500);
+        if (res.statusCode >= 400) expect(shape(res.json())).toBe(true);
+      }),
+      { numRuns: 400 },
     );
   });
 });

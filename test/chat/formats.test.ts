@@ -188,7 +188,7 @@ describe('logprobs', () => {
       })),
     );
     expect(
-      (frames[1]?.data as { choices: Array<{ logprobs: object }> }).choices[0]?.logprobs,
+      (frames[1] as { data: { choices: Array<{ logprobs: object }> } }).data.choices[0]?.logprobs,
     ).toEqual({
       content: [],
       refusal: null,

@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anthropicAgent } from '../../examples/anthropic-agent.js';
+import { langchain } from '../../examples/langchain.js';
+import { openaiAgent } from '../../examples/openai-agent.js';
+import { vercelAi } from '../../examples/vercel-ai.js';
+import { type Emulator, startEmulator } from '../../src/emulator.js';
+import { signThinking } from '../../src/text/agent.js';
+
+/**
+ * The README's agent examples are the files in examples/, shown verbatim; each runs here
+ * against a started emulator, through the real client library, unmodified.
+ */
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const example = (name: string) =>
+  readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8').trim();
+
+let emulator: Emulator;
+beforeAll(async () => {
+  emulator = await startEmulator({ logLevel: 'silent' });
+});
+afterAll(() => emulator.close());
+
+const ANSWER = /^The get_weather tool returned: \{"city":"[^"]*","temperature":21\}\. /;
+const ajv = new Ajv({ strict: false });
+const FILM = {
+  type: 'object',
+  properties: { title: { type: 'string' }, year: { type: 'integer' } },
+  required: ['title', 'year'],
+};
+
+describe('README agent examples', () => {
+  it.each(['openai-agent.ts', 'anthropic-agent.ts', 'vercel-ai.ts', 'langchain.ts'])(
+    '%s is in the README verbatim',
+    (name) => {
+      expect(README).toContain(example(name));
+    },
+  );
+
+  it('OpenAI SDK: runTools ends with an answer from the tool, parse gives a typed film', async () => {
+    const { answer, film } = await openaiAgent(emulator.url);
+    expect(answer).toMatch(ANSWER);
+    expect(
+      ajv.validate(
+        { ...FILM, properties: { ...FILM.properties, genres: { type: 'array' } } },
+        film,
+      ),
+    ).toBe(true);
+  });
+
+  it('Anthropic SDK: a streamed turn with thinking and tool use, the answer, and the tool runner', async () => {
+    const { turn, answer, final } = await anthropicAgent(emulator.url);
+    expect(turn.content.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use']);
+    const thinking = turn.content[0];
+    expect(thinking?.type === 'thinking' && thinking.signature).toBe(
+      thinking?.type === 'thinking' && signThinking(thinking.thinking),
+    );
+    expect(turn.stop_reason).toBe('tool_use');
+    expect(answer.stop_reason).toBe('end_turn');
+    expect(answer.content.map((b) => b.type)).toEqual(['thinking', 'text']);
+    expect(answer.content[1]?.type === 'text' && answer.content[1].text).toMatch(
+      /^The get_weather tool returned: \{"temperature": 21\}\. /,
+    );
+    expect(final.stop_reason).toBe('end_turn');
+    expect(final.content[0]?.type === 'text' && final.content[0].text).toMatch(ANSWER);
+  });
+
+  it('Vercel AI SDK: generateText runs the tool loop and generateObject gives a film, with both providers', async () => {
+    const results = await vercelAi(emulator.url);
+    expect(results).toHaveLength(2);
+    for (const result of results) {
+      expect(result.text).toMatch(ANSWER);
+      expect(result.steps).toBe(2);
+      expect(ajv.validate(FILM, result.object)).toBe(true);
+    }
+  });
+
+  it('LangChain: bindTools loop and withStructuredOutput, with ChatOpenAI and ChatAnthropic', async () => {
+    const results = await langchain(emulator.url);
+    expect(results).toHaveLength(2);
+    for (const result of results) {
+      expect(result.answer).toMatch(ANSWER);
+      expect(result.turns).toBe(3);
+      expect(ajv.validate(FILM, result.film)).toBe(true);
+    }
+  });
+});
