@@ -1,8 +1,9 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
-import { countTokens } from '../../src/platform/tokens.js';
+import { countTokens, splitTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
+import { PROMPT_FILTERS } from '../helpers/chat.js';
 
 let emulator: Emulator;
 let client: OpenAI;
@@ -87,6 +88,84 @@ describe('official openai SDK against the emulator', () => {
       ).choices[0]?.message.content,
     );
     expect(final.choices[0]?.finish_reason).toBe('length');
+  });
+
+  it('streams tool calls: the SDK sees every chunk and accumulates the same calls', async () => {
+    const request = {
+      model: 'gpt-test',
+      tools: [
+        {
+          type: 'function' as const,
+          function: {
+            name: 'get_weather',
+            parameters: {
+              type: 'object',
+              properties: { city: { type: 'string' } },
+              required: ['city'],
+            },
+          },
+        },
+        {
+          type: 'function' as const,
+          function: { name: 'get_time', parameters: { type: 'object', properties: {} } },
+        },
+      ],
+      messages: [{ role: 'user' as const, content: 'get_weather and get_time please' }],
+    };
+    const whole = await client.chat.completions.create(request);
+    const calls = whole.choices[0]?.message.tool_calls ?? [];
+    expect(calls).toHaveLength(2);
+    const stream = client.chat.completions.stream(request);
+    const chunks: unknown[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const final = await stream.finalChatCompletion();
+    expect(
+      final.choices[0]?.message.tool_calls?.map((c) => c.type === 'function' && c.function),
+    ).toEqual(calls.map((c) => c.type === 'function' && c.function));
+    expect(final.choices[0]?.finish_reason).toBe('tool_calls');
+    const head = {
+      id: expect.stringMatching(/^chatcmpl-/),
+      object: 'chat.completion.chunk',
+      created: expect.any(Number),
+      model: 'gpt-test',
+      system_fingerprint: expect.stringMatching(/^fp_/),
+    };
+    const chunk = (delta: object, finish: string | null = null) => ({
+      ...head,
+      choices: [
+        { index: 0, delta, logprobs: null, finish_reason: finish, content_filter_results: {} },
+      ],
+    });
+    expect(chunks).toEqual([
+      {
+        choices: [],
+        created: 0,
+        id: '',
+        model: '',
+        object: '',
+        prompt_filter_results: PROMPT_FILTERS,
+      },
+      chunk({ role: 'assistant', content: null, refusal: null }),
+      ...calls.flatMap((call, k) => {
+        if (call.type !== 'function') return [];
+        return [
+          chunk({
+            tool_calls: [
+              {
+                index: k,
+                id: expect.stringMatching(/^call_/),
+                type: 'function',
+                function: { name: call.function.name, arguments: '' },
+              },
+            ],
+          }),
+          ...splitTokens(call.function.arguments, 4).map((piece) =>
+            chunk({ tool_calls: [{ index: k, function: { arguments: piece } }] }),
+          ),
+        ];
+      }),
+      chunk({}, 'tool_calls'),
+    ]);
   });
 
   it('raises typed errors the SDK understands', async () => {

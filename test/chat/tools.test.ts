@@ -194,6 +194,62 @@ describe('function calling', () => {
     );
   });
 
+  it('streams a legacy function_call: name first, then the arguments in pieces', async () => {
+    const body = {
+      model: 'm',
+      functions: [WEATHER.function],
+      messages: [{ role: 'user', content: 'weather' }],
+    };
+    const json = (await t.chat(body)).json();
+    const call = json.choices[0].message.function_call;
+    const frames = parseSse((await t.chat({ ...body, stream: true })).body).map(
+      (f) =>
+        (f.data as { choices?: Array<{ delta: object; finish_reason: string | null }> })
+          .choices?.[0],
+    );
+    expect(frames.slice(1, -1)).toEqual([
+      {
+        index: 0,
+        delta: { role: 'assistant', content: null, refusal: null },
+        logprobs: null,
+        finish_reason: null,
+        content_filter_results: {},
+      },
+      {
+        index: 0,
+        delta: { function_call: { name: 'get_weather', arguments: '' } },
+        logprobs: null,
+        finish_reason: null,
+        content_filter_results: {},
+      },
+      ...splitTokens(call.arguments, 4).map((piece) => ({
+        index: 0,
+        delta: { function_call: { arguments: piece } },
+        logprobs: null,
+        finish_reason: null,
+        content_filter_results: {},
+      })),
+      {
+        index: 0,
+        delta: {},
+        logprobs: null,
+        finish_reason: 'function_call',
+        content_filter_results: {},
+      },
+    ]);
+  });
+
+  it('makes calls for every choice of n, each with its own id', async () => {
+    const body = (await ask('Weather in Paris?', { n: 2 })).json();
+    expect(body.choices).toHaveLength(2);
+    const [a, b] = body.choices.map(
+      (c: { message: { tool_calls: Array<{ id: string; function: object }> } }) =>
+        c.message.tool_calls[0],
+    );
+    expect(a.id).not.toBe(b.id);
+    expect(JSON.parse(a.function.arguments)).toEqual(expect.any(Object));
+  });
+
   it('streams each call: id, type and name first, then the arguments in pieces', async () => {
     const json = (await ask('get_time then get_weather')).json();
     await t.app.close();

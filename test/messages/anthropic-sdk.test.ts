@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
+import { splitTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
 
 let emulator: Emulator;
@@ -57,6 +58,92 @@ describe('official @anthropic-ai/sdk against the emulator', () => {
     expect(text).toBe((plain.content[0] as { text: string }).text);
     expect(final.stop_reason).toBe('max_tokens');
     expect(final.usage.output_tokens).toBe(8);
+  });
+
+  it('streams thinking and tool use: the SDK sees every event, in order, and the same final message', async () => {
+    const request = {
+      model: 'claude-like',
+      max_tokens: 4096,
+      thinking: { type: 'enabled' as const, budget_tokens: 2048 },
+      tools: [
+        {
+          name: 'get_weather',
+          input_schema: {
+            type: 'object' as const,
+            properties: { city: { type: 'string' } },
+            required: ['city'],
+          },
+        },
+      ],
+      messages: [{ role: 'user' as const, content: 'Weather in Lima?' }],
+    };
+    const whole = await client.messages.create(request);
+    const stream = client.messages.stream(request);
+    const events: unknown[] = [];
+    for await (const event of stream) events.push(structuredClone(event));
+    const final = await stream.finalMessage();
+    expect(final.content).toEqual(
+      whole.content.map((b) => (b.type === 'tool_use' ? { ...b, id: expect.any(String) } : b)),
+    );
+    const [thinking, text, use] = whole.content;
+    if (thinking?.type !== 'thinking' || text?.type !== 'text' || use?.type !== 'tool_use') {
+      throw new Error(`unexpected blocks ${whole.content.map((b) => b.type)}`);
+    }
+    const useId = (final.content[2] as { id: string }).id;
+    const deltas = (index: number, type: string, field: string, text: string) =>
+      splitTokens(text, 4).map((piece) => ({
+        type: 'content_block_delta',
+        index,
+        delta: { type, [field]: piece },
+      }));
+    expect(events).toEqual([
+      {
+        type: 'message_start',
+        message: {
+          id: expect.stringMatching(/^msg_/),
+          type: 'message',
+          role: 'assistant',
+          content: [],
+          model: 'claude-like',
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { ...whole.usage, output_tokens: 1 },
+        },
+      },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      },
+      ...deltas(0, 'thinking_delta', 'thinking', thinking.thinking),
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'signature_delta', signature: thinking.signature },
+      },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } },
+      ...deltas(1, 'text_delta', 'text', text.text),
+      { type: 'content_block_stop', index: 1 },
+      {
+        type: 'content_block_start',
+        index: 2,
+        content_block: { type: 'tool_use', id: useId, name: 'get_weather', input: {} },
+      },
+      ...deltas(2, 'input_json_delta', 'partial_json', JSON.stringify(use.input)),
+      { type: 'content_block_stop', index: 2 },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: {
+          input_tokens: whole.usage.input_tokens,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+          output_tokens: whole.usage.output_tokens,
+        },
+      },
+      { type: 'message_stop' },
+    ]);
   });
 
   it('reports prompt caching in usage', async () => {
