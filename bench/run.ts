@@ -1,8 +1,9 @@
 /**
- * `npm run bench`: the emulator against a bare Fastify server returning the same bytes, both on
- * loopback in this run, driven by autocannon. Prints req/s, p99 latency, server CPU time per
- * request and the emulator/bare ratio (the median over rounds of back-to-back pairs), then the
- * memory cost of finished video tasks.
+ * `npm run bench`: the emulator against two baselines answering the same bytes, all on loopback
+ * in this run, driven by autocannon: the limit (a bare node:http server) and bare Fastify. Prints
+ * req/s and server CPU time per request (medians), the emulator's throughput as a share of the
+ * limit and of Fastify (the median over rounds of back-to-back measurements, in rotating order),
+ * then the memory cost of finished video tasks.
  *
  *   npm run bench                # every scenario
  *   npm run bench -- --quick     # 1 s per run, for a smoke test
@@ -28,7 +29,7 @@ const FIXTURES_DIR = benchFixtures();
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const filter = args.find((a) => !a.startsWith('--'));
-const DURATION_S = quick ? 1 : 3;
+const DURATION_S = quick ? 1 : 2;
 const ROUNDS = quick ? 1 : 5;
 const CONNECTIONS = 10;
 const MEMORY_TASKS = quick ? 2000 : 20_000;
@@ -123,44 +124,52 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const cells = (xs: Sample[]) =>
   `${median(xs.map((x) => x.rps))
     .toFixed(0)
-    .padStart(15)} ${median(xs.map((x) => x.p99))
+    .padStart(8)} ${median(xs.map((x) => x.cpu))
     .toFixed(1)
-    .padStart(7)} ${median(xs.map((x) => x.cpu))
-    .toFixed(1)
-    .padStart(11)}`;
+    .padStart(7)}`;
 
-/** One scenario: a fresh emulator and a baseline serving the bytes the emulator answered. */
+/** Writes a baseline's route spec: the bytes the emulator answered for this scenario. */
+function baselineSpec(route: { method: string; url: string; contentType: string; body: string }) {
+  const file = join(mkdtempSync(join(tmpdir(), 'bench-')), 'baseline.json');
+  writeFileSync(file, JSON.stringify({ routes: [route] }));
+  return file;
+}
+
+/**
+ * One scenario: a fresh emulator, the limit (bare node:http) and bare Fastify, both answering
+ * the bytes the emulator answered. Each round measures all three back to back, in an order
+ * that rotates from round to round; the ratio is the median of the rounds' paired ratios.
+ */
 async function throughput(s: Scenario): Promise<boolean> {
   const emulator = await startEmulator();
   Object.assign(s, await s.prepare?.(emulator.base));
   const res = await fetch(`${emulator.base}${s.url}`, request(s));
   if (!res.ok) throw new Error(`${s.name}: emulator answered ${res.status}: ${await res.text()}`);
-  const route = {
+  const spec = baselineSpec({
     method: s.method,
     url: s.url,
     contentType: res.headers.get('content-type') ?? 'application/json',
     body: await res.text(),
-  };
-  const specFile = join(mkdtempSync(join(tmpdir(), 'bench-')), 'baseline.json');
-  writeFileSync(specFile, JSON.stringify({ routes: [route] }));
-  const bare = await startServer('bench/baseline-server.ts', [specFile], {}, '/');
-
-  await measure(emulator, s, 1);
-  await measure(bare, s, 1);
-  const emu: Sample[] = [];
-  const base: Sample[] = [];
+  });
+  const limit = await startServer('bench/limit-server.ts', [spec], {}, '/');
+  const fastify = await startServer('bench/baseline-server.ts', [spec], {}, '/');
+  const subjects = [limit, fastify, emulator];
+  for (const subject of subjects) await measure(subject, s, 1);
+  const samples: Sample[][] = [[], [], []];
   for (let r = 0; r < ROUNDS; r++) {
-    base.push(await measure(bare, s, DURATION_S));
-    emu.push(await measure(emulator, s, DURATION_S));
+    for (let k = 0; k < subjects.length; k++) {
+      const at = (k + r) % subjects.length;
+      samples[at]?.push(await measure(subjects[at] as Server, s, DURATION_S));
+    }
   }
-  emulator.child.kill();
-  bare.child.kill();
-  // Each round measures bare then emulator back to back; the median of those paired ratios is
-  // steadier on a shared machine than a ratio of medians.
-  const ratio = median(emu.map((x, i) => x.rps / (base[i] as Sample).rps));
-  const ok = ratio >= s.goal;
+  for (const subject of subjects) subject.child.kill();
+  const [lim, bare, emu] = samples as [Sample[], Sample[], Sample[]];
+  const ratio = (of: Sample[], to: Sample[]) =>
+    median(of.map((x, i) => x.rps / (to[i] as Sample).rps));
+  const vsLimit = ratio(emu, lim);
+  const ok = vsLimit >= s.goal;
   console.log(
-    `${s.name.padEnd(32)}|${cells(emu)} |${cells(base)} | ${ratio.toFixed(2).padStart(5)}  >= ${s.goal} ${ok ? 'ok' : 'BELOW GOAL'}`,
+    `${s.name.padEnd(36)}|${cells(emu)} |${cells(lim)} |${cells(bare)} | ${vsLimit.toFixed(2).padStart(5)} ${ratio(emu, bare).toFixed(2).padStart(6)}  >= ${s.goal.toFixed(2)} ${ok ? 'ok' : 'BELOW GOAL'}`,
   );
   return ok;
 }
@@ -206,13 +215,13 @@ async function taskMemory(): Promise<boolean> {
 
 async function main() {
   console.log(
-    `gateway-emulator bench: node ${process.version}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per server (medians; ratio = median of paired rounds), emulator LOG_LEVEL=warn\n`,
+    `gateway-emulator bench: node ${process.version}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per server (medians; ratios = medians of the rounds' ratios), emulator LOG_LEVEL=warn\n`,
   );
   const scenarios = SCENARIOS.filter((s) => !filter || s.name.includes(filter));
   let failed = 0;
   if (scenarios.length > 0) {
     console.log(
-      'scenario                        |  emulator req/s  p99 ms  cpu µs/req |      bare req/s  p99 ms  cpu µs/req | ratio   goal',
+      'scenario                            |  emulator  cpu µs |  limit    cpu µs |  fastify  cpu µs | /limit /fastify  goal (/limit)',
     );
   }
   for (const s of scenarios) if (!(await throughput(s))) failed++;

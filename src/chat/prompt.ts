@@ -2,7 +2,7 @@ import { fieldError, GatewayError, type PathSegment } from '../platform/errors.j
 import { decodeBase64 } from '../platform/image.js';
 import { countTokens } from '../platform/tokens.js';
 import type { OutputFormat, ToolChoice, ToolDef, ToolResult, Turn } from '../text/agent.js';
-import { generationProblem, schemaProblem } from '../text/json-schema.js';
+import { generationProblem, schemaMemo, schemaProblem } from '../text/json-schema.js';
 import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/media.js';
 import type { ChatPromptPart } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
@@ -99,7 +99,7 @@ function readFunction(fn: FunctionDefinition, path: PathSegment[]): ToolDef {
   checkName(fn.name, bracket([...path, 'name']));
   const schema = fn.parameters ?? EMPTY_PARAMETERS;
   const problem =
-    (fn.strict === true ? strictSchemaProblem(schema) : undefined) ??
+    (fn.strict === true ? schemaMemo(schema, 'strict', strictSchemaProblem) : undefined) ??
     schemaProblem(schema) ??
     generationProblem(schema);
   const parameters = [...path, 'parameters'];
@@ -188,7 +188,7 @@ function readOutput(body: ChatCompletionRequest): OutputFormat | undefined {
   const { name, schema = { type: 'object' }, strict } = format.json_schema;
   checkName(name, 'response_format.json_schema.name');
   const problem =
-    (strict === true ? strictSchemaProblem(schema) : undefined) ??
+    (strict === true ? schemaMemo(schema, 'strict', strictSchemaProblem) : undefined) ??
     schemaProblem(schema) ??
     generationProblem(schema);
   if (problem !== undefined) {

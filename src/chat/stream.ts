@@ -75,6 +75,8 @@ export function chatStreamFrames(
 
   plan.choices.forEach((choice, index) => {
     const calls = choice.calls;
+    const callChunk = (delta: object) =>
+      chunk({ index, delta, logprobs: null, finish_reason: null, content_filter_results: {} });
     const text = choice.text ?? '';
     const logprobs = top >= 0 ? { content: [], refusal: null } : null;
     const role = { role: 'assistant', content: choice.text === null ? null : '', refusal: null };
@@ -131,46 +133,29 @@ export function chatStreamFrames(
       }
     }
     calls.forEach((call, k) => {
-      const pieces = splitTokens(call.arguments, ARGUMENT_TOKENS_PER_DELTA);
-      const delta = (opening: boolean, args: string) =>
-        legacy
-          ? { function_call: opening ? { name: call.name, arguments: args } : { arguments: args } }
-          : {
-              tool_calls: [
-                opening
-                  ? {
-                      index: k,
-                      id: call.id,
-                      type: 'function',
-                      function: { name: call.name, arguments: args },
-                    }
-                  : { index: k, function: { arguments: args } },
-              ],
-            };
-      frames.push(
-        paced(
-          chunk({
-            index,
-            delta: delta(true, ''),
-            logprobs: null,
-            finish_reason: null,
-            content_filter_results: {},
-          }),
+      const opening = legacy
+        ? { function_call: { name: call.name, arguments: '' } }
+        : {
+            tool_calls: [
+              {
+                index: k,
+                id: call.id,
+                type: 'function',
+                function: { name: call.name, arguments: '' },
+              },
+            ],
+          };
+      frames.push(paced(callChunk(opening)));
+      const args = frameTemplate(undefined, (piece) =>
+        callChunk(
+          legacy
+            ? { function_call: { arguments: piece } }
+            : { tool_calls: [{ index: k, function: { arguments: piece } }] },
         ),
       );
-      for (const piece of pieces) {
-        frames.push(
-          paced(
-            chunk({
-              index,
-              delta: delta(false, piece),
-              logprobs: null,
-              finish_reason: null,
-              content_filter_results: {},
-            }),
-          ),
-        );
-      }
+      const pieces = splitTokens(call.arguments, ARGUMENT_TOKENS_PER_DELTA);
+      const pacing = { firstMs: options.pacing.betweenMs, betweenMs: options.pacing.betweenMs };
+      frames.push(...deltaFrames(pieces, args, pacing, options.batch ?? true));
     });
     frames.push(
       paced(

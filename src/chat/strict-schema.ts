@@ -57,20 +57,20 @@ const typeOf = (node: Node): string[] =>
 
 function walk(node: unknown, path: string[]): string | undefined {
   if (!isNode(node)) return undefined;
-  const at = `In context=${tuple(path)}`;
+  const at = () => `In context=${tuple(path)}`;
   for (const key of Object.keys(node)) {
-    if (UNSUPPORTED_KEYWORDS.has(key)) return `${at}, '${key}' is not permitted.`;
+    if (UNSUPPORTED_KEYWORDS.has(key)) return `${at()}, '${key}' is not permitted.`;
   }
   const types = typeOf(node);
   if (types.includes('object') || isNode(node.properties)) {
     if (node.additionalProperties !== false) {
-      return `${at}, 'additionalProperties' is required to be supplied and to be false.`;
+      return `${at()}, 'additionalProperties' is required to be supplied and to be false.`;
     }
     const properties = isNode(node.properties) ? node.properties : {};
     const required = Array.isArray(node.required) ? (node.required as unknown[]) : [];
     const missing = Object.keys(properties).find((key) => !required.includes(key));
     if (missing !== undefined) {
-      return `${at}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+      return `${at()}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
     }
     for (const [key, value] of Object.entries(properties)) {
       const problem = walk(value, [...path, 'properties', key]);
@@ -78,8 +78,8 @@ function walk(node: unknown, path: string[]): string | undefined {
     }
   }
   if (types.includes('array')) {
-    if (!('items' in node)) return `${at}, array schema missing items.`;
-    if (Array.isArray(node.items)) return `${at}, 'items' must be a schema, not a list.`;
+    if (!('items' in node)) return `${at()}, array schema missing items.`;
+    if (Array.isArray(node.items)) return `${at()}, 'items' must be a schema, not a list.`;
     const problem = walk(node.items, [...path, 'items']);
     if (problem) return problem;
   }

@@ -17,9 +17,6 @@ import safeRegex from 'safe-regex2';
 const ajv = new Ajv({ strict: false, allErrors: false, discriminator: false });
 addFormats.default(ajv);
 
-/** Compiled validators by schema text; schemas repeat across an agent loop's requests. */
-const compiled = new Map<string, ValidateFunction>();
-const COMPILED_LIMIT = 512;
 const ATTEMPTS = 8;
 /** Upper bounds the generator gets: enough for an emulator's answer. */
 const GENERATED_ITEMS = 3;
@@ -30,6 +27,15 @@ export const GENERATION_BUDGET = 100_000;
 /** How deep a schema may nest, and how many local `$ref`s one path may follow. */
 const MAX_DEPTH = 64;
 const MAX_REF_HOPS = 8;
+/**
+ * Schemas and generated values remembered, as an agent loop sends the same tools every turn:
+ * at most this many, only schemas of at most SCHEMA_KEPT_BYTES of JSON, and only values whose
+ * largest possible size is at most VALUE_KEPT_SIZE, so the memory stays small whatever comes.
+ */
+const SCHEMAS_KEPT = 512;
+const SCHEMA_KEPT_BYTES = 64 * 1024;
+const VALUES_KEPT = 2048;
+const VALUE_KEPT_SIZE = 1000;
 
 type Node = Record<string, unknown>;
 const isNode = (value: unknown): value is Node =>
@@ -42,27 +48,83 @@ function dialectFree(schema: object): object {
   return rest;
 }
 
-/** The validator of a schema; throws Ajv's compile error when the schema is not valid. */
-export function validatorOf(schema: object): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let validate = compiled.get(key);
-  if (!validate) {
-    validate = ajv.compile(dialectFree(schema));
-    if (compiled.size >= COMPILED_LIMIT) compiled.clear();
-    compiled.set(key, validate);
+/** A bounded map that forgets the least recently used entry. */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly limit: number) {}
+  get(key: string): V | undefined {
+    const value = this.map.get(key);
+    if (value !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, value);
+    }
+    return value;
   }
-  return validate;
+  set(key: string, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as string);
+  }
+}
+
+/** What one schema allows: its validator and the copy the generator gets, or why it cannot. */
+interface SchemaInfo {
+  key: string;
+  validate?: ValidateFunction;
+  /** Why it is not JSON Schema (Ajv's compile error). */
+  invalid?: string;
+  source?: Node;
+  /** The largest value the generator can make from `source`, in JSON nodes and characters. */
+  size?: number;
+  /** Why no value is made for it (too large, an unsafe pattern). */
+  unusable?: string;
+  /** Other verdicts about the schema, remembered with it (strict mode's, say). */
+  memo?: Map<string, unknown>;
+}
+
+const schemas = new Lru<SchemaInfo>(SCHEMAS_KEPT);
+const values = new Lru<unknown>(VALUES_KEPT);
+
+function infoOf(schema: object): SchemaInfo {
+  const key = JSON.stringify(schema);
+  let info = schemas.get(key);
+  if (info) return info;
+  info = { key };
+  const plain = dialectFree(schema);
+  try {
+    info.validate = ajv.compile(plain);
+  } catch (err) {
+    info.invalid = (err as Error).message;
+  }
+  if (info.validate) {
+    try {
+      const prepared = prepare(plain as Node);
+      info.source = prepared.copy;
+      info.size = prepared.size;
+    } catch (err) {
+      info.unusable =
+        err instanceof TooLarge
+          ? `its values are too large to generate (more than ${GENERATION_BUDGET} JSON nodes or characters)`
+          : (err as Error).message;
+    }
+  }
+  if (key.length <= SCHEMA_KEPT_BYTES) schemas.set(key, info);
+  return info;
+}
+
+/** A verdict about a schema, computed once and remembered with it. */
+export function schemaMemo<T>(schema: object, name: string, compute: (schema: object) => T): T {
+  const info = infoOf(schema);
+  info.memo ??= new Map();
+  if (!info.memo.has(name)) info.memo.set(name, compute(schema));
+  return info.memo.get(name) as T;
 }
 
 /** Why a schema is not JSON Schema (Ajv's compile error), or undefined when it is. */
-export function schemaProblem(schema: object): string | undefined {
-  try {
-    validatorOf(schema);
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
+export const schemaProblem = (schema: object): string | undefined => infoOf(schema).invalid;
+
+/** Why the emulator will not make values for a schema (too large, an unsafe pattern), or undefined. */
+export const generationProblem = (schema: object): string | undefined => infoOf(schema).unusable;
 
 const num = (value: unknown, fallback: number) => (typeof value === 'number' ? value : fallback);
 
@@ -91,7 +153,7 @@ const lowered = (node: Node, min: string, max: string, cap: number) =>
  * the largest value it can make stays within GENERATION_BUDGET and that every `pattern` is
  * safe. Throws TooLarge, or an Error naming an unsafe pattern.
  */
-function prepare(root: Node): Node {
+function prepare(root: Node): { copy: Node; size: number } {
   let walked = 0;
   /** Walks a schema: its copy, and the size of the largest value made from it. */
   const walk = (node: unknown, depth: number, hops: number): { copy: unknown; size: number } => {
@@ -164,20 +226,8 @@ function prepare(root: Node): Node {
     if (size > GENERATION_BUDGET) throw new TooLarge();
     return { copy, size };
   };
-  return walk(root, 0, 0).copy as Node;
-}
-
-/** Why the emulator will not make values for a schema (too large, an unsafe pattern), or undefined. */
-export function generationProblem(schema: object): string | undefined {
-  try {
-    prepare(dialectFree(schema) as Node);
-    return undefined;
-  } catch (err) {
-    if (err instanceof TooLarge) {
-      return `its values are too large to generate (more than ${GENERATION_BUDGET} JSON nodes or characters)`;
-    }
-    return (err as Error).message;
-  }
+  const { copy, size } = walk(root, 0, 0);
+  return { copy: copy as Node, size };
 }
 
 type Generate = (schema: JsonSchema, options: { seed: number }) => unknown;
@@ -198,16 +248,15 @@ export class UnsatisfiableSchemaError extends Error {
  * UnsatisfiableSchemaError when none gives a valid value, or when the schema cannot be used.
  */
 export async function schemaInstance(schema: object, seed: number): Promise<unknown> {
-  let validate: ValidateFunction;
-  let source: Node;
-  try {
-    validate = validatorOf(schema);
-    source = prepare(dialectFree(schema) as Node);
-  } catch (err) {
+  const info = infoOf(schema);
+  const { validate, source } = info;
+  if (!validate || !source) {
     throw new UnsatisfiableSchemaError(
-      err instanceof TooLarge ? 'its values are too large to generate' : (err as Error).message,
+      info.invalid ?? info.unusable ?? 'the schema cannot be used',
     );
   }
+  const known = values.get(`${seed}:${info.key}`);
+  if (known !== undefined) return known;
   const generate = await loadGenerator();
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     let value: unknown;
@@ -216,7 +265,12 @@ export async function schemaInstance(schema: object, seed: number): Promise<unkn
     } catch {
       continue;
     }
-    if (validate(value)) return value;
+    if (validate(value)) {
+      if ((info.size ?? Number.POSITIVE_INFINITY) <= VALUE_KEPT_SIZE) {
+        values.set(`${seed}:${info.key}`, value);
+      }
+      return value;
+    }
   }
   throw new UnsatisfiableSchemaError('no value satisfies this schema');
 }
