@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Literals, Nullable, Tagged } from '../platform/schema-helpers.js';
+import { FINISH_REASONS } from '../text/agent.js';
 
 /** @see https://github.com/openai/openai-node/blob/master/src/resources/chat/completions/completions.ts */
 
@@ -222,13 +223,7 @@ export const PromptFilterResultsSchema = Type.Object({
   }),
 });
 
-export const ChatFinishReasonSchema = Literals([
-  'stop',
-  'length',
-  'content_filter',
-  'tool_calls',
-  'function_call',
-]);
+export const ChatFinishReasonSchema = Literals(FINISH_REASONS);
 
 export const ChatUsageSchema = Type.Object({
   prompt_tokens: Type.Integer(),

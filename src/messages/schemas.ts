@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Literals, Nullable, Tagged } from '../platform/schema-helpers.js';
+import { STOP_REASONS } from '../text/agent.js';
 
 /**
  * The messages API's request and response shapes, as upstream's wire has them.
@@ -257,15 +258,7 @@ export type CustomTool = Static<typeof CustomToolSchema>;
 export type ToolParam = Static<typeof Tool>;
 export type CacheControl = Static<typeof CacheControlSchema>;
 
-export const StopReasonSchema = Literals([
-  'end_turn',
-  'max_tokens',
-  'stop_sequence',
-  'tool_use',
-  'pause_turn',
-  'refusal',
-  'model_context_window_exceeded',
-]);
+export const StopReasonSchema = Literals(STOP_REASONS);
 export type StopReason = Static<typeof StopReasonSchema>;
 
 export const UsageSchema = Type.Object({

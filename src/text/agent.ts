@@ -14,6 +14,28 @@ import { schemaInstance, UnsatisfiableSchemaError } from './json-schema.js';
 
 export type ReplyApi = 'chat' | 'messages';
 
+/**
+ * Why a reply stopped, in each API's words (a scripted rule may say any of them).
+ * @see https://platform.claude.com/docs/en/api/handling-stop-reasons
+ * @see https://platform.openai.com/docs/api-reference/chat/object
+ */
+export const STOP_REASONS = [
+  'end_turn',
+  'max_tokens',
+  'stop_sequence',
+  'tool_use',
+  'pause_turn',
+  'refusal',
+  'model_context_window_exceeded',
+] as const;
+export const FINISH_REASONS = [
+  'stop',
+  'length',
+  'content_filter',
+  'tool_calls',
+  'function_call',
+] as const;
+
 export interface ToolDef {
   name: string;
   /** The JSON Schema of the tool's input (`input_schema`, `parameters`). */

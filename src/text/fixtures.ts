@@ -4,6 +4,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import { Literals } from '../platform/schema-helpers.js';
 import { normalizeError } from '../platform/validation.js';
+import { FINISH_REASONS, STOP_REASONS } from './agent.js';
 
 /**
  * Fixture data in FIXTURES_DIR (README "Scripted replies"):
@@ -31,20 +32,8 @@ const replyFields = {
     Type.Unknown({ description: 'the JSON to answer with; true = made from the output schema' }),
   ),
   thinking: Type.Optional(Type.String({ minLength: 1 })),
-  finish_reason: Type.Optional(
-    Literals(['stop', 'length', 'content_filter', 'tool_calls', 'function_call']),
-  ),
-  stop_reason: Type.Optional(
-    Literals([
-      'end_turn',
-      'max_tokens',
-      'stop_sequence',
-      'tool_use',
-      'pause_turn',
-      'refusal',
-      'model_context_window_exceeded',
-    ]),
-  ),
+  finish_reason: Type.Optional(Literals(FINISH_REASONS)),
+  stop_reason: Type.Optional(Literals(STOP_REASONS)),
 };
 
 export const ReplyStepSchema = Type.Object(replyFields, { additionalProperties: false });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
 import { countTokens, splitTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
-import { PROMPT_FILTERS } from '../helpers/chat.js';
+import { chunkOf, FIRST_FRAME, toolCallFrames } from '../helpers/chat.js';
 
 let emulator: Emulator;
 let client: OpenAI;
@@ -130,40 +130,18 @@ describe('official openai SDK against the emulator', () => {
       model: 'gpt-test',
       system_fingerprint: expect.stringMatching(/^fp_/),
     };
-    const chunk = (delta: object, finish: string | null = null) => ({
-      ...head,
-      choices: [
-        { index: 0, delta, logprobs: null, finish_reason: finish, content_filter_results: {} },
-      ],
-    });
+    const chunk = chunkOf(head);
     expect(chunks).toEqual([
-      {
-        choices: [],
-        created: 0,
-        id: '',
-        model: '',
-        object: '',
-        prompt_filter_results: PROMPT_FILTERS,
-      },
+      FIRST_FRAME,
       chunk({ role: 'assistant', content: null, refusal: null }),
-      ...calls.flatMap((call, k) => {
-        if (call.type !== 'function') return [];
-        return [
-          chunk({
-            tool_calls: [
-              {
-                index: k,
-                id: expect.stringMatching(/^call_/),
-                type: 'function',
-                function: { name: call.function.name, arguments: '' },
-              },
-            ],
-          }),
-          ...splitTokens(call.function.arguments, 4).map((piece) =>
-            chunk({ tool_calls: [{ index: k, function: { arguments: piece } }] }),
-          ),
-        ];
-      }),
+      ...toolCallFrames(
+        calls.map((call) => ({
+          id: expect.stringMatching(/^call_/),
+          ...(call.type === 'function' ? call.function : { name: '', arguments: '' }),
+        })),
+        chunk,
+        splitTokens,
+      ),
       chunk({}, 'tool_calls'),
     ]);
   });

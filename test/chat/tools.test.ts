@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens, splitTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
-import { PROMPT_FILTERS } from '../helpers/chat.js';
+import { chunkOf, FIRST_FRAME, PROMPT_FILTERS, toolCallFrames } from '../helpers/chat.js';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -266,42 +266,19 @@ describe('function calling', () => {
       model: 'gpt-test',
       system_fingerprint: expect.stringMatching(/^fp_/),
     };
-    const chunk = (delta: object, finish: string | null = null) => ({
-      ...head,
-      choices: [
-        { index: 0, delta, logprobs: null, finish_reason: finish, content_filter_results: {} },
-      ],
-      usage: null,
-    });
+    const chunk = chunkOf(head, { usage: null });
     const calls = json.choices[0].message.tool_calls as Array<{
       id: string;
       function: { name: string; arguments: string };
     }>;
     expect(frames).toEqual([
-      {
-        choices: [],
-        created: 0,
-        id: '',
-        model: '',
-        object: '',
-        prompt_filter_results: PROMPT_FILTERS,
-      },
+      FIRST_FRAME,
       chunk({ role: 'assistant', content: null, refusal: null }),
-      ...calls.flatMap((call, k) => [
-        chunk({
-          tool_calls: [
-            {
-              index: k,
-              id: call.id,
-              type: 'function',
-              function: { name: call.function.name, arguments: '' },
-            },
-          ],
-        }),
-        ...splitTokens(call.function.arguments, 4).map((piece) =>
-          chunk({ tool_calls: [{ index: k, function: { arguments: piece } }] }),
-        ),
-      ]),
+      ...toolCallFrames(
+        calls.map((call) => ({ id: call.id, ...call.function })),
+        chunk,
+        splitTokens,
+      ),
       chunk({}, 'tool_calls'),
       { ...head, choices: [], usage: json.usage },
       '[DONE]',
