@@ -72,7 +72,7 @@ export async function buildApp(
   config: Config,
   deps: Deps = createDeps(),
 ): Promise<FastifyInstance> {
-  const { clock, ids, sleep } = deps;
+  const { clock, ids } = deps;
   const features = new Features();
   const scheduler = features.add(new Scheduler(clock, deps.setTimer));
   const hooks: GatewayHooks = {
@@ -85,7 +85,13 @@ export async function buildApp(
       : undefined,
   };
   const text = createText(config);
-  const pacing = { ttftMs: config.streamTtftMs, chunkDelayMs: config.streamChunkDelayMs };
+  const streaming = {
+    sleep: deps.sleep,
+    monotonic: deps.monotonic,
+    setTimer: deps.setTimer,
+    stallMs: config.streamStallTimeoutMs,
+    pacing: { ttftMs: config.streamTtftMs, chunkDelayMs: config.streamChunkDelayMs },
+  };
   const video = videoGroup({
     clock,
     ids,
@@ -101,8 +107,8 @@ export async function buildApp(
   const { replies, contentFilter, promptCache } = text;
   const groups: GroupDescriptor[] = [
     video,
-    messagesGroup({ replies, promptCache, ids, sleep, pacing }),
-    chatGroup({ replies, contentFilter, promptCache, ids, sleep, pacing }),
+    messagesGroup({ replies, promptCache, ids, streaming }),
+    chatGroup({ replies, contentFilter, promptCache, ids, streaming }),
   ];
   for (const store of [...text.stores, ...groups.flatMap((g) => g.stores)]) features.add(store);
   // Last, so that stores are empty before the clock jumps back.

@@ -24,6 +24,7 @@ export const ConfigSchema = Type.Object({
   promptCacheMinTokens: Type.Integer({ minimum: 1 }),
   streamTtftMs: Millis,
   streamChunkDelayMs: Millis,
+  streamStallTimeoutMs: Type.Integer({ minimum: 1, maximum: 86_400_000 }),
   journalLimit: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
   maxTasks: Type.Integer({ minimum: 1, maximum: 10_000_000 }),
   rateLimitRpm: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
@@ -42,6 +43,7 @@ export const DEFAULT_CONFIG: Config = {
   promptCacheMinTokens: 1024,
   streamTtftMs: 0,
   streamChunkDelayMs: 0,
+  streamStallTimeoutMs: 30_000,
   journalLimit: 1000,
   maxTasks: 100_000,
 };
@@ -71,6 +73,12 @@ const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; ki
     key: 'streamChunkDelayMs',
     env: 'STREAM_CHUNK_DELAY_MS',
     flag: 'stream-chunk-delay-ms',
+    kind: 'int',
+  },
+  {
+    key: 'streamStallTimeoutMs',
+    env: 'STREAM_STALL_TIMEOUT_MS',
+    flag: 'stream-stall-timeout-ms',
     kind: 'int',
   },
   { key: 'journalLimit', env: 'JOURNAL_LIMIT', flag: 'journal-limit', kind: 'int' },

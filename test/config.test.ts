@@ -17,6 +17,7 @@ describe('loadConfig', () => {
       promptCacheMinTokens: 1024,
       streamTtftMs: 0,
       streamChunkDelayMs: 0,
+      streamStallTimeoutMs: 30_000,
       journalLimit: 1000,
       maxTasks: 100_000,
     });
@@ -37,6 +38,7 @@ describe('loadConfig', () => {
       PROMPT_CACHE_MIN_TOKENS: '128',
       STREAM_TTFT_MS: '300',
       STREAM_CHUNK_DELAY_MS: '15',
+      STREAM_STALL_TIMEOUT_MS: '5000',
       JOURNAL_LIMIT: '50',
       MAX_TASKS: '500',
     });
@@ -54,6 +56,7 @@ describe('loadConfig', () => {
       promptCacheMinTokens: 128,
       streamTtftMs: 300,
       streamChunkDelayMs: 15,
+      streamStallTimeoutMs: 5000,
       journalLimit: 50,
       maxTasks: 500,
     });

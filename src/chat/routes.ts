@@ -1,30 +1,27 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Sleep } from '../platform/clock.js';
 import { GatewayError, statusMessage } from '../platform/errors.js';
 import type { Ids } from '../platform/ids.js';
-import { sseData } from '../platform/sse.js';
 import type { ContentFilter } from '../text/content-filter.js';
-import { type PacingSettings, sendTextStream, streamPacing } from '../text/paced-stream.js';
+import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
 import { CHAT_CACHE_MIN_TOKENS, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import { renderChatError } from './errors.js';
 import { mayReach, readChatPrompt } from './prompt.js';
 import { ChatCompletionRequestSchema, ChatCompletionSchema, ChatErrorSchema } from './schemas.js';
 import { buildChatCompletion, chatUsage, checkChatPrompt, planChat } from './service.js';
-import { chatStreamFrames } from './stream.js';
+import { chatStream } from './stream.js';
 
 export interface ChatRoutesOptions {
   replies: Replies;
   contentFilter: ContentFilter;
   promptCache: PromptCache;
   ids: Ids;
-  sleep: Sleep;
-  pacing: PacingSettings;
+  streaming: Streaming;
 }
 
 /** The `data: {"error": ...}` frame a `stream_error` fault ends a chat stream with. */
 const errorData = (status: number) =>
-  sseData(JSON.stringify(renderChatError(new GatewayError(status, statusMessage(status))).body));
+  `data: ${JSON.stringify(renderChatError(new GatewayError(status, statusMessage(status))).body)}\n\n`;
 
 /**
  * `POST /v1/chat/completions`.
@@ -33,7 +30,7 @@ const errorData = (status: number) =>
 export const chatRoutes =
   (options: ChatRoutesOptions): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { replies, contentFilter, promptCache, ids, sleep } = options;
+    const { replies, contentFilter, promptCache, ids, streaming } = options;
 
     app.post(
       '/chat/completions',
@@ -48,7 +45,7 @@ export const chatRoutes =
         const body = request.body;
         const prompt = readChatPrompt(body);
         checkChatPrompt(body.messages, contentFilter);
-        const pacing = body.stream === true ? streamPacing(request, options.pacing) : undefined;
+        const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
         const plan = await planChat(body, prompt, replies, contentFilter, ids);
         const who = {
           id: ids.next('chat'),
@@ -67,8 +64,8 @@ export const chatRoutes =
         return sendTextStream({
           request,
           reply,
-          sleep,
-          frames: (batch) => chatStreamFrames(who, body, plan, usage, { pacing, batch }),
+          streaming,
+          produce: chatStream(who, body, plan, usage, pacing),
           errorFrame: errorData,
         });
       },

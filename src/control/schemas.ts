@@ -29,6 +29,12 @@ export const JournalEntrySchema = Type.Object({
   body: Type.Unknown(),
   body_truncated: Type.Boolean(),
   fault: Type.Union([Type.String(), Type.Null()]),
+  aborted: Type.Boolean({
+    description: 'a stream the client left, or that stalled, before it ended',
+  }),
+  bytes_sent: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'bytes an aborted stream sent',
+  }),
 });
 
 export const JournalSchema = Type.Object({ requests: Type.Array(JournalEntrySchema) });

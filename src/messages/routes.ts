@@ -1,9 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Sleep } from '../platform/clock.js';
 import { statusMessage } from '../platform/errors.js';
 import type { Ids } from '../platform/ids.js';
-import { sseEvent } from '../platform/sse.js';
-import { type PacingSettings, sendTextStream, streamPacing } from '../text/paced-stream.js';
+import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
 import { countPrompt, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import { MessagesErrorSchema } from './error-schemas.js';
@@ -15,7 +13,7 @@ import {
   MessageSchema,
   MessagesRequestSchema,
 } from './schemas.js';
-import { buildMessage, messageStreamFrames, messageUsage, planMessage } from './service.js';
+import { buildMessage, messageStream, messageUsage, planMessage } from './service.js';
 
 const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
 
@@ -23,19 +21,15 @@ export interface MessagesRoutesOptions {
   replies: Replies;
   promptCache: PromptCache;
   ids: Ids;
-  sleep: Sleep;
-  pacing: PacingSettings;
+  streaming: Streaming;
 }
 
 /** The `event: error` a `stream_error` fault ends a messages stream with. */
 const errorEvent = (status: number) =>
-  sseEvent(
-    'error',
-    JSON.stringify({
-      type: 'error',
-      error: { type: messagesErrorType(status), message: statusMessage(status) },
-    }),
-  );
+  `event: error\ndata: ${JSON.stringify({
+    type: 'error',
+    error: { type: messagesErrorType(status), message: statusMessage(status) },
+  })}\n\n`;
 
 /**
  * `POST /v1/messages` and its `count_tokens` sibling.
@@ -44,7 +38,7 @@ const errorEvent = (status: number) =>
 export const messagesRoutes =
   (options: MessagesRoutesOptions): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { replies, promptCache, ids, sleep } = options;
+    const { replies, promptCache, ids, streaming } = options;
 
     app.post(
       '/v1/messages',
@@ -58,7 +52,7 @@ export const messagesRoutes =
       async (request, reply) => {
         const body = request.body;
         const prompt = readPrompt(body);
-        const pacing = body.stream === true ? streamPacing(request, options.pacing) : undefined;
+        const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
         const done = await planMessage(body, prompt.turn, replies, ids);
         // Everything that can refuse the request has run: only now may the cache change.
         const cache = promptCache.account(
@@ -72,8 +66,8 @@ export const messagesRoutes =
         return sendTextStream({
           request,
           reply,
-          sleep,
-          frames: (batch) => messageStreamFrames(who, done, usage, pacing, batch),
+          streaming,
+          produce: messageStream(who, done, usage, pacing),
           errorFrame: errorEvent,
         });
       },

@@ -1,10 +1,9 @@
 import type { Ids } from '../platform/ids.js';
 import {
-  deltaFrames,
+  type FrameTemplate,
   frameTemplate,
   type Pacing,
-  type SseFrame,
-  sseEvent,
+  type SseProducer,
 } from '../platform/sse.js';
 import { countTokens, splitTokens, truncateTokens } from '../platform/tokens.js';
 import { signThinking, type Turn } from '../text/agent.js';
@@ -120,11 +119,10 @@ export function buildMessage(who: MessageIdentity, done: MessageDone, usage: Usa
 /** Tokens per content_block_delta: upstream streams small multi-token deltas. */
 export const TOKENS_PER_DELTA = 4;
 
-type Template = ReturnType<typeof frameTemplate>;
-const templates = new Map<string, Template>();
+const templates = new Map<string, FrameTemplate>();
 
 /** The delta frame template of one block index and delta kind (`text_delta`, ...). */
-function deltaTemplate(index: number, kind: string, field: string): Template {
+function deltaTemplate(index: number, kind: string, field: string): FrameTemplate {
   const key = `${index}:${kind}`;
   let template = templates.get(key);
   if (!template) {
@@ -147,10 +145,7 @@ const blockStart = (index: number, block: ResponseBlock) => {
         : block.type === 'tool_use'
           ? { type: 'tool_use', id: block.id, name: block.name, input: {} }
           : block;
-  return sseEvent(
-    'content_block_start',
-    JSON.stringify({ type: 'content_block_start', index, content_block: empty }),
-  );
+  return JSON.stringify({ type: 'content_block_start', index, content_block: empty });
 };
 
 /** Each block's deltas: what the block holds, in pieces of 4 tokens. */
@@ -159,25 +154,29 @@ function blockDeltas(index: number, block: ResponseBlock) {
     case 'text':
       return [
         {
-          pieces: splitTokens(block.text, TOKENS_PER_DELTA),
+          text: block.text,
+          tokens: TOKENS_PER_DELTA,
           template: deltaTemplate(index, 'text_delta', 'text'),
         },
       ];
     case 'thinking':
       return [
         {
-          pieces: splitTokens(block.thinking, TOKENS_PER_DELTA),
+          text: block.thinking,
+          tokens: TOKENS_PER_DELTA,
           template: deltaTemplate(index, 'thinking_delta', 'thinking'),
         },
         {
-          pieces: [block.signature],
+          text: block.signature,
+          tokens: 0,
           template: deltaTemplate(index, 'signature_delta', 'signature'),
         },
       ];
     case 'tool_use':
       return [
         {
-          pieces: splitTokens(JSON.stringify(block.input), TOKENS_PER_DELTA),
+          text: JSON.stringify(block.input),
+          tokens: TOKENS_PER_DELTA,
           template: deltaTemplate(index, 'input_json_delta', 'partial_json'),
         },
       ];
@@ -190,52 +189,51 @@ function blockDeltas(index: number, block: ResponseBlock) {
  * The event stream: message_start; per content block content_block_start, its deltas
  * (`thinking_delta` then one `signature_delta`; `text_delta`; `input_json_delta`), 4 tokens
  * each, and content_block_stop, with a ping after the first start; message_delta (cumulative
- * usage); message_stop. Delta frames come from templates: they are most of a stream.
+ * usage); message_stop. The first delta waits `firstMs`, every later delta and each block's
+ * stop `betweenMs`.
  * @see https://platform.claude.com/docs/en/build-with-claude/streaming
  */
-export function messageStreamFrames(
+export const messageStream = (
   who: MessageIdentity,
   done: MessageDone,
   usage: Usage,
   pacing: Pacing,
-  /** Batch unpaced deltas into one write (off when a fault must count single events). */
-  batch = true,
-): SseFrame[] {
-  const start = {
-    type: 'message_start',
-    message: {
-      id: who.id,
-      type: 'message',
-      role: 'assistant',
-      content: [],
-      model: who.model,
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { ...usage, output_tokens: Math.min(1, usage.output_tokens) },
-    },
-  };
-  const frames: SseFrame[] = [sseEvent('message_start', JSON.stringify(start))];
-  let started = false;
-  done.content.forEach((block, index) => {
-    frames.push(blockStart(index, block));
-    if (index === 0) frames.push(sseEvent('ping', '{"type":"ping"}'));
-    for (const { pieces, template } of blockDeltas(index, block)) {
-      const firstMs = started ? pacing.betweenMs : pacing.firstMs;
-      frames.push(
-        ...deltaFrames(pieces, template, { firstMs, betweenMs: pacing.betweenMs }, batch),
-      );
-      if (pieces.length > 0) started = true;
+): SseProducer =>
+  function* (sink) {
+    const start = {
+      type: 'message_start',
+      message: {
+        id: who.id,
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        model: who.model,
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: Math.min(1, usage.output_tokens) },
+      },
+    };
+    sink.event('message_start', JSON.stringify(start));
+    let started = false;
+    for (let index = 0; index < done.content.length; index++) {
+      const block = done.content[index] as ResponseBlock;
+      sink.event('content_block_start', blockStart(index, block));
+      if (index === 0) sink.event('ping', '{"type":"ping"}');
+      for (const { text, tokens, template } of blockDeltas(index, block)) {
+        // The signature is one delta, whatever its length; other texts go 4 tokens a delta.
+        for (const piece of tokens === 0 ? [text] : splitTokens(text, tokens)) {
+          const pause = started ? pacing.betweenMs : pacing.firstMs;
+          started = true;
+          if (pause > 0 || sink.due) yield pause;
+          if (sink.stopped) return;
+          sink.piece(template, piece);
+        }
+      }
+      const pause = started ? pacing.betweenMs : pacing.firstMs;
+      if (pause > 0 || sink.due) yield pause;
+      sink.event('content_block_stop', `{"type":"content_block_stop","index":${index}}`);
     }
-    frames.push(
-      sseEvent(
-        'content_block_stop',
-        `{"type":"content_block_stop","index":${index}}`,
-        started ? pacing.betweenMs : pacing.firstMs,
-      ),
-    );
-  });
-  frames.push(
-    sseEvent(
+    sink.event(
       'message_delta',
       JSON.stringify({
         type: 'message_delta',
@@ -247,8 +245,6 @@ export function messageStreamFrames(
           output_tokens: usage.output_tokens,
         },
       }),
-    ),
-    sseEvent('message_stop', '{"type":"message_stop"}'),
-  );
-  return frames;
-}
+    );
+    sink.closing('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+  };

@@ -13,6 +13,8 @@ export interface Deps {
   clock: Clock;
   ids: Ids;
   sleep: Sleep;
+  /** A monotonic clock in ms (wall time, for stream pauses; never the emulator's time). */
+  monotonic: () => number;
   setTimer: SetTimer;
   /** Where pino writes; stdout when absent. */
   logStream?: NodeJS.WritableStream;
@@ -23,6 +25,7 @@ export function createDeps(overrides: Partial<Deps> = {}): Deps {
     clock: createClock(),
     ids: createIds(),
     sleep: realSleep,
+    monotonic: () => performance.now(),
     setTimer: realSetTimer,
     ...overrides,
   };

@@ -4,8 +4,9 @@ import type { Clock } from './clock.js';
 import { GatewayError, RETRY_AFTER_STATUSES, statusMessage } from './errors.js';
 import { FAULT_HEADER, type Fault, type Faults, parseFaultHeader } from './faults.js';
 import type { Feature } from './features.js';
-import type { Journal } from './journal.js';
+import { type Journal, redactUrl } from './journal.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
+import type { GatewayRuntime } from './request.js';
 import { normalizeError } from './validation.js';
 
 export interface RenderedError {
@@ -103,9 +104,28 @@ export function sendGroupError(
  */
 export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spec: GroupSpec) {
   const { keyring, journal, faults, rateLimiter, clock } = hooks;
+  const runtime: GatewayRuntime = {
+    streamAborted(request, reply, result) {
+      const durationMs = Math.round(reply.elapsedTime * 1000) / 1000;
+      record(request, 200, durationMs, { aborted: true, bytesSent: result.bytes });
+      request.log.warn(
+        {
+          method: request.method,
+          url: redactUrl(request.url),
+          statusCode: 200,
+          aborted: true,
+          bytesSent: result.bytes,
+          reason: result.reason,
+          responseTime: reply.elapsedTime,
+        },
+        'stream aborted',
+      );
+    },
+  };
 
   app.addHook('onRequest', (request, reply, done) => {
     request.receivedAt = clock.now();
+    request.gateway = runtime;
     if (spec.requestIdHeader) reply.header(spec.requestIdHeader, request.id);
     const key = spec.readKey(request);
     if (!key) return done(spec.missingKey());
@@ -198,7 +218,12 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
     throw spec.unknownRoute(request);
   });
 
-  function record(request: FastifyRequest, status: number, durationMs: number): void {
+  function record(
+    request: FastifyRequest,
+    status: number,
+    durationMs: number,
+    stream?: { aborted: boolean; bytesSent: number },
+  ): void {
     journal.record({
       id: request.id,
       at: request.receivedAt,
@@ -209,6 +234,7 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
       headers: request.headers,
       rawBody: request.rawBody,
       ...(request.fault === undefined ? {} : { fault: request.fault }),
+      ...stream,
     });
   }
 

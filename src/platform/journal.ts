@@ -36,6 +36,10 @@ export interface JournalInput {
   headers: Headers;
   rawBody: string | undefined;
   fault?: string;
+  /** A stream the client left (or that stalled or failed) before it ended. */
+  aborted?: boolean;
+  /** Bytes a stream sent, when it was aborted. */
+  bytesSent?: number;
 }
 
 interface StoredEntry extends Omit<JournalInput, 'rawBody'> {
@@ -54,6 +58,8 @@ export interface JournalEntry {
   body: unknown;
   body_truncated: boolean;
   fault: string | null;
+  aborted: boolean;
+  bytes_sent: number | null;
 }
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -111,6 +117,7 @@ export class Journal implements Feature {
       body: raw === undefined || raw.length <= JOURNAL_BODY_LIMIT ? raw : preview(raw),
       bodyBytes: raw?.length ?? 0,
       ...(input.fault === undefined ? {} : { fault: input.fault }),
+      ...(input.aborted ? { aborted: true, bytesSent: input.bytesSent ?? 0 } : {}),
     };
     this.next = (this.next + 1) % this.limit;
     this.count = Math.min(this.count + 1, this.limit);
@@ -159,5 +166,7 @@ function toWire(e: StoredEntry): JournalEntry {
     body,
     body_truncated: truncated,
     fault: e.fault ?? null,
+    aborted: e.aborted === true,
+    bytes_sent: e.bytesSent ?? null,
   };
 }

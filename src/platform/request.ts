@@ -1,7 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { GatewayError } from './errors.js';
 import type { Fault } from './faults.js';
+import type { SseResult } from './sse.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,7 +18,15 @@ declare module 'fastify' {
     pendingFault: Fault | undefined;
     /** A `stream_error` fault the route applies while streaming. */
     streamFault: StreamFault | undefined;
+    /** The group that took the request, for what happens after its hooks (an aborted stream). */
+    gateway: GatewayRuntime | undefined;
   }
+}
+
+/** What a group offers a request after its hooks have run. */
+export interface GatewayRuntime {
+  /** Journals and logs a stream that did not end: the client left, stopped reading, or it failed. */
+  streamAborted(request: FastifyRequest, reply: FastifyReply, result: SseResult): void;
 }
 
 /** A `stream_error` fault as a streaming route applies it. */
@@ -40,6 +49,7 @@ export function setupRequests(app: FastifyInstance): void {
   app.decorateRequest('fault', undefined);
   app.decorateRequest('pendingFault', undefined);
   app.decorateRequest('streamFault', undefined);
+  app.decorateRequest('gateway', undefined);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(

@@ -1,30 +1,21 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import type { Sleep } from './clock.js';
+import type { SetTimer, Sleep } from './clock.js';
+
+/**
+ * The one SSE writer. A stream is a producer (a generator) that writes frames into a sink and
+ * yields where it needs a pause; the writer sends what the sink holds, waits for the socket to
+ * drain, then for the pause, and asks for more. Frames are encoded straight into reusable byte
+ * chunks as they are made, never as a list ahead of the socket: a stream costs its sink's chunk
+ * and the generator's state, however long it is.
+ * @see https://html.spec.whatwg.org/multipage/server-sent-events.html
+ */
 
 /** Pauses of a stream: before the first content frame, and before each frame after it. */
 export interface Pacing {
   firstMs: number;
   betweenMs: number;
 }
-
-/** One server-sent event, encoded, with the pause to take before writing it. */
-export interface SseFrame {
-  text: string;
-  delayMs: number;
-}
-
-/** An `event:` + `data:` frame (the messages API). */
-export const sseEvent = (event: string, data: string, delayMs = 0): SseFrame => ({
-  text: `event: ${event}\ndata: ${data}\n\n`,
-  delayMs,
-});
-
-/** A `data:`-only frame (chat completions). */
-export const sseData = (data: string, delayMs = 0): SseFrame => ({
-  text: `data: ${data}\n\n`,
-  delayMs,
-});
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -35,63 +26,171 @@ export const jsonString = (text: string): string =>
 
 const MARKER = '@@sse-text@@';
 
+/** The bytes around one text field of a frame, encoded once: frames differ only in the text. */
+export interface FrameTemplate {
+  head: Buffer;
+  tail: Buffer;
+}
+
 /**
- * Frames that differ only in one text field (a token delta), encoded from a template: the JSON
- * of `shape` is built once, with the text spliced in per frame; `many` encodes a run of frames
- * as one. `shape(text)` builds the event's data object around the text.
+ * A template for frames that differ only in one text field (a token delta): the JSON of
+ * `shape` is built once with a marker where the text goes. `shape(text)` builds the event's data.
  */
 export function frameTemplate(event: string | undefined, shape: (text: string) => unknown) {
   const json = JSON.stringify(shape(MARKER));
   const at = json.indexOf(`"${MARKER}"`);
   const head = `${event === undefined ? '' : `event: ${event}\n`}data: ${json.slice(0, at)}`;
   const tail = `${json.slice(at + MARKER.length + 2)}\n\n`;
-  return {
-    one: (text: string, delayMs = 0): SseFrame => ({
-      text: head + jsonString(text) + tail,
-      delayMs,
-    }),
-    many(texts: readonly string[]): SseFrame {
-      // Appending builds a rope that is flattened once when written: far cheaper than join().
-      let text = '';
-      for (const t of texts) text += head + jsonString(t) + tail;
-      return { text, delayMs: 0 };
-    },
-  };
+  return { head: Buffer.from(head), tail: Buffer.from(tail) } satisfies FrameTemplate;
+}
+
+/** Bytes per chunk; a write of more than this goes out as its own buffer. */
+const CHUNK = 16 * 1024;
+/** Pending bytes past which a producer should yield, so the socket can take them. */
+const FLUSH_AT = 64 * 1024;
+
+/** Where a producer writes its frames: encoded bytes, counted as events. */
+export class SseSink {
+  /** Events written so far. */
+  events = 0;
+  /** Events a fault lets through; past it events are dropped (`stopped`). */
+  limit = Number.POSITIVE_INFINITY;
+  private chunk = Buffer.allocUnsafe(CHUNK);
+  private used = 0;
+  private done: Buffer[] = [];
+  private held = 0;
+
+  /** A fault has cut the stream: later events are dropped, the producer may stop. */
+  get stopped(): boolean {
+    return this.events >= this.limit;
+  }
+
+  /** Enough is pending that the producer should yield and let it go out. */
+  get due(): boolean {
+    return this.held + this.used >= FLUSH_AT;
+  }
+
+  /** An `event:` + `data:` frame (the messages API). */
+  event(name: string, data: string): void {
+    if (this.count()) this.text(`event: ${name}\ndata: ${data}\n\n`);
+  }
+
+  /** A `data:`-only frame (chat completions). */
+  data(data: string): void {
+    if (this.count()) this.text(`data: ${data}\n\n`);
+  }
+
+  /** A frame from a template, with its text. */
+  piece(template: FrameTemplate, text: string): void {
+    if (!this.count()) return;
+    this.bytes(template.head);
+    this.text(jsonString(text));
+    this.bytes(template.tail);
+  }
+
+  /**
+   * The stream's closing event (`message_stop`, `[DONE]`): never sent when a fault cuts the
+   * stream, whose error takes its place.
+   */
+  closing(frame: string): void {
+    if (this.limit === Number.POSITIVE_INFINITY) this.text(frame);
+  }
+
+  /** Bytes written outside the event count (a fault's error). */
+  raw(frame: string): void {
+    this.text(frame);
+  }
+
+  /** Everything pending, in order; the sink starts over. */
+  take(): Buffer[] {
+    const out = this.done;
+    if (this.used > 0) {
+      out.push(this.chunk.subarray(0, this.used));
+      this.chunk = Buffer.allocUnsafe(CHUNK);
+      this.used = 0;
+    }
+    this.done = [];
+    this.held = 0;
+    return out;
+  }
+
+  private count(): boolean {
+    if (this.events >= this.limit) return false;
+    this.events++;
+    return true;
+  }
+
+  private text(text: string): void {
+    // A UTF-16 unit takes at most 3 UTF-8 bytes.
+    if (text.length * 3 > CHUNK) {
+      this.seal();
+      this.push(Buffer.from(text));
+      return;
+    }
+    if (text.length * 3 > CHUNK - this.used) this.seal();
+    this.used += this.chunk.write(text, this.used);
+  }
+
+  private bytes(bytes: Buffer): void {
+    if (bytes.length > CHUNK - this.used) this.seal();
+    if (bytes.length > CHUNK) {
+      this.push(bytes);
+      return;
+    }
+    bytes.copy(this.chunk, this.used);
+    this.used += bytes.length;
+  }
+
+  private seal(): void {
+    if (this.used === 0) return;
+    this.push(this.chunk.subarray(0, this.used));
+    this.chunk = Buffer.allocUnsafe(CHUNK);
+    this.used = 0;
+  }
+
+  private push(buffer: Buffer): void {
+    this.done.push(buffer);
+    this.held += buffer.length;
+  }
 }
 
 /**
- * The frames of a run of token deltas: the first waits `firstMs`, each later one `betweenMs`;
- * with no pause between them (and `batch`) the later ones go out as one frame.
+ * A stream: writes frames into the sink, yields a pause in ms where it needs one (0 to let
+ * pending bytes go out when `sink.due`), and stops early when `sink.stopped`.
  */
-export function deltaFrames(
-  pieces: readonly string[],
-  template: ReturnType<typeof frameTemplate>,
-  pacing: Pacing,
-  batch = true,
-): SseFrame[] {
-  if (pieces.length === 0) return [];
-  const first = template.one(pieces[0] as string, pacing.firstMs);
-  if (pieces.length === 1) return [first];
-  if (batch && pacing.betweenMs === 0) return [first, template.many(pieces.slice(1))];
-  return [first, ...pieces.slice(1).map((piece) => template.one(piece, pacing.betweenMs))];
-}
+export type SseProducer = (sink: SseSink) => Generator<number, void, undefined>;
 
 export interface SseOptions {
   sleep: Sleep;
+  /** A monotonic clock in ms, for pause deadlines. */
+  monotonic: () => number;
+  setTimer: SetTimer;
+  /** How long a write may wait for the client to read before the socket is dropped. */
+  stallMs: number;
+  /** A `stream_error` fault: events let through, then this error frame instead of the rest. */
+  fault?: { afterEvents: number; error: string };
+}
+
+export interface SseResult {
+  /** The stream was written to the end (false: the client left, or it stalled or failed). */
+  completed: boolean;
+  /** Bytes written to the socket. */
+  bytes: number;
+  /** Why it did not complete, when it did not. */
+  reason?: 'client closed' | 'write stalled' | 'error';
 }
 
 /**
- * The one SSE writer: takes over the response (keeping the headers set on it so far) and writes
- * the frames in order. Frames with no
- * delay are batched into one write; before a delay it flushes, then sleeps until the delay is
- * over or the client goes away, whichever comes first.
- * Resolves true when the stream was written to the end, false when the client left first.
+ * Takes over the response (keeping the headers set on it so far) and writes the stream. Pauses
+ * run on deadlines from the first pause, so they do not drift; a socket that does not drain
+ * within `stallMs` is dropped; an error after the takeover destroys the socket (the response
+ * cannot be an error any more) and is reported as `error`.
  */
 export async function sendSse(
   reply: FastifyReply,
-  frames: Iterable<SseFrame>,
+  produce: SseProducer,
   options: SseOptions,
-): Promise<boolean> {
+): Promise<SseResult> {
   // Headers the reply already holds (request id, rate limits) go out with the stream.
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(reply.getHeaders())) {
@@ -99,41 +198,96 @@ export async function sendSse(
   }
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, {
-    ...headers,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-  });
+  const result: SseResult = { completed: false, bytes: 0 };
   let gone: AbortController | undefined;
+  let closed = false;
   const onClose = () => {
-    if (!res.writableFinished) gone?.abort();
+    closed = true;
+    gone?.abort();
+    wake?.();
   };
-  let pending = '';
-  try {
-    for (const frame of frames) {
-      if (frame.delayMs > 0) {
-        if (!gone) {
-          gone = new AbortController();
-          res.once('close', onClose);
-        }
-        if (pending) {
-          res.write(pending);
-          pending = '';
-        }
-        if (res.destroyed) return false;
-        await options.sleep(frame.delayMs, gone.signal);
-        if (gone.signal.aborted) return false;
-      }
-      pending += frame.text;
+  res.once('close', onClose);
+  let wake: (() => void) | undefined;
+
+  /** Writes what the sink holds; false when the client is gone or stalled. */
+  const flush = async (sink: SseSink): Promise<boolean> => {
+    const parts = sink.take();
+    if (parts.length === 0) return !closed;
+    let ok = true;
+    res.cork();
+    for (const part of parts) {
+      ok = res.write(part);
+      result.bytes += part.length;
     }
-    if (res.destroyed) return false;
-    res.end(pending);
-    return true;
+    res.uncork();
+    if (ok || closed) return !closed;
+    let stalled = false;
+    await new Promise<void>((resolve) => {
+      wake = resolve;
+      const cancel = options.setTimer(() => {
+        stalled = true;
+        resolve();
+      }, options.stallMs);
+      res.once('drain', () => {
+        cancel();
+        resolve();
+      });
+    });
+    wake = undefined;
+    if (stalled) {
+      result.reason = 'write stalled';
+      res.destroy();
+      return false;
+    }
+    return !closed;
+  };
+
+  const sink = new SseSink();
+  if (options.fault) sink.limit = options.fault.afterEvents;
+  try {
+    res.writeHead(200, {
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    });
+    // The socket's idle timeout is for requests; a paced stream is legitimately quiet.
+    const socket = res.socket as { setTimeout?: (ms: number) => void } | null;
+    if (typeof socket?.setTimeout === 'function') socket.setTimeout(0);
+    const frames = produce(sink);
+    let deadline = Number.NaN;
+    for (let step = frames.next(); !step.done; step = frames.next()) {
+      if (!(await flush(sink))) return finish();
+      const pause = step.value;
+      if (pause <= 0) continue;
+      deadline = (Number.isNaN(deadline) ? options.monotonic() : deadline) + pause;
+      gone ??= new AbortController();
+      try {
+        await options.sleep(Math.max(0, deadline - options.monotonic()), gone.signal);
+      } catch (err) {
+        if (gone.signal.aborted) return finish();
+        throw err;
+      }
+      if (closed) return finish();
+    }
+    if (options.fault) sink.raw(options.fault.error);
+    const parts = sink.take();
+    if (closed) return finish();
+    for (const part of parts) result.bytes += part.length;
+    res.end(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+    result.completed = true;
+    return result;
   } catch (err) {
-    if (gone?.signal.aborted) return false;
-    throw err;
+    result.reason = 'error';
+    reply.log.error({ reqId: reply.request.id, err }, 'stream failed after it started');
+    res.destroy();
+    return result;
   } finally {
     res.off('close', onClose);
+  }
+
+  function finish(): SseResult {
+    result.reason ??= 'client closed';
+    return result;
   }
 }

@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Sleep } from '../platform/clock.js';
+import type { SetTimer, Sleep } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
-import type { StreamFault } from '../platform/request.js';
-import { type Pacing, type SseFrame, sendSse } from '../platform/sse.js';
+import { type Pacing, type SseProducer, sendSse } from '../platform/sse.js';
 
 /** The pauses of text streams, from the settings. */
 export interface PacingSettings {
@@ -28,33 +27,43 @@ export function streamPacing(request: FastifyRequest, settings: PacingSettings):
   return { firstMs, betweenMs: Number(header) };
 }
 
-/**
- * Cuts a stream for a `stream_error` fault: the first `afterEvents` events (never the stream's
- * closing one, `message_stop` or `[DONE]`), then `error`. `frames` must hold one event each.
- */
-export function cutStream<T>(frames: T[], fault: StreamFault, error: T): T[] {
-  return [...frames.slice(0, Math.min(fault.afterEvents, frames.length - 1)), error];
+/** What a text group needs to stream: time, the settings, and the pause between frames. */
+export interface Streaming {
+  sleep: Sleep;
+  monotonic: () => number;
+  setTimer: SetTimer;
+  /** How long a write may wait for the client to read before the socket is dropped. */
+  stallMs: number;
+  pacing: PacingSettings;
 }
 
 export interface TextStream {
   request: FastifyRequest;
   reply: FastifyReply;
-  sleep: Sleep;
-  /** The stream's frames; `batch` merges unpaced content frames (off when a fault counts events). */
-  frames(batch: boolean): SseFrame[];
-  /** The group's error event for a `stream_error` fault of this status. */
-  errorFrame(status: number): SseFrame;
+  streaming: Streaming;
+  /** The stream's frames. */
+  produce: SseProducer;
+  /** The group's error frame for a `stream_error` fault of this status. */
+  errorFrame(status: number): string;
 }
 
 /**
- * The one way chat and messages stream: the frames, cut by the request's `stream_error` fault
- * if it has one, written by the SSE writer.
+ * The one way chat and messages stream: the producer, cut by the request's `stream_error`
+ * fault if it has one, written by the SSE writer; a stream that did not end (the client left,
+ * stopped reading, or it failed) is journaled and logged as aborted.
  */
 export async function sendTextStream(stream: TextStream): Promise<FastifyReply> {
-  const fault = stream.request.streamFault;
-  const frames = fault
-    ? cutStream(stream.frames(false), fault, stream.errorFrame(fault.status))
-    : stream.frames(true);
-  await sendSse(stream.reply, frames, { sleep: stream.sleep });
-  return stream.reply;
+  const { request, reply, streaming } = stream;
+  const fault = request.streamFault;
+  const result = await sendSse(reply, stream.produce, {
+    sleep: streaming.sleep,
+    monotonic: streaming.monotonic,
+    setTimer: streaming.setTimer,
+    stallMs: streaming.stallMs,
+    ...(fault
+      ? { fault: { afterEvents: fault.afterEvents, error: stream.errorFrame(fault.status) } }
+      : {}),
+  });
+  if (!result.completed) request.gateway?.streamAborted(request, reply, result);
+  return reply;
 }

@@ -74,6 +74,8 @@ describe('/_emulator control surface', () => {
       body: { model: 'm', messages: [{ role: 'user', content: 'first' }] },
       body_truncated: false,
       fault: null,
+      aborted: false,
+      bytes_sent: null,
     });
     expect(requests[1]).toMatchObject({ id: 'req_2', status: 401, body: {} });
     expect(res.body).not.toContain('secret-key-1');

@@ -42,13 +42,17 @@ export interface TestDeps extends Deps {
 export function testDeps(): TestDeps {
   const sleeps: number[] = [];
   const logs: string[] = [];
+  let slept = 0;
   return {
     clock: createClock(() => T0),
     ids: countingIds(),
     sleeps,
     logs,
+    // Wall time that passes only in (instant) sleeps, so stream pauses are exactly the ones asked.
+    monotonic: () => slept,
     sleep: async (ms, signal) => {
       sleeps.push(ms);
+      slept += ms;
       await Promise.resolve();
       if (signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
     },

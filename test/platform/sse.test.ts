@@ -1,21 +1,64 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { Sleep } from '../../src/platform/clock.js';
-import { jsonString, type SseFrame, sendSse, sseData, sseEvent } from '../../src/platform/sse.js';
+import { realSetTimer } from '../../src/platform/clock.js';
+import {
+  frameTemplate,
+  jsonString,
+  type SseOptions,
+  type SseProducer,
+  type SseResult,
+  SseSink,
+  sendSse,
+} from '../../src/platform/sse.js';
 import { countingSleep } from '../helpers/app.js';
 
-describe('frames', () => {
-  it('are encoded with an event line only when they have an event name', () => {
-    expect(sseEvent('ping', '{"type":"ping"}', 5)).toEqual({
-      text: 'event: ping\ndata: {"type":"ping"}\n\n',
-      delayMs: 5,
-    });
-    expect(sseData('[DONE]')).toEqual({ text: 'data: [DONE]\n\n', delayMs: 0 });
+const text = (sink: SseSink) => Buffer.concat(sink.take()).toString();
+
+describe('the sink', () => {
+  it('encodes events, data frames and template frames, counting events', () => {
+    const sink = new SseSink();
+    sink.event('ping', '{"type":"ping"}');
+    sink.data('[x]');
+    const template = frameTemplate('delta', (piece) => ({ type: 'delta', text: piece }));
+    sink.piece(template, 'a "quoted" é');
+    sink.closing('data: [DONE]\n\n');
+    expect(sink.events).toBe(3);
+    expect(text(sink)).toBe(
+      'event: ping\ndata: {"type":"ping"}\n\ndata: [x]\n\nevent: delta\ndata: {"type":"delta","text":"a \\"quoted\\" é"}\n\ndata: [DONE]\n\n',
+    );
+    expect(text(sink)).toBe('');
   });
 
-  it('quote text as JSON, escaping only when needed', () => {
-    for (const text of [
+  it('keeps large and many frames whole across its chunks', () => {
+    const sink = new SseSink();
+    const big = 'x'.repeat(40_000);
+    sink.data(big);
+    for (let i = 0; i < 5000; i++) sink.data(`é${i}`);
+    const out = text(sink);
+    expect(out.startsWith(`data: ${big}\n\ndata: é0\n\n`)).toBe(true);
+    expect(out.endsWith('data: é4999\n\n')).toBe(true);
+    expect(out.split('\n\n').length - 1).toBe(5001);
+  });
+
+  it('says when pending bytes are due, and drops events past a fault limit with the closing one', () => {
+    const sink = new SseSink();
+    sink.limit = 2;
+    sink.data('a');
+    expect(sink.stopped).toBe(false);
+    sink.data('b');
+    sink.data('c');
+    sink.closing('data: [DONE]\n\n');
+    expect(sink.stopped).toBe(true);
+    expect(text(sink)).toBe('data: a\n\ndata: b\n\n');
+    const due = new SseSink();
+    while (!due.due) due.data('y'.repeat(1000));
+    expect(Buffer.concat(due.take()).length).toBeGreaterThanOrEqual(64 * 1024);
+  });
+
+  it('quotes text as JSON, escaping only when needed', () => {
+    for (const t of [
       'plain words',
       'a "quote"',
       'back\\slash',
@@ -25,20 +68,30 @@ describe('frames', () => {
       '😀',
       '',
     ]) {
-      expect(JSON.parse(jsonString(text))).toBe(text);
-      expect(jsonString(text)).toBe(JSON.stringify(text));
+      expect(JSON.parse(jsonString(t))).toBe(t);
+      expect(jsonString(t)).toBe(JSON.stringify(t));
     }
   });
 });
 
-/** A server whose single route streams `frames` through the writer with `sleep`. */
-async function serve(frames: SseFrame[], sleep: Sleep) {
-  const app = Fastify();
-  let finished: Promise<boolean> = Promise.resolve(false);
+/** A server whose single route streams `produce` through the writer. */
+async function serve(produce: SseProducer, options: Partial<SseOptions> = {}) {
+  const app = Fastify({ logger: false });
+  let settle: (result: Promise<SseResult>) => void = () => {};
+  const finished = new Promise<SseResult>((resolve) => {
+    settle = resolve;
+  });
   app.get('/', async (_req, reply) => {
     reply.header('x-extra', 'yes');
-    finished = sendSse(reply, frames, { sleep });
-    await finished;
+    const outcome = sendSse(reply, produce, {
+      sleep: async () => {},
+      monotonic: () => performance.now(),
+      setTimer: realSetTimer,
+      stallMs: 30_000,
+      ...options,
+    });
+    settle(outcome);
+    await outcome;
     return reply;
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -48,21 +101,52 @@ async function serve(frames: SseFrame[], sleep: Sleep) {
 }
 
 describe('sendSse', () => {
-  it('writes every frame in order with the SSE headers', async () => {
-    const frames = [sseData('a'), sseEvent('x', 'b', 1), sseData('c')];
-    const { app, port } = await serve(frames, async () => {});
+  it('writes every frame in order with the SSE headers, and reports the bytes', async () => {
+    const { app, port, result } = await serve(function* (sink) {
+      sink.data('a');
+      yield 1;
+      sink.event('x', 'b');
+      sink.closing('data: c\n\n');
+    });
     const res = await fetch(`http://127.0.0.1:${port}/`);
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(res.headers.get('cache-control')).toBe('no-cache');
     expect(res.headers.get('x-extra')).toBe('yes');
-    expect(await res.text()).toBe('data: a\n\nevent: x\ndata: b\n\ndata: c\n\n');
+    const body = await res.text();
+    expect(body).toBe('data: a\n\nevent: x\ndata: b\n\ndata: c\n\n');
+    expect(await result()).toEqual({ completed: true, bytes: Buffer.byteLength(body) });
+    await app.close();
+  });
+
+  it('cuts the stream for a fault: the first events, never the closing one, then the error', async () => {
+    const { app, port } = await serve(
+      function* (sink) {
+        for (let i = 0; i < 10; i++) {
+          if (sink.stopped) return;
+          sink.data(String(i));
+          yield 0;
+        }
+        sink.closing('data: [DONE]\n\n');
+      },
+      { fault: { afterEvents: 3, error: 'data: {"error":{}}\n\n' } },
+    );
+    expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe(
+      'data: 0\n\ndata: 1\n\ndata: 2\n\ndata: {"error":{}}\n\n',
+    );
     await app.close();
   });
 
   it('stops writing and sleeping as soon as the client goes away', async () => {
-    const frames = Array.from({ length: 1000 }, (_, i) => sseData(String(i), 5));
     const sleeps = { count: 0 };
-    const { app, port, result } = await serve(frames, countingSleep(sleeps));
+    const { app, port, result } = await serve(
+      function* (sink) {
+        for (let i = 0; i < 1000; i++) {
+          yield 5;
+          sink.data(String(i));
+        }
+      },
+      { sleep: countingSleep(sleeps) },
+    );
     await new Promise<void>((resolve) => {
       const req = request({ port, host: '127.0.0.1', path: '/' }, (res) => {
         res.once('data', () => {
@@ -72,11 +156,72 @@ describe('sendSse', () => {
       });
       req.end();
     });
-    expect(await result()).toBe(false);
+    expect(await result()).toMatchObject({ completed: false, reason: 'client closed' });
     const atAbort = sleeps.count;
     await new Promise((r) => setTimeout(r, 50));
     expect(sleeps.count).toBe(atAbort);
     expect(sleeps.count).toBeLessThan(1000);
+    await app.close();
+  });
+
+  it('runs pauses on deadlines: time spent making frames is taken off the next pause', async () => {
+    const asked: number[] = [];
+    let now = 0;
+    const { app, port } = await serve(
+      function* (sink) {
+        for (let i = 0; i < 4; i++) {
+          yield 50;
+          now += 20; // making this frame took 20 ms
+          sink.data(String(i));
+        }
+      },
+      {
+        monotonic: () => now,
+        sleep: async (ms) => {
+          asked.push(ms);
+          now += ms;
+        },
+      },
+    );
+    await (await fetch(`http://127.0.0.1:${port}/`)).text();
+    expect(asked).toEqual([50, 30, 30, 30]);
+    await app.close();
+  });
+
+  it('drops a client that stops reading once a write has waited stallMs to drain', async () => {
+    const { app, port, result } = await serve(
+      function* (sink) {
+        for (;;) {
+          sink.data('z'.repeat(16_000));
+          if (sink.due) yield 0;
+        }
+      },
+      { stallMs: 200 },
+    );
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    socket.pause(); // never reads
+    const outcome = await result();
+    expect(outcome).toMatchObject({ completed: false, reason: 'write stalled' });
+    expect(outcome.bytes).toBeGreaterThan(64 * 1024);
+    socket.destroy();
+    await app.close();
+  });
+
+  it('destroys the socket when the stream fails after it started, instead of leaving it open', async () => {
+    const { app, port, result } = await serve(function* (sink) {
+      sink.data('first');
+      yield 0;
+      throw new Error('bug in a producer');
+    });
+    const error = await fetch(`http://127.0.0.1:${port}/`)
+      .then((res) => res.text())
+      .then(
+        () => undefined,
+        (err: Error) => err,
+      );
+    expect(error).toBeInstanceOf(Error);
+    expect(await result()).toMatchObject({ completed: false, reason: 'error' });
     await app.close();
   });
 });

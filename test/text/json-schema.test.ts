@@ -89,7 +89,7 @@ describe('schemaInstance', () => {
       }),
       { numRuns: 300 },
     );
-  });
+  }, 90_000);
 
   it('reads schemas that name their dialect, $defs and $ref included', async () => {
     const s = {
