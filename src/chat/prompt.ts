@@ -4,6 +4,7 @@ import { countTokens } from '../platform/tokens.js';
 import type { OutputFormat, ToolChoice, ToolDef, ToolResult, Turn } from '../text/agent.js';
 import { generationProblem, schemaMemo, schemaProblem } from '../text/json-schema.js';
 import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/media.js';
+import { limitsOf } from '../text/models.js';
 import type { ChatPromptPart } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
 import type { ChatCompletionRequest, ChatMessage, FunctionDefinition } from './schemas.js';
@@ -34,6 +35,8 @@ export const AUDIO_BYTES_PER_TOKEN = 3200;
 export interface ChatPrompt {
   parts: ChatPromptPart[];
   promptTokens: number;
+  /** The tokens each choice may have: the request's limit, else the model's (or what the window leaves). */
+  maxTokens: number;
   audioTokens: number;
   turn: Turn;
   /** Legacy `functions`: a call is answered as `function_call`, not `tool_calls`. */
@@ -379,7 +382,38 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
     output,
     thinking: body.reasoning_effort != null && body.reasoning_effort !== 'none',
   };
-  return { parts, promptTokens: countChatPrompt(parts), audioTokens, turn, legacy };
+  const promptTokens = countChatPrompt(parts);
+  const maxTokens = completionLimit(body, promptTokens);
+  return { parts, promptTokens, maxTokens, audioTokens, turn, legacy };
+}
+
+/**
+ * The completion tokens a choice may have, as upstream limits them: a limit above the model's
+ * output limit, and a prompt (plus the asked completion) beyond its context window, are refused.
+ * @see https://platform.openai.com/docs/models
+ */
+function completionLimit(body: ChatCompletionRequest, promptTokens: number): number {
+  const limits = limitsOf('chat', body.model);
+  const param = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
+  const asked = body.max_completion_tokens ?? body.max_tokens ?? undefined;
+  if (asked !== undefined && asked > limits.maxOutput) {
+    throw refuse(
+      `${param} is too large: ${asked}. This model supports at most ${limits.maxOutput} completion tokens, whereas you provided ${asked}.`,
+      param,
+      'invalid_value',
+    );
+  }
+  const window = limits.contextWindow;
+  if (promptTokens + (asked ?? 0) > window) {
+    throw refuse(
+      asked === undefined
+        ? `This model's maximum context length is ${window} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`
+        : `This model's maximum context length is ${window} tokens. However, you requested ${promptTokens + asked} tokens (${promptTokens} in the messages, ${asked} in the completion). Please reduce the length of the messages or completion.`,
+      'messages',
+      'context_length_exceeded',
+    );
+  }
+  return asked ?? Math.min(limits.maxOutput, window - promptTokens);
 }
 
 export function countChatPrompt(parts: readonly ChatPromptPart[]): number {

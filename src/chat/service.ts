@@ -106,8 +106,7 @@ export async function planChat(
   ids: Ids,
 ): Promise<ChatPlan> {
   const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
-  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
-  const { turn, legacy } = prompt;
+  const { turn, legacy, maxTokens } = prompt;
   const chosen = await replies.replies(turn, body.n ?? 1);
   const choices = chosen.map((reply): ChatChoicePlan => {
     let reasoningTokens = 0;

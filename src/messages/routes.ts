@@ -13,7 +13,7 @@ import {
   MessageSchema,
   MessagesRequestSchema,
 } from './schemas.js';
-import { buildMessage, messageStream, messageUsage, planMessage } from './service.js';
+import { buildMessage, messageStream, messageUsage, outputLimit, planMessage } from './service.js';
 
 const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
 
@@ -53,13 +53,11 @@ export const messagesRoutes =
         const body = request.body;
         const prompt = readPrompt(body);
         const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
-        const done = await planMessage(body, prompt.turn, replies, ids);
+        const scan = promptCache.scan(`${request.owner}\n${body.model}`, prompt.blocks);
+        const limit = outputLimit(body, scan.total);
+        const done = await planMessage(body, prompt.turn, replies, ids, limit);
         // Everything that can refuse the request has run: only now may the cache change.
-        const cache = promptCache.account(
-          `${request.owner}\n${body.model}`,
-          prompt.blocks,
-          request.receivedAt,
-        );
+        const cache = promptCache.commit(scan, request.receivedAt);
         const usage = messageUsage(cache, done.outputTokens);
         const who = { id: ids.next('message'), model: body.model };
         if (!pacing) return buildMessage(who, done, usage);

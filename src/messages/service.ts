@@ -1,3 +1,4 @@
+import { fieldError, GatewayError } from '../platform/errors.js';
 import type { Ids } from '../platform/ids.js';
 import {
   type FrameTemplate,
@@ -8,6 +9,7 @@ import {
 import { countTokens, splitTokens, truncateTokens } from '../platform/tokens.js';
 import { signThinking, type Turn } from '../text/agent.js';
 import { finishText } from '../text/finish.js';
+import { limitsOf } from '../text/models.js';
 import type { CacheUsage } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import type { Message, MessagesRequest, ResponseBlock, StopReason, Usage } from './schemas.js';
@@ -32,11 +34,13 @@ export async function planMessage(
   turn: Turn,
   replies: Replies,
   ids: Ids,
+  /** The tokens the reply may have: `max_tokens`, or less when the context window ends first. */
+  limit: number,
 ): Promise<MessageDone> {
   const [chosen] = await replies.replies(turn);
   if (!chosen) throw new Error('the reply engine answered nothing');
   const content: ResponseBlock[] = [];
-  let budget = body.max_tokens;
+  let budget = limit;
   let outputTokens = 0;
   if (chosen.thinking !== undefined && turn.thinking) {
     const thinking = body.thinking;
@@ -70,17 +74,43 @@ export async function planMessage(
     });
   }
   if (calls.length > 0) outputTokens += callTokens;
+  const cut = done.reason === 'max_tokens' || calls.length < chosen.calls.length;
   let stopReason: StopReason =
     done.reason === 'stop_sequence'
       ? 'stop_sequence'
-      : done.reason === 'max_tokens' || calls.length < chosen.calls.length
-        ? 'max_tokens'
+      : cut
+        ? limit < body.max_tokens
+          ? 'model_context_window_exceeded'
+          : 'max_tokens'
         : calls.length > 0
           ? 'tool_use'
           : 'end_turn';
   const scripted = chosen.step?.stop_reason;
   if (scripted && (stopReason === 'end_turn' || stopReason === 'tool_use')) stopReason = scripted;
   return { content, stopReason, stopSequence: done.stopSequence, outputTokens };
+}
+
+/**
+ * The tokens a reply may have, as upstream limits them: `max_tokens` beyond the model's output
+ * limit and a prompt beyond its context window are refused; a reply that would run past the
+ * window stops there (`model_context_window_exceeded`).
+ * @see https://platform.claude.com/docs/en/build-with-claude/context-windows
+ */
+export function outputLimit(body: MessagesRequest, inputTokens: number): number {
+  const limits = limitsOf('messages', body.model);
+  if (body.max_tokens > limits.maxOutput) {
+    throw fieldError(
+      ['max_tokens'],
+      `${body.max_tokens} > ${limits.maxOutput}, which is the maximum allowed number of output tokens for ${body.model}`,
+    );
+  }
+  if (inputTokens > limits.contextWindow) {
+    throw new GatewayError(
+      400,
+      `prompt is too long: ${inputTokens} tokens > ${limits.contextWindow} maximum`,
+    );
+  }
+  return Math.min(body.max_tokens, limits.contextWindow - inputTokens);
 }
 
 export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {

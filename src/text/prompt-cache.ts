@@ -24,6 +24,17 @@ export interface PromptBlock {
   cache?: CacheTtl;
 }
 
+/** A prompt read for the cache: its tokens and prefix keys, before the cache is touched. */
+export interface PromptScan {
+  total: number;
+  breakpoints: number[];
+  /** Tokens up to and including each block, up to the last breakpoint. */
+  prefix: number[];
+  /** The prefix key of each block the cache may read or write. */
+  keys: Map<number, string>;
+  blocks: readonly PromptBlock[];
+}
+
 export interface CacheUsage {
   /** Every input token: input + creation + read. */
   total: number;
@@ -94,25 +105,21 @@ export class PromptCache implements Feature {
   }
 
   /**
-   * Accounts one messages request and updates the cache: reads the longest live prefix ending
-   * at a breakpoint (or up to 20 blocks before one), writes every cacheable breakpoint after
-   * it; the input tokens are what lies after.
+   * Reads a messages prompt once, left to right: every input token, and the key of each prefix
+   * that could be read or written. Pure: the cache is not touched until `commit`.
    */
-  account(scope: string, blocks: readonly PromptBlock[], now: number): CacheUsage {
+  scan(scope: string, blocks: readonly PromptBlock[]): PromptScan {
     const breakpoints: number[] = [];
     blocks.forEach((block, i) => {
       if (block.cache) breakpoints.push(i);
     });
     const last = breakpoints.at(-1);
-    if (last === undefined) {
-      const total = countPrompt(blocks);
-      return { total, input: total, read: 0, creation: 0, creation5m: 0, creation1h: 0 };
-    }
+    if (last === undefined)
+      return { total: countPrompt(blocks), breakpoints, prefix: [], keys: new Map(), blocks };
     const candidates = new Set<number>();
     for (const b of breakpoints) {
       for (let j = Math.max(0, b - LOOKBACK_BLOCKS + 1); j <= b; j++) candidates.add(j);
     }
-
     // One pass up to the last breakpoint: tokens and prefix keys together.
     const scanner = new PrefixScanner(scope);
     const prefix: number[] = [];
@@ -126,7 +133,16 @@ export class PromptCache implements Feature {
       if (candidates.has(i)) keys.set(i, scanner.key());
     }
     const total = scanner.tokens + countPrompt(blocks.slice(last + 1));
+    return { total, breakpoints, prefix, keys, blocks };
+  }
 
+  /**
+   * Accounts a scanned request and updates the cache: reads the longest live prefix ending at
+   * a breakpoint (or up to 20 blocks before one), writes every cacheable breakpoint after it;
+   * the input tokens are what lies after.
+   */
+  commit(scan: PromptScan, now: number): CacheUsage {
+    const { total, breakpoints, prefix, keys, blocks } = scan;
     let readAt = -1;
     let read = 0;
     for (const j of [...keys.keys()].sort((x, y) => y - x)) {
@@ -153,6 +169,11 @@ export class PromptCache implements Feature {
       this.put(keys.get(b) as string, ttl === '1h' ? HOUR_MS : this.options.ttlS * 1000, now);
     }
     return { total, input: total - read - creation, read, creation, creation5m, creation1h };
+  }
+
+  /** `scan` then `commit`: accounts one messages request and updates the cache. */
+  account(scope: string, blocks: readonly PromptBlock[], now: number): CacheUsage {
+    return this.commit(this.scan(scope, blocks), now);
   }
 
   /**

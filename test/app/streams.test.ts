@@ -35,18 +35,18 @@ const journal = async (url: string) =>
   ).requests;
 
 describe('the stream engine', () => {
-  it('streams a paced reply of 130 000 frames (frames are made as they are written)', async () => {
-    t = await buildTestApp({ fixturesDir: longReply('w '.repeat(130_000)) });
+  it('streams a paced reply of 128 000 frames (frames are made as they are written)', async () => {
+    t = await buildTestApp({ fixturesDir: longReply('w '.repeat(128_000)) });
     const res = await t.chat(
-      { model: 'm', stream: true, messages: [{ role: 'user', content: '[long]' }] },
+      { model: 'gpt-5', stream: true, messages: [{ role: 'user', content: '[long]' }] },
       { headers: { 'x-emulator-stream-delay-ms': '1' } },
     );
     expect(res.statusCode).toBe(200);
     const frames = parseSse(res.body);
-    // first frame, role frame, 130 000 content frames, finish frame, [DONE]
-    expect(frames).toHaveLength(130_004);
+    // first frame, role frame, 128 000 content frames (gpt-5's output limit), finish, [DONE]
+    expect(frames).toHaveLength(128_004);
     expect(frames.at(-1)).toEqual({ data: '[DONE]' });
-    expect(t.deps.sleeps).toHaveLength(130_000);
+    expect(t.deps.sleeps).toHaveLength(128_000);
   });
 
   it('journals and logs a stream the client left, with the bytes it sent', async () => {

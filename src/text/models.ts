@@ -1,0 +1,67 @@
+import type { ReplyApi } from './agent.js';
+
+/**
+ * What each text model takes and gives: its context window and the most output tokens one reply
+ * may have. Requests beyond them are refused as upstream refuses them, and every reply (an echo
+ * of a long prompt included) stops at the output limit, so a request's memory stays bounded. A
+ * model the table does not know gets its API's default row.
+ * @see https://platform.openai.com/docs/models
+ * @see https://platform.claude.com/docs/en/about-claude/models/overview
+ */
+
+export interface ModelLimits {
+  contextWindow: number;
+  maxOutput: number;
+}
+
+type Row = readonly [prefix: string, contextWindow: number, maxOutput: number];
+
+/** Longest prefix first wins, so `gpt-4o-mini` is read before `gpt-4o`. */
+const CHAT_MODELS: readonly Row[] = [
+  ['gpt-5', 400_000, 128_000],
+  ['gpt-4.1', 1_047_576, 32_768],
+  ['gpt-4o', 128_000, 16_384],
+  ['gpt-4-turbo', 128_000, 4_096],
+  ['gpt-4', 8_192, 8_192],
+  ['gpt-3.5-turbo', 16_385, 4_096],
+  ['o4-mini', 200_000, 100_000],
+  ['o3', 200_000, 100_000],
+  ['o1', 200_000, 100_000],
+];
+
+const MESSAGES_MODELS: readonly Row[] = [
+  ['claude-opus-4-1', 200_000, 32_000],
+  ['claude-opus-4-0', 200_000, 32_000],
+  ['claude-opus-4-20250514', 200_000, 32_000],
+  ['claude-opus-4', 200_000, 64_000],
+  ['claude-sonnet-4', 200_000, 64_000],
+  ['claude-haiku-4', 200_000, 64_000],
+  ['claude-3-7-sonnet', 200_000, 64_000],
+  ['claude-3-5-haiku', 200_000, 8_192],
+  ['claude-3-5-sonnet', 200_000, 8_192],
+  ['claude-3-haiku', 200_000, 4_096],
+];
+
+/** Models the table does not know (`chat-model`, `claude-like`, ...). */
+export const DEFAULT_LIMITS: Record<ReplyApi, ModelLimits> = {
+  chat: { contextWindow: 128_000, maxOutput: 16_384 },
+  messages: { contextWindow: 200_000, maxOutput: 64_000 },
+};
+
+const sorted = (rows: readonly Row[]) => [...rows].sort((a, b) => b[0].length - a[0].length);
+const TABLES: Record<ReplyApi, readonly Row[]> = {
+  chat: sorted(CHAT_MODELS),
+  messages: sorted(MESSAGES_MODELS),
+};
+
+export function limitsOf(api: ReplyApi, model: string): ModelLimits {
+  const row = TABLES[api].find(([prefix]) => model.startsWith(prefix));
+  return row ? { contextWindow: row[1], maxOutput: row[2] } : DEFAULT_LIMITS[api];
+}
+
+/** The table, for the README and the control surface. */
+export const MODEL_TABLE = {
+  chat: CHAT_MODELS,
+  messages: MESSAGES_MODELS,
+  defaults: DEFAULT_LIMITS,
+};
