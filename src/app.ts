@@ -92,10 +92,24 @@ export async function buildApp(
     stallMs: config.streamStallTimeoutMs,
     pacing: { ttftMs: config.streamTtftMs, chunkDelayMs: config.streamChunkDelayMs },
   };
+  /** Set once the instance exists: the guard reads the ports it listens on. */
+  let instance: FastifyInstance | undefined;
   const video = videoGroup({
     clock,
     ids,
     scheduler,
+    setTimer: deps.setTimer,
+    guard: {
+      selfPorts: () => {
+        const address = instance?.server.address();
+        return typeof address === 'object' && address ? [address.port] : [];
+      },
+      selfHosts: [
+        config.host,
+        ...(config.publicBaseUrl ? [new URL(config.publicBaseUrl).hostname] : []),
+      ],
+      allowedHosts: config.callbackAllowedHosts,
+    },
     settings: {
       queueMs: config.videoQueueMs,
       renderMs: config.videoRenderMs,
@@ -151,6 +165,7 @@ export async function buildApp(
     frameworkErrors: renderFrameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  instance = app;
   app.decorate('emulator', {
     reset,
     tasks: video.service,

@@ -28,6 +28,9 @@ export const ConfigSchema = Type.Object({
   journalLimit: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
   maxTasks: Type.Integer({ minimum: 1, maximum: 10_000_000 }),
   rateLimitRpm: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+  callbackAllowedHosts: Type.Optional(
+    Type.Array(Type.String({ pattern: '^(\\*\\.)?[A-Za-z0-9.:\\[\\]-]+$' }), { minItems: 1 }),
+  ),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -84,6 +87,12 @@ const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; ki
   { key: 'journalLimit', env: 'JOURNAL_LIMIT', flag: 'journal-limit', kind: 'int' },
   { key: 'maxTasks', env: 'MAX_TASKS', flag: 'max-tasks', kind: 'int' },
   { key: 'rateLimitRpm', env: 'RATE_LIMIT_RPM', flag: 'rate-limit-rpm', kind: 'int' },
+  {
+    key: 'callbackAllowedHosts',
+    env: 'CALLBACK_ALLOWED_HOSTS',
+    flag: 'callback-allowed-hosts',
+    kind: 'list',
+  },
 ];
 
 export class ConfigError extends Error {

@@ -1,12 +1,20 @@
-import type { Clock } from '../platform/clock.js';
+import type { Clock, SetTimer } from '../platform/clock.js';
 import type { Feature } from '../platform/features.js';
 import type { Scheduler } from '../platform/scheduler.js';
+import type { CallbackGuard } from './callback-guard.js';
 import type { TaskStatus } from './schemas.js';
 
 /**
- * Delivers video-task callbacks (https://kling.ai/document-api/apiReference/callbackProtocol): POSTs the flat task record to the task's
- * `callback_url`, with a timeout and retries with exponential backoff on the emulator clock.
- * Delivery never blocks a request; the log of deliveries is bounded.
+ * Delivers video-task callbacks (https://kling.ai/document-api/apiReference/callbackProtocol):
+ * POSTs the flat task record to the task's `callback_url`, with a timeout and retries with
+ * exponential backoff on the emulator clock. Delivery never blocks a request.
+ *
+ * Fair and bounded whatever the targets do: the notifications of one task go out in order, one
+ * at a time; keys take turns for the delivery slots (round robin), a target host gets at most
+ * `perHost` of them, and each key may have at most `perKey` notifications waiting. Each attempt
+ * holds its own timer (an `AbortSignal.timeout` can be collected before it fires), so a target
+ * that never answers frees its slot after `timeoutMs`. Redirects are not followed, and the
+ * guard keeps callbacks away from the emulator itself.
  */
 
 export type DeliveryState = 'pending' | 'delivering' | 'delivered' | 'failed';
@@ -14,7 +22,9 @@ export type DeliveryState = 'pending' | 'delivering' | 'delivered' | 'failed';
 interface Delivery {
   id: number;
   taskId: string;
+  owner: string;
   url: string;
+  host: string;
   status: TaskStatus;
   body: string;
   attempts: number;
@@ -49,6 +59,10 @@ export interface CallbackOptions {
   limit: number;
   /** Requests in flight at once; the rest wait their turn. */
   concurrency: number;
+  /** Requests in flight at once to one target host. */
+  perHost: number;
+  /** Notifications one key may have waiting (not yet delivered or failed). */
+  perKey: number;
   /** The HTTP client (global fetch; tests may pass their own). */
   fetch: typeof fetch;
 }
@@ -59,7 +73,17 @@ export const DEFAULT_CALLBACK_OPTIONS: CallbackOptions = {
   backoffMs: 1000,
   limit: 1000,
   concurrency: 8,
+  perHost: 2,
+  perKey: 200,
   fetch: (input, init) => fetch(input, init),
+};
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return url;
+  }
 };
 
 export class Callbacks implements Feature {
@@ -67,22 +91,30 @@ export class Callbacks implements Feature {
   private readonly deliveries = new Map<number, Delivery>();
   /** Deliveries of one task go out one after another, in order; the head is the active one. */
   private readonly perTask = new Map<string, Delivery[]>();
-  private readonly waiting: Delivery[] = [];
-  /** Notifications refused because the log was full of unfinished deliveries. */
+  /** Deliveries ready to go, per key; keys take turns in `turns` order. */
+  private readonly ready = new Map<string, Delivery[]>();
+  private turns: string[] = [];
+  private turn = 0;
+  private readonly inFlight = new Map<Delivery, () => void>();
+  private readonly hostLoad = new Map<string, number>();
+  /** Unfinished notifications per key. */
+  private readonly waiting = new Map<string, number>();
+  /** Notifications refused because the log or the key's queue was full. */
   dropped = 0;
-  private readonly inFlight = new Map<Delivery, AbortController>();
   private nextId = 1;
   private idleWaiters: Array<() => void> = [];
 
   constructor(
     private readonly clock: Clock,
     private readonly scheduler: Scheduler,
+    private readonly setTimer: SetTimer,
+    private readonly guard: CallbackGuard | undefined,
     private readonly options: CallbackOptions = DEFAULT_CALLBACK_OPTIONS,
   ) {}
 
-  /** Queues one notification; `body` is the JSON text to POST. */
-  enqueue(taskId: string, url: string, status: TaskStatus, body: string): void {
-    if (!this.makeRoom()) {
+  /** Queues one notification of `owner`'s task; `body` is the JSON text to POST. */
+  enqueue(taskId: string, owner: string, url: string, status: TaskStatus, body: string): void {
+    if ((this.waiting.get(owner) ?? 0) >= this.options.perKey || !this.makeRoom()) {
       this.dropped++;
       return;
     }
@@ -90,7 +122,9 @@ export class Callbacks implements Feature {
     const delivery: Delivery = {
       id: this.nextId++,
       taskId,
+      owner,
       url,
+      host: hostOf(url),
       status,
       body,
       attempts: 0,
@@ -101,13 +135,14 @@ export class Callbacks implements Feature {
       updatedAt: now,
     };
     this.deliveries.set(delivery.id, delivery);
+    this.waiting.set(owner, (this.waiting.get(owner) ?? 0) + 1);
     const queue = this.perTask.get(taskId);
     if (queue) {
       queue.push(delivery);
       return;
     }
     this.perTask.set(taskId, [delivery]);
-    this.start(delivery);
+    this.makeReady(delivery);
   }
 
   list(): DeliveryView[] {
@@ -125,17 +160,26 @@ export class Callbacks implements Feature {
     }));
   }
 
-  /** Resolves once no request is in flight or waiting (retries scheduled later do not count). */
+  /** Deliveries being attempted now. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /** Resolves once no request is in flight or ready (retries scheduled later do not count). */
   idle(): Promise<void> {
-    if (this.inFlight.size === 0 && this.waiting.length === 0) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   reset(): void {
     for (const delivery of this.deliveries.values()) delivery.cancelRetry?.();
-    for (const controller of this.inFlight.values()) controller.abort();
+    for (const abort of this.inFlight.values()) abort();
     this.inFlight.clear();
-    this.waiting.length = 0;
+    this.ready.clear();
+    this.turns = [];
+    this.turn = 0;
+    this.hostLoad.clear();
+    this.waiting.clear();
     this.deliveries.clear();
     this.perTask.clear();
     this.dropped = 0;
@@ -146,64 +190,132 @@ export class Callbacks implements Feature {
     this.reset();
   }
 
-  private start(delivery: Delivery): void {
-    if (this.inFlight.size >= this.options.concurrency) {
-      this.waiting.push(delivery);
-      return;
+  private isIdle(): boolean {
+    return this.inFlight.size === 0 && this.ready.size === 0;
+  }
+
+  private makeReady(delivery: Delivery): void {
+    let queue = this.ready.get(delivery.owner);
+    if (!queue) {
+      queue = [];
+      this.ready.set(delivery.owner, queue);
+      this.turns.push(delivery.owner);
     }
+    queue.push(delivery);
+    this.pump();
+  }
+
+  /** Starts ready deliveries while slots are free: keys in turn, hosts within their share. */
+  private pump(): void {
+    while (this.inFlight.size < this.options.concurrency && this.turns.length > 0) {
+      let started = false;
+      for (let tried = 0; tried < this.turns.length && !started; tried++) {
+        this.turn %= this.turns.length;
+        const owner = this.turns[this.turn] as string;
+        this.turn++;
+        const queue = this.ready.get(owner) as Delivery[];
+        const at = queue.findIndex((d) => (this.hostLoad.get(d.host) ?? 0) < this.options.perHost);
+        if (at === -1) continue;
+        const [delivery] = queue.splice(at, 1) as [Delivery];
+        if (queue.length === 0) {
+          this.ready.delete(owner);
+          this.turns = this.turns.filter((o) => o !== owner);
+        }
+        this.start(delivery);
+        started = true;
+      }
+      if (!started) return;
+    }
+  }
+
+  private start(delivery: Delivery): void {
     const controller = new AbortController();
-    this.inFlight.set(delivery, controller);
+    let timedOut = false;
+    const cancelTimeout = this.setTimer(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.options.timeoutMs);
+    this.inFlight.set(delivery, () => {
+      cancelTimeout();
+      controller.abort();
+    });
+    this.hostLoad.set(delivery.host, (this.hostLoad.get(delivery.host) ?? 0) + 1);
     delivery.state = 'delivering';
     delivery.attempts++;
-    this.options
-      .fetch(delivery.url, {
+    void this.attempt(delivery, controller.signal).then(({ status, error, permanent }) => {
+      cancelTimeout();
+      this.finish(
+        delivery,
+        status,
+        timedOut ? `timed out after ${this.options.timeoutMs} ms` : error,
+        permanent,
+      );
+    });
+  }
+
+  private async attempt(
+    delivery: Delivery,
+    signal: AbortSignal,
+  ): Promise<{ status: number | null; error: string | null; permanent?: boolean }> {
+    const refused = await this.guard?.refuse(delivery.url);
+    if (refused)
+      return { status: null, error: `refused: callback_url ${refused}`, permanent: true };
+    try {
+      const res = await this.options.fetch(delivery.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: delivery.body,
-        signal: AbortSignal.any([controller.signal, AbortSignal.timeout(this.options.timeoutMs)]),
-      })
-      .then(
-        async (res) => {
-          await res.body?.cancel();
-          this.finish(delivery, controller, res.status, res.ok ? null : `HTTP ${res.status}`);
-        },
-        (err: unknown) => {
-          const cause = (err as { cause?: { code?: string } }).cause?.code;
-          const message = err instanceof Error ? err.message : String(err);
-          this.finish(delivery, controller, null, cause ? `${message} (${cause})` : message);
-        },
-      );
+        redirect: 'manual',
+        signal,
+      });
+      await res.body?.cancel();
+      if (res.ok) return { status: res.status, error: null };
+      const redirect = res.status >= 300 && res.status < 400;
+      return {
+        status: res.status,
+        error: redirect ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`,
+      };
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      const message = err instanceof Error ? err.message : String(err);
+      return { status: null, error: cause ? `${message} (${cause})` : message };
+    }
   }
 
   private finish(
     delivery: Delivery,
-    controller: AbortController,
     status: number | null,
     error: string | null,
-  ) {
-    if (this.inFlight.get(delivery) !== controller) return; // cleared meanwhile
+    permanent = false,
+  ): void {
+    if (!this.inFlight.has(delivery)) return; // reset meanwhile
     this.inFlight.delete(delivery);
+    const load = (this.hostLoad.get(delivery.host) ?? 1) - 1;
+    if (load > 0) this.hostLoad.set(delivery.host, load);
+    else this.hostLoad.delete(delivery.host);
     delivery.lastStatus = status;
     delivery.lastError = error;
     delivery.updatedAt = this.clock.now();
-    if (error === null || delivery.attempts >= this.options.maxAttempts) {
+    if (error === null || permanent || delivery.attempts >= this.options.maxAttempts) {
       delivery.state = error === null ? 'delivered' : 'failed';
+      const left = (this.waiting.get(delivery.owner) ?? 1) - 1;
+      if (left > 0) this.waiting.set(delivery.owner, left);
+      else this.waiting.delete(delivery.owner);
       this.startNextOf(delivery.taskId);
     } else {
       delivery.state = 'pending';
       const wait = this.options.backoffMs * 2 ** (delivery.attempts - 1);
       delivery.cancelRetry = this.scheduler.at(this.clock.now() + wait, () => {
         delivery.cancelRetry = undefined;
-        this.start(delivery);
+        this.makeReady(delivery);
       });
     }
-    const next = this.waiting.shift();
-    if (next) this.start(next);
+    this.pump();
     this.settle();
   }
 
   private settle(): void {
-    if (this.inFlight.size > 0 || this.waiting.length > 0) return;
+    if (!this.isIdle()) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
@@ -213,7 +325,7 @@ export class Callbacks implements Feature {
     const queue = this.perTask.get(taskId);
     queue?.shift();
     const next = queue?.[0];
-    if (next) this.start(next);
+    if (next) this.makeReady(next);
     else this.perTask.delete(taskId);
   }
 

@@ -1,7 +1,8 @@
-import type { Clock } from '../platform/clock.js';
+import type { Clock, SetTimer } from '../platform/clock.js';
 import type { GroupDescriptor } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import type { Scheduler } from '../platform/scheduler.js';
+import { CallbackGuard, type CallbackGuardOptions } from './callback-guard.js';
 import { type CallbackOptions, Callbacks, DEFAULT_CALLBACK_OPTIONS } from './callbacks.js';
 import { loadClip } from './clip.js';
 import { videoGroupSpec } from './errors.js';
@@ -13,7 +14,10 @@ export interface VideoGroupOptions {
   clock: Clock;
   ids: Ids;
   scheduler: Scheduler;
+  setTimer: SetTimer;
   settings: VideoSettings;
+  /** Where callbacks may go: the emulator's own addresses, the allow-list. */
+  guard: CallbackGuardOptions;
   publicBaseUrl: string | undefined;
   fixturesDir: string;
   callbacks?: Partial<CallbackOptions>;
@@ -31,7 +35,8 @@ export interface VideoGroup extends GroupDescriptor {
  */
 export function videoGroup(options: VideoGroupOptions): VideoGroup {
   const { clock, ids, scheduler } = options;
-  const callbacks = new Callbacks(clock, scheduler, {
+  const guard = new CallbackGuard(options.guard);
+  const callbacks = new Callbacks(clock, scheduler, options.setTimer, guard, {
     ...DEFAULT_CALLBACK_OPTIONS,
     ...options.callbacks,
   });
@@ -40,7 +45,7 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
     name: 'video',
     prefix: '/videogen',
     spec: videoGroupSpec,
-    routes: videoRoutes({ video: service, publicBaseUrl: options.publicBaseUrl }),
+    routes: videoRoutes({ video: service, publicBaseUrl: options.publicBaseUrl, guard }),
     public: {
       prefix: '/media',
       routes: mediaRoutes({ video: service, clock, clip: loadClip(options.fixturesDir) }),

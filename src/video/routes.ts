@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { GatewayError, notFound } from '../platform/errors.js';
+import { fieldError, GatewayError, notFound } from '../platform/errors.js';
+import type { CallbackGuard } from './callback-guard.js';
 import { VideoErrorSchema } from './error-schemas.js';
 import { VIDEO_CODES } from './errors.js';
 import type { VideoKind } from './models.js';
@@ -50,6 +51,8 @@ function readOutcome(request: FastifyRequest): Outcome {
 
 export interface VideoRoutesOptions {
   video: VideoService;
+  /** Where a `callback_url` may point. */
+  guard: CallbackGuard;
   /** Base of result URLs; unset: the origin each task was created through. */
   publicBaseUrl: string | undefined;
 }
@@ -59,7 +62,7 @@ export interface VideoRoutesOptions {
  * @see https://kling.ai/document-api/apiReference/model/textToVideo
  */
 export const videoRoutes =
-  ({ video, publicBaseUrl }: VideoRoutesOptions): FastifyPluginAsyncTypebox =>
+  ({ video, publicBaseUrl, guard }: VideoRoutesOptions): FastifyPluginAsyncTypebox =>
   async (app) => {
     const publicBase = publicBaseUrl?.replace(/\/+$/, '');
     const baseUrl = (request: FastifyRequest) =>
@@ -78,6 +81,10 @@ export const videoRoutes =
         async (request) => {
           const outcome = readOutcome(request);
           const spec = check(request.body as Static<S>);
+          if (spec.callbackUrl) {
+            const refused = guard.check(spec.callbackUrl, request.host);
+            if (refused) throw fieldError(['callback_url'], refused);
+          }
           const created = video.create(
             spec,
             request.owner,

@@ -141,7 +141,8 @@ export class VideoService implements Feature {
   private notifyIf(task: Task, at: number, status: TaskStatus): void {
     if (!task.callbackUrl || this.store.get(task.id) !== task) return;
     if (statusAt(task, at).status !== status) return;
-    this.callbacks.enqueue(task.id, task.callbackUrl, status, JSON.stringify(taskRecord(task, at)));
+    const body = JSON.stringify(taskRecord(task, at));
+    this.callbacks.enqueue(task.id, task.owner, task.callbackUrl, status, body);
   }
 
   /** Many tasks share one origin; keep one copy of the string. */

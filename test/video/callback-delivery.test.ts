@@ -1,17 +1,28 @@
-import { describe, expect, it } from 'vitest';
-import { createClock } from '../../src/platform/clock.js';
+import { describe, expect, it, vi } from 'vitest';
+import { createClock, realSetTimer, type SetTimer } from '../../src/platform/clock.js';
 import { Scheduler } from '../../src/platform/scheduler.js';
+import { CallbackGuard, type CallbackGuardOptions } from '../../src/video/callback-guard.js';
 import { Callbacks, DEFAULT_CALLBACK_OPTIONS } from '../../src/video/callbacks.js';
 
-/** A fetch whose answers the test gives one by one. */
+/** A fetch whose answers the test gives one by one; a call that is never answered hangs. */
 function manualFetch() {
-  const calls: Array<{ url: string; body: string; answer(status: number): void }> = [];
+  const calls: Array<{
+    url: string;
+    body: string;
+    redirect: RequestInit['redirect'];
+    aborted: () => boolean;
+    answer(status: number): void;
+  }> = [];
   const fake: typeof fetch = (input, init) =>
-    new Promise((resolve) => {
+    new Promise((resolve, reject) => {
+      const signal = init?.signal ?? undefined;
+      signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
       calls.push({
         url: String(input),
         body: String(init?.body),
-        answer: (status) => resolve(new Response('ok', { status })),
+        redirect: init?.redirect,
+        aborted: () => signal?.aborted ?? false,
+        answer: (status) => resolve(new Response(status === 204 ? null : 'ok', { status })),
       });
     });
   return { calls, fake };
@@ -19,24 +30,48 @@ function manualFetch() {
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
-function setup(options: Partial<typeof DEFAULT_CALLBACK_OPTIONS> = {}) {
+/** Timers the test fires by hand. */
+function manualTimers() {
+  const timers = new Set<{ fn: () => void; ms: number }>();
+  const setTimer: SetTimer = (fn, ms) => {
+    const timer = { fn, ms };
+    timers.add(timer);
+    return () => timers.delete(timer);
+  };
+  const fireAll = () => {
+    const due = [...timers];
+    timers.clear();
+    for (const t of due) t.fn();
+  };
+  return { timers, setTimer, fireAll };
+}
+
+function setup(
+  options: Partial<typeof DEFAULT_CALLBACK_OPTIONS> = {},
+  guard?: Partial<CallbackGuardOptions>,
+  setTimer: SetTimer = () => () => {},
+) {
   const clock = createClock(() => 0);
   const scheduler = new Scheduler(clock, () => () => {});
   const { calls, fake } = manualFetch();
-  const callbacks = new Callbacks(clock, scheduler, {
-    ...DEFAULT_CALLBACK_OPTIONS,
-    fetch: fake,
-    ...options,
-  });
+  const callbacks = new Callbacks(
+    clock,
+    scheduler,
+    setTimer,
+    guard &&
+      new CallbackGuard({ selfPorts: () => [], selfHosts: [], allowedHosts: undefined, ...guard }),
+    { ...DEFAULT_CALLBACK_OPTIONS, fetch: fake, ...options },
+  );
   return { clock, callbacks, calls };
 }
 
 describe('Callbacks', () => {
   it('delivers the notifications of one task one after another, in order', async () => {
     const { callbacks, calls } = setup();
-    callbacks.enqueue('t1', 'http://h/a', 'processing', '{"n":1}');
-    callbacks.enqueue('t1', 'http://h/a', 'succeed', '{"n":2}');
-    callbacks.enqueue('t2', 'http://h/b', 'processing', '{"n":3}');
+    callbacks.enqueue('t1', 'k', 'http://h/a', 'processing', '{"n":1}');
+    callbacks.enqueue('t1', 'k', 'http://h/a', 'succeed', '{"n":2}');
+    callbacks.enqueue('t2', 'k', 'http://h/b', 'processing', '{"n":3}');
+    await tick();
     expect(calls.map((c) => c.body)).toEqual(['{"n":1}', '{"n":3}']);
     calls[0]?.answer(200);
     await tick();
@@ -53,40 +88,207 @@ describe('Callbacks', () => {
 
   it('keeps at most `concurrency` requests in flight', async () => {
     const { callbacks, calls } = setup({ concurrency: 2 });
-    for (const id of ['a', 'b', 'c', 'd']) callbacks.enqueue(id, 'http://h/', 'processing', id);
+    for (const id of ['a', 'b', 'c', 'd']) {
+      callbacks.enqueue(id, 'k', `http://${id}/`, 'processing', id);
+    }
+    await tick();
     expect(calls).toHaveLength(2);
     calls[0]?.answer(202);
+    await tick();
     await tick();
     expect(calls).toHaveLength(3);
   });
 
   it('is bounded: forgets finished deliveries first, then refuses new ones', async () => {
     const { callbacks, calls } = setup({ limit: 2 });
-    callbacks.enqueue('a', 'http://h/', 'processing', 'a');
+    callbacks.enqueue('a', 'k', 'http://h/', 'processing', 'a');
+    await tick();
     calls[0]?.answer(200);
     await callbacks.idle();
-    callbacks.enqueue('b', 'http://h/', 'processing', 'b');
-    callbacks.enqueue('c', 'http://h/', 'processing', 'c');
+    callbacks.enqueue('b', 'k', 'http://h/', 'processing', 'b');
+    callbacks.enqueue('c', 'k', 'http://h/', 'processing', 'c');
     expect(callbacks.list().map((d) => d.task_id)).toEqual(['b', 'c']);
-    callbacks.enqueue('d', 'http://h/', 'processing', 'd');
+    callbacks.enqueue('d', 'k', 'http://h/', 'processing', 'd');
     expect(callbacks.list().map((d) => d.task_id)).toEqual(['b', 'c']);
     expect(callbacks.dropped).toBe(1);
   });
 
+  it("bounds each key's waiting notifications; other keys still get theirs", async () => {
+    const { callbacks } = setup({ perKey: 3 });
+    for (let i = 0; i < 5; i++) callbacks.enqueue(`a${i}`, 'greedy', 'http://h/', 'processing', '');
+    callbacks.enqueue('b0', 'other', 'http://h/', 'processing', '');
+    expect(callbacks.list().map((d) => d.task_id)).toEqual(['a0', 'a1', 'a2', 'b0']);
+    expect(callbacks.dropped).toBe(2);
+  });
+
   it('retries after 1 s, 2 s, 4 s, 8 s of emulator time, then fails', async () => {
     const { clock, callbacks, calls } = setup();
-    callbacks.enqueue('a', 'http://h/', 'failed', 'a');
+    callbacks.enqueue('a', 'k', 'http://h/', 'failed', 'a');
+    await tick();
     for (const wait of [1000, 2000, 4000, 8000]) {
       calls.at(-1)?.answer(500);
       await tick();
       const before = calls.length;
       clock.advance(wait - 1);
+      await tick();
       expect(calls.length).toBe(before);
       clock.advance(1);
+      await tick();
       expect(calls.length).toBe(before + 1);
     }
     calls.at(-1)?.answer(500);
     await callbacks.idle();
     expect(callbacks.list()).toMatchObject([{ state: 'failed', attempts: 5, last_status: 500 }]);
+  });
+
+  it('never follows a redirect: a 3xx is a failed attempt that says so', async () => {
+    const { callbacks, calls } = setup({ maxAttempts: 1 });
+    callbacks.enqueue('a', 'k', 'http://h/', 'succeed', 'a');
+    await tick();
+    expect(calls[0]?.redirect).toBe('manual');
+    calls[0]?.answer(307);
+    await callbacks.idle();
+    expect(callbacks.list()).toMatchObject([
+      {
+        state: 'failed',
+        attempts: 1,
+        last_status: 307,
+        last_error: 'HTTP 307 (redirects are not followed)',
+      },
+    ]);
+  });
+
+  it('times an attempt out with its own timer and frees the slot', async () => {
+    const timers = manualTimers();
+    const { callbacks, calls } = setup(
+      { concurrency: 1, maxAttempts: 1, timeoutMs: 50 },
+      undefined,
+      timers.setTimer,
+    );
+    callbacks.enqueue('a', 'k', 'http://hang/', 'succeed', 'a');
+    callbacks.enqueue('b', 'k', 'http://ok/', 'succeed', 'b');
+    await tick();
+    expect(calls.map((c) => c.url)).toEqual(['http://hang/']);
+    expect([...timers.timers].map((t) => t.ms)).toEqual([50]);
+    timers.fireAll();
+    await tick();
+    await tick();
+    expect(calls[0]?.aborted()).toBe(true);
+    expect(calls.map((c) => c.url)).toEqual(['http://hang/', 'http://ok/']);
+    calls[1]?.answer(200);
+    await callbacks.idle();
+    expect(callbacks.list().map((d) => [d.task_id, d.state, d.last_error])).toEqual([
+      ['a', 'failed', 'timed out after 50 ms'],
+      ['b', 'delivered', null],
+    ]);
+    expect(timers.timers.size).toBe(0); // the answered attempt cleared its timer
+  });
+
+  it('keys take turns and a host gets at most `perHost` slots', async () => {
+    const { callbacks, calls } = setup({ concurrency: 4, perHost: 2 });
+    for (let i = 0; i < 6; i++) callbacks.enqueue(`a${i}`, 'A', 'http://slow/', 'processing', '');
+    for (let i = 0; i < 2; i++) callbacks.enqueue(`b${i}`, 'B', 'http://fast/', 'processing', '');
+    await tick();
+    // The slow host holds two slots; key B's deliveries are not stuck behind key A's.
+    expect(calls.map((c) => c.url).sort()).toEqual([
+      'http://fast/',
+      'http://fast/',
+      'http://slow/',
+      'http://slow/',
+    ]);
+  });
+
+  it('refuses a callback to the emulator itself at delivery, without retrying', async () => {
+    const { callbacks, calls } = setup(
+      {},
+      { selfPorts: () => [8080], resolve: async () => ['127.0.0.1'] },
+    );
+    callbacks.enqueue('a', 'k', 'http://me.example:8080/hook', 'succeed', 'a');
+    await callbacks.idle();
+    expect(calls).toEqual([]);
+    expect(callbacks.list()).toMatchObject([
+      {
+        state: 'failed',
+        attempts: 1,
+        last_status: null,
+        last_error: 'refused: callback_url must not point at the emulator itself',
+      },
+    ]);
+  });
+});
+
+describe('CallbackGuard', () => {
+  const guard = (o: Partial<CallbackGuardOptions> = {}) =>
+    new CallbackGuard({
+      selfPorts: () => [3000],
+      selfHosts: ['gw.local'],
+      allowedHosts: undefined,
+      ...o,
+    });
+
+  it('refuses the control prefix on any host', () => {
+    expect(guard().check('https://hooks.example/_emulator/reset')).toBe(
+      "must not point at the emulator's control surface (/_emulator)",
+    );
+  });
+
+  it('refuses the emulator by loopback, local address, configured name or request Host', () => {
+    const g = guard();
+    for (const url of [
+      'http://127.0.0.1:3000/x',
+      'http://localhost:3000/x',
+      'http://[::1]:3000/x',
+      'http://0.0.0.0:3000/x',
+      'http://gw.local:3000/x',
+    ]) {
+      expect(g.check(url), url).toBe('must not point at the emulator itself');
+    }
+    expect(g.check('http://127.0.0.1:4000/x')).toBeUndefined();
+    expect(g.check('http://proxy.example/x', 'proxy.example')).toBe(
+      'must not point at the emulator itself',
+    );
+    expect(g.check('http://proxy.example:81/x', 'proxy.example')).toBeUndefined();
+  });
+
+  it('limits hosts to the allow-list when it is set', () => {
+    const g = guard({ allowedHosts: ['hooks.example', '*.ci.example', 'box:9000'] });
+    expect(g.check('https://hooks.example/a')).toBeUndefined();
+    expect(g.check('https://a.b.ci.example/a')).toBeUndefined();
+    expect(g.check('http://box:9000/a')).toBeUndefined();
+    expect(g.check('http://box:9001/a')).toBe('host box is not in CALLBACK_ALLOWED_HOSTS');
+    expect(g.check('https://evil.example/a')).toBe(
+      'host evil.example is not in CALLBACK_ALLOWED_HOSTS',
+    );
+  });
+
+  it('resolves names at delivery, against DNS rebinding', async () => {
+    const g = guard({ resolve: async () => ['127.0.0.1'] });
+    expect(await g.refuse('http://rebind.example:3000/x')).toBe(
+      'must not point at the emulator itself',
+    );
+    expect(await g.refuse('http://rebind.example:3001/x')).toBeUndefined();
+  });
+});
+
+describe('Callbacks with real timers', () => {
+  it('frees slots held by targets that never answer, even after a GC', async () => {
+    const { callbacks, calls } = setup(
+      { concurrency: 8, maxAttempts: 1, timeoutMs: 30 },
+      undefined,
+      realSetTimer,
+    );
+    for (let i = 0; i < 8; i++) callbacks.enqueue(`h${i}`, 'A', `http://hang${i}/`, 'succeed', '');
+    await tick();
+    expect(calls).toHaveLength(8);
+    callbacks.enqueue('ok', 'B', 'http://ok/', 'succeed', '');
+    (globalThis as { gc?: () => void }).gc?.();
+    const ok = await vi.waitFor(
+      () => calls.find((c) => c.url === 'http://ok/') ?? expect.fail('not attempted yet'),
+      { interval: 1 },
+    );
+    ok.answer(200);
+    await callbacks.idle();
+    expect(callbacks.list().filter((d) => d.state === 'failed')).toHaveLength(8);
+    expect(callbacks.list().find((d) => d.task_id === 'ok')?.state).toBe('delivered');
   });
 });

@@ -201,3 +201,94 @@ describe('video callbacks', () => {
     });
   });
 });
+
+describe('callbacks never turn against the emulator', () => {
+  /** A receiver that redirects every callback to `location` with a 307. */
+  async function redirector(location: string) {
+    const hits: string[] = [];
+    const server = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.writeHead(307, { location }).end();
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    return {
+      url: `http://127.0.0.1:${port}/hook`,
+      hits,
+      close: () => new Promise<void>((ok) => server.close(() => ok())),
+    };
+  }
+
+  it('refuses a callback_url at the control prefix or at its own address (400 naming the field)', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = new URL(address).port;
+    const refused = (url: string) =>
+      t.inject({
+        method: 'POST',
+        url: '/videogen/v1/videos/text2video',
+        headers: { ...KEY, host: `127.0.0.1:${port}` },
+        payload: { model_name: 'vid-v1-6', prompt: 'a cat', duration: '5', callback_url: url },
+      });
+    for (const [url, why] of [
+      [
+        'https://hooks.example/_emulator/reset',
+        "must not point at the emulator's control surface (/_emulator)",
+      ],
+      [`http://localhost:${port}/anything`, 'must not point at the emulator itself'],
+      [`http://127.0.0.1:${port}/anything`, 'must not point at the emulator itself'],
+    ] as const) {
+      const res = await refused(url);
+      expect({ status: res.statusCode, body: res.json() }, url).toEqual({
+        status: 400,
+        body: {
+          code: 1201,
+          message: `Invalid parameter: callback_url ${why}`,
+          request_id: expect.any(String),
+        },
+      });
+    }
+    const query = await t.inject({ url: '/videogen/v1/videos/text2video/1000001', headers: KEY });
+    expect(query.statusCode).toBe(404);
+  });
+
+  it('does not follow a 307 to /_emulator/reset: the attempt fails and state survives', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const trap = await redirector(`${address}/_emulator/reset`);
+    try {
+      await create(trap.url);
+      await advance(2000);
+      for (const wait of [1000, 2000, 4000, 8000]) await advance(wait);
+      expect(trap.hits.slice(0, 5)).toEqual(Array(5).fill('/hook'));
+      expect((await deliveries())[0]).toEqual({
+        id: 1,
+        task_id: '1000001',
+        url: trap.url,
+        task_status: 'processing',
+        state: 'failed',
+        attempts: 5,
+        last_status: 307,
+        last_error: 'HTTP 307 (redirects are not followed)',
+        created_at: T0 + 2000,
+        updated_at: T0 + 2000 + 15_000,
+      });
+      // Nothing was reset: the task is still there.
+      const query = await t.inject({ url: '/videogen/v1/videos/text2video/1000001', headers: KEY });
+      expect(query.json().data.task_id).toBe('1000001');
+    } finally {
+      await trap.close();
+    }
+  });
+
+  it('reaches only allowed hosts when CALLBACK_ALLOWED_HOSTS is set', async () => {
+    await t.app.close();
+    t = await buildTestApp({ callbackAllowedHosts: ['hooks.example'] });
+    const res = await create('http://127.0.0.1:9/hook');
+    expect(res.json()).toEqual({
+      code: 1201,
+      message: 'Invalid parameter: callback_url host 127.0.0.1 is not in CALLBACK_ALLOWED_HOSTS',
+      request_id: expect.any(String),
+    });
+    expect((await create('https://hooks.example/hook')).statusCode).toBe(200);
+  });
+});
