@@ -8,6 +8,8 @@ interface Job {
   cancelled: boolean;
 }
 
+const noop = () => {};
+
 const byTime = (a: Job, b: Job) => a.at - b.at || a.seq - b.seq;
 
 /**
@@ -43,6 +45,8 @@ export class Scheduler implements Feature {
     return () => {
       if (job.cancelled) return;
       job.cancelled = true;
+      // The job stays in the heap until it is swept or due; what it would run must not.
+      job.run = noop;
       this.dead++;
       if (this.dead > 256 && this.dead * 2 > this.heap.length) this.sweep();
     };

@@ -75,4 +75,23 @@ describe('Scheduler cancellation', () => {
     cancels[999]?.(); // already ran: nothing to cancel
     expect(scheduler.size).toBe(0);
   });
+
+  it('lets go of what a cancelled job would have run (evicted tasks are not kept alive)', async () => {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    expect(gc, 'vitest runs with --expose-gc').toBeDefined();
+    const scheduler = new Scheduler(createClock(() => 0), () => () => {});
+    const refs = (() => {
+      const out: WeakRef<object>[] = [];
+      for (let i = 0; i < 10; i++) {
+        const task = { id: i, payload: new Array(1000).fill(i) };
+        out.push(new WeakRef(task));
+        scheduler.at(1000 + i, () => void task.id)();
+      }
+      return out;
+    })();
+    await new Promise((r) => setTimeout(r, 0));
+    gc?.();
+    expect(refs.map((r) => r.deref())).toEqual(Array(10).fill(undefined));
+    expect(scheduler.size).toBe(0);
+  });
 });
