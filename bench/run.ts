@@ -9,21 +9,13 @@
  *   npm run bench -- --quick     # 1 s per run, for a smoke test
  *   npm run bench -- video       # scenarios whose name contains "video"
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { BENCH_RULES, SCENARIOS, type Scenario } from './scenarios.js';
+import { benchFixtures, cpuMicros, rssKiB, type Server, startServer } from './harness.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
 
-/** The bench's FIXTURES_DIR: its scripted replies (media falls back to the shipped clip). */
-function benchFixtures(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-fixtures-'));
-  mkdirSync(join(dir, 'replies'));
-  writeFileSync(join(dir, 'replies', 'bench.json'), JSON.stringify({ rules: BENCH_RULES }));
-  return dir;
-}
 const FIXTURES_DIR = benchFixtures();
 
 const args = process.argv.slice(2);
@@ -34,46 +26,6 @@ const ROUNDS = quick ? 1 : 5;
 const CONNECTIONS = 10;
 const MEMORY_TASKS = quick ? 2000 : 20_000;
 
-function freePort(): Promise<number> {
-  return new Promise((ok) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => ok(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-interface Server {
-  base: string;
-  child: ChildProcess;
-}
-
-/** Forks a server script and waits until `readyPath` answers. */
-async function startServer(
-  script: string,
-  scriptArgs: string[],
-  env: Record<string, string>,
-  readyPath: string,
-): Promise<Server> {
-  const port = await freePort();
-  const child = fork(script, scriptArgs, {
-    env: { ...process.env, ...env, PORT: String(port) },
-    execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}${readyPath}`)).status < 500) return { base, child };
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${script} never came up`);
-}
-
 function startEmulator(env: Record<string, string> = {}): Promise<Server> {
   return startServer(
     'dist/server.js',
@@ -81,21 +33,6 @@ function startEmulator(env: Record<string, string> = {}): Promise<Server> {
     { LOG_LEVEL: 'warn', FIXTURES_DIR, ...env },
     '/_emulator/health',
   );
-}
-
-/** CPU time (user + system) a process has used, in µs, from /proc (Linux). */
-function cpuMicros(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-function rssKiB(pid: number | undefined): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
 }
 
 const request = (s: Scenario) => ({

@@ -117,6 +117,7 @@ export async function buildApp(
     },
     publicBaseUrl: config.publicBaseUrl,
     fixturesDir: config.fixturesDir,
+    secret: deps.secret,
   });
   const { replies, contentFilter, promptCache } = text;
   const groups: GroupDescriptor[] = [

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   type Clock,
   createClock,
@@ -16,6 +17,8 @@ export interface Deps {
   /** A monotonic clock in ms (wall time, for stream pauses; never the emulator's time). */
   monotonic: () => number;
   setTimer: SetTimer;
+  /** Signs what must not be guessable (result video URLs); random per process. */
+  secret: Buffer;
   /** Where pino writes; stdout when absent. */
   logStream?: NodeJS.WritableStream;
 }
@@ -27,6 +30,7 @@ export function createDeps(overrides: Partial<Deps> = {}): Deps {
     sleep: realSleep,
     monotonic: () => performance.now(),
     setTimer: realSetTimer,
+    secret: randomBytes(32),
     ...overrides,
   };
 }

@@ -20,6 +20,8 @@ export interface VideoGroupOptions {
   guard: CallbackGuardOptions;
   publicBaseUrl: string | undefined;
   fixturesDir: string;
+  /** Signs result URLs. */
+  secret: Buffer;
   callbacks?: Partial<CallbackOptions>;
 }
 
@@ -40,7 +42,7 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
     ...DEFAULT_CALLBACK_OPTIONS,
     ...options.callbacks,
   });
-  const service = new VideoService(options.settings, ids, scheduler, callbacks);
+  const service = new VideoService(options.settings, ids, scheduler, callbacks, options.secret);
   return {
     name: 'video',
     prefix: '/videogen',

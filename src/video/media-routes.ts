@@ -34,7 +34,7 @@ export interface MediaRoutesOptions {
 const NOT_FOUND = { error: { type: 'not_found', message: 'No such video' } };
 
 /**
- * Result videos, public like a CDN link: `GET /media/videos/{video_id}.mp4` serves the shipped
+ * Result videos, public like a CDN link: `GET /media/videos/{token}/{video_id}.mp4` serves the shipped
  * clip for every succeeded task, with HTTP Range support. A request that does not name a result
  * (a bad file name included) is a 404; a bug is a 500 in the video group's envelope.
  */
@@ -47,15 +47,19 @@ export const mediaRoutes =
     });
 
     app.get(
-      '/videos/:file',
+      '/videos/:token/:file',
       {
         schema: {
           summary: 'A result video (MP4, Range supported)',
-          params: Type.Object({ file: Type.String({ pattern: '^[A-Za-z0-9_-]+\\.mp4$' }) }),
+          params: Type.Object({
+            token: Type.String({ pattern: '^[A-Za-z0-9_-]{22}$' }),
+            file: Type.String({ pattern: '^[A-Za-z0-9_-]+\\.mp4$' }),
+          }),
         },
       },
       async (request, reply) => {
-        if (!video.hasResult(request.params.file.slice(0, -4), clock.now())) {
+        const { token, file } = request.params;
+        if (!video.hasResult(token, file.slice(0, -4), clock.now())) {
           return reply.code(404).send(NOT_FOUND);
         }
         reply.header('content-type', 'video/mp4').header('accept-ranges', 'bytes');

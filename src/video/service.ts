@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { fieldError } from '../platform/errors.js';
 import type { Feature } from '../platform/features.js';
 import type { Ids } from '../platform/ids.js';
@@ -9,6 +10,7 @@ import type { CreatedTask, TaskRecord, TaskStatus } from './schemas.js';
 import {
   CONTENT_SAFETY_MESSAGE,
   createdTask,
+  mediaToken,
   type Outcome,
   statusAt,
   type Task,
@@ -42,6 +44,7 @@ export class VideoService implements Feature {
     private readonly ids: Ids,
     private readonly scheduler: Scheduler,
     private readonly callbacks: Callbacks,
+    private readonly secret: Buffer,
   ) {
     this.store = new TaskStore(settings.maxTasks, (task) => this.cancelJobs(task));
   }
@@ -61,8 +64,10 @@ export class VideoService implements Feature {
     if (spec.externalId && this.store.hasExternal(owner, spec.externalId)) {
       throw fieldError(['external_task_id'], 'is already used by another task of this key');
     }
+    const id = this.ids.next('task');
     const task: Task = {
-      id: this.ids.next('task'),
+      id,
+      token: mediaToken(this.secret, id),
       owner,
       kind: spec.kind,
       externalId: spec.externalId,
@@ -119,11 +124,16 @@ export class VideoService implements Feature {
     return taskRecord(task, now);
   }
 
-  /** Whether a result video exists at `now`: its task is held and has succeeded. */
-  hasResult(videoId: string, now: number): boolean {
+  /**
+   * Whether a result video exists at `now` under this token: its task is held, has succeeded,
+   * and the token is the task's own (compared in constant time).
+   */
+  hasResult(token: string, videoId: string, now: number): boolean {
     const taskId = taskIdOfVideo(videoId);
     const task = taskId === undefined ? undefined : this.store.get(taskId);
-    return task !== undefined && statusAt(task, now).status === 'succeed';
+    if (task === undefined || token.length !== task.token.length) return false;
+    if (!timingSafeEqual(Buffer.from(token), Buffer.from(task.token))) return false;
+    return statusAt(task, now).status === 'succeed';
   }
 
   reset(): void {

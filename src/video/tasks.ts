@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { VideoKind } from './models.js';
 import type { CreatedTask, TaskRecord, TaskStatus } from './schemas.js';
 
@@ -20,6 +21,8 @@ export interface Task {
   callbackUrl: string | undefined;
   /** Base of the result URL: PUBLIC_BASE_URL or the creating request's origin. */
   baseUrl: string;
+  /** The unguessable part of the result URL (`mediaToken`). */
+  token: string;
   createdAt: number;
   queueMs: number;
   renderMs: number;
@@ -63,7 +66,15 @@ export function transitions(task: Task): Array<[number, TaskStatus]> {
 export const videoIdOf = (task: Task) => `v${task.id}`;
 export const taskIdOfVideo = (videoId: string) =>
   videoId.startsWith('v') ? videoId.slice(1) : undefined;
-export const videoUrl = (task: Task) => `${task.baseUrl}/media/videos/${videoIdOf(task)}.mp4`;
+export const videoUrl = (task: Task) =>
+  `${task.baseUrl}/media/videos/${task.token}/${videoIdOf(task)}.mp4`;
+
+/**
+ * The token in a task's result URL: 128 bits of an HMAC of the task id under the process
+ * secret, so that a result URL (public, like a CDN link) cannot be guessed from a task id.
+ */
+export const mediaToken = (secret: Buffer, taskId: string) =>
+  createHmac('sha256', secret).update(taskId).digest('base64url').slice(0, 22);
 
 /** The task record as it is at `now`. @see https://kling.ai/document-api/apiReference/model/textToVideo */
 export function taskRecord(task: Task, now: number): TaskRecord {

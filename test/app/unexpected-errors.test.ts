@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Replies } from '../../src/text/replies.js';
 import { VideoService } from '../../src/video/service.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, MEDIA_TOKEN_1, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 afterEach(async () => {
@@ -41,7 +41,7 @@ describe('an unexpected error in a route', () => {
   it('is a 500 (never a 404) in the video envelope on the media route', async () => {
     vi.spyOn(VideoService.prototype, 'hasResult').mockImplementation(boom);
     t = await buildTestApp();
-    const res = await t.inject({ url: '/media/videos/v1000001.mp4' });
+    const res = await t.inject({ url: `/media/videos/${MEDIA_TOKEN_1}/v1000001.mp4` });
     expect(res.statusCode).toBe(500);
     expect(res.json()).toEqual({
       code: 5000,

@@ -31,6 +31,9 @@ export function countingIds(): Ids {
   };
 }
 
+/** The media token of task 1000001 under the test secret (see `mediaToken`). */
+export const MEDIA_TOKEN_1 = 'QeM_PAbzTn2blNUtj_6pD0';
+
 export interface TestDeps extends Deps {
   clock: Clock;
   /** Every pause the app asked for, in order. */
@@ -57,6 +60,7 @@ export function testDeps(): TestDeps {
       if (signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
     },
     setTimer: () => () => {},
+    secret: Buffer.from('test-secret'),
     logStream: new Writable({
       write(chunk, _enc, cb) {
         logs.push(String(chunk));

@@ -79,7 +79,10 @@ describe('Scheduler cancellation', () => {
   it('lets go of what a cancelled job would have run (evicted tasks are not kept alive)', async () => {
     const gc = (globalThis as { gc?: () => void }).gc;
     expect(gc, 'vitest runs with --expose-gc').toBeDefined();
-    const scheduler = new Scheduler(createClock(() => 0), () => () => {});
+    const scheduler = new Scheduler(
+      createClock(() => 0),
+      () => () => {},
+    );
     const refs = (() => {
       const out: WeakRef<object>[] = [];
       for (let i = 0; i < 10; i++) {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
+import { buildTestApp, MEDIA_TOKEN_1, T0, type TestApp } from '../helpers/app.js';
 
 const KEY = { authorization: 'Bearer key-a' };
 
@@ -90,7 +90,11 @@ describe('video callbacks', () => {
     expect(hook.bodies).toEqual([
       flat('processing', T0 + 2000),
       flat('succeed', T0 + 10_000, [
-        { id: 'v1000001', url: 'http://localhost:80/media/videos/v1000001.mp4', duration: '5' },
+        {
+          id: 'v1000001',
+          url: `http://localhost:80/media/videos/${MEDIA_TOKEN_1}/v1000001.mp4`,
+          duration: '5',
+        },
       ]),
     ]);
     expect(await deliveries()).toEqual([
@@ -180,7 +184,11 @@ describe('video callbacks', () => {
     await advance(60_000);
     expect(hook.bodies).toEqual([
       flat('succeed', T0, [
-        { id: 'v1000001', url: 'http://localhost:80/media/videos/v1000001.mp4', duration: '5' },
+        {
+          id: 'v1000001',
+          url: `http://localhost:80/media/videos/${MEDIA_TOKEN_1}/v1000001.mp4`,
+          duration: '5',
+        },
       ]),
     ]);
   });

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseRange } from '../../src/video/media-routes.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, MEDIA_TOKEN_1, type TestApp } from '../helpers/app.js';
 
 const clip = readFileSync(new URL('../../fixtures/media/sample.mp4', import.meta.url));
 const KEY = { authorization: 'Bearer k' };
-const URL_PATH = '/media/videos/v1000001.mp4';
+const URL_PATH = `/media/videos/${MEDIA_TOKEN_1}/v1000001.mp4`;
 
 let t: TestApp;
 beforeEach(async () => {
@@ -35,6 +35,7 @@ describe('result videos', () => {
     expect(res.headers['content-length']).toBe(String(clip.length));
     expect(res.rawPayload.equals(clip)).toBe(true);
     expect((await t.inject({ url: '/media/videos/v999.mp4' })).statusCode).toBe(404);
+    expect((await t.inject({ url: '/media/videos/v1000001.mp4' })).statusCode).toBe(404);
     expect((await t.inject({ url: '/media/videos/../../etc/passwd' })).statusCode).toBe(404);
   });
 
@@ -73,5 +74,30 @@ describe('parseRange', () => {
     ['items=0-1', { kind: 'full' }],
   ])('reads %j of a 100-byte file', (header, expected) => {
     expect(parseRange(header, 100)).toEqual(expected);
+  });
+
+  it('cannot be guessed: another task id or token under a known URL is a 404', async () => {
+    await t.inject({
+      method: 'POST',
+      url: '/videogen/v1/videos/text2video',
+      headers: { authorization: 'Bearer other' },
+      payload: { model_name: 'vid-v1-6', prompt: 'y', duration: '5' },
+    });
+    t.deps.clock.advance(10);
+    const query = await t.inject({
+      url: '/videogen/v1/videos/text2video/1000002',
+      headers: { authorization: 'Bearer other' },
+    });
+    const theirs = new URL(query.json().data.task_result.videos[0].url).pathname;
+    expect(theirs).not.toContain(MEDIA_TOKEN_1);
+    expect((await t.inject({ url: theirs })).statusCode).toBe(200);
+    // My token with their id, or their id with a near-miss of their token, finds nothing.
+    const [, , , token = '', file = ''] = theirs.split('/');
+    const nearMiss = `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
+    const guesses = [
+      `/media/videos/${MEDIA_TOKEN_1}/v1000002.mp4`,
+      `/media/videos/${nearMiss}/${file}`,
+    ];
+    for (const url of guesses) expect((await t.inject({ url })).statusCode, url).toBe(404);
   });
 });

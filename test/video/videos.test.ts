@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONTENT_SAFETY_MESSAGE } from '../../src/video/tasks.js';
-import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
+import { buildTestApp, MEDIA_TOKEN_1, T0, type TestApp } from '../helpers/app.js';
 import { IMAGES } from '../helpers/images.js';
 
 const KEY = { authorization: 'Bearer key-a' };
@@ -102,7 +102,7 @@ describe.each(KINDS)('%s tasks', (kind) => {
           videos: [
             {
               id: 'v1000001',
-              url: 'http://localhost:80/media/videos/v1000001.mp4',
+              url: `http://localhost:80/media/videos/${MEDIA_TOKEN_1}/v1000001.mp4`,
               duration: DURATIONS[kind],
             },
           ],
@@ -232,7 +232,7 @@ describe('video task details', () => {
     });
     const res = await app.inject({ url: '/videogen/v1/videos/text2video/1000001', headers: KEY });
     expect(res.json().data.task_result.videos[0].url).toBe(
-      'https://emu.example.com/media/videos/v1000001.mp4',
+      `https://emu.example.com/media/videos/${MEDIA_TOKEN_1}/v1000001.mp4`,
     );
     await app.app.close();
   });
