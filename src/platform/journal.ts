@@ -15,12 +15,46 @@ export const SECRET_HEADERS = new Set([
   'proxy-authorization',
 ]);
 
-/** Query parameters that carry credentials in some clients (`?api-key=...`, `?key=...`). */
-const SECRET_PARAMS = /([?&](?:api[-_]?key|key|token|access[-_]token|admin[-_]token)=)[^&#]*/gi;
+/**
+ * Query parameters that carry credentials: every header name in SECRET_HEADERS
+ * (`?x-api-key=`, `?authorization=`, `?x-emulator-admin-token=`) and any name ending in key,
+ * token, secret, password, signature or authorization (`?api-key=`, `?subscription-key=`,
+ * `?access_token=`), matched case-insensitively after percent-decoding.
+ */
+const SECRET_PARAM =
+  /(?:^|[-_])(?:key|token|secret|password|signature|sig|auth|authorization)$|apikey/;
 
-/** The URL with credential-looking query values replaced. */
-export const redactUrl = (url: string): string =>
-  url.includes('?') ? url.replace(SECRET_PARAMS, `$1${REDACTED}`) : url;
+const isSecretParam = (rawName: string): boolean => {
+  let name = rawName.toLowerCase();
+  if (name.includes('%') || name.includes('+')) {
+    try {
+      name = decodeURIComponent(name.replaceAll('+', ' '));
+    } catch {
+      return true; // a name that does not decode is not worth the risk
+    }
+  }
+  name = name.trim();
+  return SECRET_HEADERS.has(name) || SECRET_PARAM.test(name);
+};
+
+/** The URL with the values of credential query parameters replaced. */
+export const redactUrl = (url: string): string => {
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  const hash = url.indexOf('#', query);
+  const end = hash === -1 ? url.length : hash;
+  const params = url.slice(query + 1, end).split('&');
+  let changed = false;
+  for (let i = 0; i < params.length; i++) {
+    const param = params[i] as string;
+    const eq = param.indexOf('=');
+    if (eq !== -1 && isSecretParam(param.slice(0, eq))) {
+      params[i] = `${param.slice(0, eq + 1)}${REDACTED}`;
+      changed = true;
+    }
+  }
+  return changed ? `${url.slice(0, query + 1)}${params.join('&')}${url.slice(end)}` : url;
+};
 
 /** Bodies longer than this are kept as a truncated string instead of parsed JSON. */
 export const JOURNAL_BODY_LIMIT = 8192;

@@ -151,6 +151,37 @@ describe('/_emulator control surface', () => {
     }
   });
 
+  it('redacts every credential the query string can carry, in the journal and the log', async () => {
+    t = await buildTestApp({ adminToken: 'adm-secret' });
+    const query =
+      'x-api-key=s1&Authorization=Bearer%20s2&subscription-key=s3&x-emulator-admin-token=s4' +
+      '&X%2DAPI%2DKEY=s5&Ocp-Apim-Subscription-Key=s6&access_token=s7&anthropic-api-key=s8&q=kept';
+    await t.inject({
+      method: 'POST',
+      url: `/messages-api/v1/messages?${query}`,
+      headers: { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+      payload: { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] },
+    });
+    await t.inject({ url: '/_emulator/clock?x-emulator-admin-token=s9' });
+    const [entry] = (
+      await t.inject({
+        url: '/_emulator/requests',
+        headers: { 'x-emulator-admin-token': 'adm-secret' },
+      })
+    ).json().requests;
+    expect(entry.url).toBe(
+      '/messages-api/v1/messages?x-api-key=[REDACTED]&Authorization=[REDACTED]' +
+        '&subscription-key=[REDACTED]&x-emulator-admin-token=[REDACTED]&X%2DAPI%2DKEY=[REDACTED]' +
+        '&Ocp-Apim-Subscription-Key=[REDACTED]&access_token=[REDACTED]' +
+        '&anthropic-api-key=[REDACTED]&q=kept',
+    );
+    const everything = JSON.stringify(entry) + t.deps.logs.join('');
+    for (const secret of ['=s1', 's2', '=s3', '=s4', '=s5', '=s6', '=s7', '=s8', '=s9']) {
+      expect(everything).not.toContain(secret);
+    }
+    expect(t.deps.logs.join('')).toContain('/_emulator/clock?x-emulator-admin-token=[REDACTED]');
+  });
+
   it('resets the journal and the clock', async () => {
     t = await buildTestApp();
     await chat();
