@@ -70,14 +70,15 @@ export const FaultRuleSchema = Type.Object(
   {
     path: Type.String({
       minLength: 1,
+      maxLength: 2048,
       pattern: '^/',
       description: 'exact path, or a prefix ending in *',
     }),
-    method: Type.Optional(Type.String({ pattern: '^[A-Za-z]+$' })),
+    method: Type.Optional(Type.String({ pattern: '^[A-Za-z]{1,16}$' })),
     status: Type.Optional(Type.Integer({ minimum: 400, maximum: 599 })),
-    times: Type.Optional(Type.Integer({ minimum: 1 })),
+    times: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     kind: Type.Optional(Literals(['error', 'disconnect', 'stream_error'])),
-    after_events: Type.Optional(Type.Integer({ minimum: 0 })),
+    after_events: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
     retry_after_s: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
   },
   { additionalProperties: false },

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import secureJson from 'secure-json-parse';
 import { GatewayError } from './errors.js';
 import type { Fault } from './faults.js';
+import { parseJsonBody } from './json-body.js';
 import type { SseResult } from './sse.js';
 
 declare module 'fastify' {
@@ -58,14 +58,32 @@ export function setupRequests(app: FastifyInstance): void {
     (request, body, done) => {
       const text = body as string;
       request.rawBody = text;
-      if (text.length === 0) {
-        return done(new GatewayError(400, 'Request body is empty; a JSON object is required.'));
-      }
       try {
-        done(null, secureJson.parse(text, { protoAction: 'error', constructorAction: 'error' }));
+        checkEncoding(request);
+        done(null, parseJsonBody(text));
       } catch (err) {
-        done(new GatewayError(400, `Request body is not valid JSON: ${(err as Error).message}`));
+        done(err as Error);
       }
     },
   );
+}
+
+/**
+ * Bodies are read as uncompressed UTF-8, as upstream sends and reads them: a compressed body
+ * or another charset is a 415 rather than a body misread.
+ */
+function checkEncoding(request: FastifyRequest): void {
+  const encoding = request.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    throw new GatewayError(
+      415,
+      `Content-Encoding ${encoding} is not supported; send the JSON body uncompressed.`,
+    );
+  }
+  const type = request.headers['content-type'] ?? '';
+  const charset =
+    type.indexOf(';') === -1 ? undefined : /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type)?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    throw new GatewayError(415, `Content-Type charset must be utf-8 (got ${charset}).`);
+  }
 }

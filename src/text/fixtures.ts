@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
+import safeRegex from 'safe-regex2';
 import { Literals } from '../platform/schema-helpers.js';
 import { normalizeError } from '../platform/validation.js';
 import { FINISH_REASONS, STOP_REASONS } from './agent.js';
@@ -41,8 +42,8 @@ export type ReplyStep = Static<typeof ReplyStepSchema>;
 
 export const RuleMatchSchema = Type.Object(
   {
-    contains: Type.Optional(Type.String({ minLength: 1 })),
-    regex: Type.Optional(Type.String({ minLength: 1 })),
+    contains: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000 })),
+    regex: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     flags: Type.Optional(Type.String({ pattern: '^[imsu]*$' })),
     turn: Type.Optional(Type.Integer({ minimum: 1, description: 'the nth user turn' })),
     after_tool: Type.Optional(
@@ -102,6 +103,10 @@ export function ruleProblem(rule: ReplyRuleData): string | undefined {
       new RegExp(match.regex, match.flags);
     } catch (err) {
       return `match.regex: ${(err as Error).message}`;
+    }
+    // A prompt is client input: a pattern with nested repetition could stall the process.
+    if (!safeRegex(match.regex)) {
+      return 'match.regex: could take exponential time on some prompts (nested repetition); simplify it';
     }
   }
   if (rule.sequence) {

@@ -138,6 +138,50 @@ describe.each(GROUPS)('$name group envelope', (group) => {
     );
   });
 
+  it('refuses a compressed body with 415 (Content-Encoding)', async () => {
+    await expectError(
+      {
+        headers: { ...group.auth, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        payload: '{}',
+      },
+      415,
+      'Content-Encoding gzip is not supported; send the JSON body uncompressed.',
+    );
+  });
+
+  it('refuses a charset other than UTF-8 with 415, and takes utf-8 in any spelling', async () => {
+    await expectError(
+      {
+        headers: { ...group.auth, 'content-type': 'application/json; charset=latin1' },
+        payload: '{}',
+      },
+      415,
+      'Content-Type charset must be utf-8 (got latin1).',
+    );
+    for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf8"']) {
+      const { res } = await send(group, {
+        headers: { ...group.auth, 'content-type': type },
+        payload: '{}',
+      });
+      expect(res.statusCode, type).toBe(400); // on to validation: the body is read
+    }
+  });
+
+  it('refuses 31 MB of `[` with 400 without parsing it', async () => {
+    await expectError(
+      { payload: '['.repeat(31 * 1024 * 1024) },
+      400,
+      'Request body is not valid JSON: nesting is deeper than 256 levels.',
+    );
+  });
+
+  it('refuses a number too large for a double with 400 naming the field', async () => {
+    const { res, body } = await send(group, { payload: '{"max_tokens": 1e309, "n": 2}' });
+    expect(res.statusCode).toBe(400);
+    expect(JSON.stringify(body)).toContain('max_tokens');
+    expect(JSON.stringify(body)).toContain('must be a finite number (got a number too large)');
+  });
+
   it('refuses a missing key with 401', async () => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (group.name === 'messages') headers['msgapi-version'] = '2023-06-01';

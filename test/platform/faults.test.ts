@@ -202,11 +202,42 @@ describe('fault rules', () => {
         'kind must be one of "error", "disconnect", "stream_error"',
       ],
       [{ path: '/x', status: 500, times: 0 }, 'times must be greater than or equal to 1'],
+      [
+        { path: '/x', status: 500, times: 1_000_001 },
+        'times must be less than or equal to 1000000',
+      ],
+      [
+        { path: '/x', status: 500, after_events: 1e7 },
+        'after_events must be less than or equal to 1000000',
+      ],
+      [{ path: `/${'x'.repeat(2048)}`, status: 500 }, 'path must have at most 2048 characters'],
+      [{ path: '/x', status: 500, method: 'G'.repeat(17) }, 'method has an invalid format'],
     ] as const) {
       const res = await addRule(rule);
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual({ error: { type: 'invalid_request_error', message } });
     }
+  });
+
+  it('refuse a number too large for a double (times: 1e309) and keep listing', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/_emulator/faults',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"path":"/v1/chat/completions","status":500,"times":1e309}',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      error: {
+        type: 'invalid_request_error',
+        message: 'times must be a finite number (got a number too large)',
+      },
+    });
+    const list = await t.inject({ url: '/_emulator/faults' });
+    expect({ status: list.statusCode, body: list.json() }).toEqual({
+      status: 200,
+      body: { faults: [] },
+    });
   });
 
   it('show in the journal, which fault and which rule', async () => {

@@ -142,6 +142,27 @@ describe('scripted replies', () => {
     expect(bad.json().error.message).toContain('r.json');
     expect((await chat('x')).json().choices[0].message.content).toBe('two');
   });
+
+  it('refuses a catastrophic regex on reload with a 400 naming the rule; the old rules stay', async () => {
+    const dir = fixturesDir({ 'r.json': { rules: [{ match: { contains: 'x' }, reply: 'one' }] } });
+    t = await buildTestApp({ fixturesDir: dir });
+    writeFileSync(
+      join(dir, 'replies', 'r.json'),
+      JSON.stringify({
+        rules: [
+          { match: { contains: 'x' }, reply: 'one' },
+          { match: { regex: '^(a+)+$' }, reply: 'boom' },
+        ],
+      }),
+    );
+    const bad = await t.inject({ method: 'POST', url: '/_emulator/fixtures/reload' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.message).toBe(
+      `${join(dir, 'replies', 'r.json')}: rules.1.match.regex: could take exponential time on some prompts (nested repetition); simplify it`,
+    );
+    // The 31-character prompt that stalled for seconds with that rule active.
+    expect((await chat(`${'a'.repeat(30)}!`)).statusCode).toBe(200);
+  });
 });
 
 describe('fixture validation', () => {
