@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
@@ -143,6 +145,40 @@ export async function buildApp(
     reply.code(rendered.status).send(rendered.body);
   }
 
+  /**
+   * A request Node could not parse or that timed out before it was read: answered in the
+   * group's envelope, found by its path when that much is known.
+   */
+  function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const [status, message] =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request was not received in time.']
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request header fields are too large.']
+          : [400, 'The request is not valid HTTP.'];
+    // A request whose headers arrived has its URL on the parser's message; otherwise the path
+    // is read from the bytes Node kept (a parse error); a headers timeout has neither.
+    const incoming = (socket as { parser?: { incoming?: { url?: string } } }).parser?.incoming;
+    const line = err.rawPacket?.toString('latin1', 0, 2048) ?? '';
+    const path = incoming?.url ?? /^[A-Z]+ (\/\S*) HTTP\//.exec(line)?.[1] ?? '';
+    const group = groups.find((g) => path.startsWith(`${g.prefix}/`));
+    const id = ids.next('request');
+    const body = group
+      ? JSON.stringify(
+          group.spec.render(new GatewayError(status, message), { id } as FastifyRequest).body,
+        )
+      : JSON.stringify({ error: { type: 'invalid_request_error', message } });
+    const idHeader = group?.spec.requestIdHeader ? `${group.spec.requestIdHeader}: ${id}\r\n` : '';
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n${idHeader}Connection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy();
+  }
+
   const perRequestLogs = ['info', 'debug', 'trace'].includes(config.logLevel);
   const app = Fastify({
     logger: {
@@ -164,6 +200,23 @@ export async function buildApp(
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     frameworkErrors: renderFrameworkError,
+    clientErrorHandler: (err, socket) =>
+      answerClientError(err as unknown as Error & { code?: string; rawPacket?: Buffer }, socket),
+    // Every wait on a client is bounded (README "Configuration"): the whole request, its
+    // headers, an idle keep-alive connection, and a socket with no traffic (a stalled upload).
+    // Streams answer to their own write-stall timeout instead of the idle one.
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    connectionTimeout: config.idleTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
+      // How often Node checks the two above (its default, 30 s, would make them that coarse).
+      connectionsCheckingInterval: Math.max(
+        10,
+        Math.min(1000, Math.floor(Math.min(config.headersTimeoutMs, config.requestTimeoutMs) / 4)),
+      ),
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   instance = app;

@@ -1,0 +1,143 @@
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * Server timeouts and errors Node raises before Fastify sees a request, over real sockets. The
+ * timeouts are wall time inside Node's HTTP server, so these tests set them small and wait for
+ * the socket to close (never for a fixed time).
+ */
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.app.close();
+  t = undefined;
+});
+
+async function start(overrides: Partial<Config>) {
+  t = await buildTestApp(overrides);
+  const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  return Number(new URL(address).port);
+}
+
+/** Opens a socket, writes `first`, and collects everything until the server closes it. */
+function exchange(port: number, first: string) {
+  const socket: Socket = connect(port, '127.0.0.1');
+  socket.write(first);
+  let received = '';
+  socket.on('data', (chunk) => {
+    received += chunk.toString('latin1');
+  });
+  const closed = new Promise<{ received: string; ms: number }>((resolve) => {
+    const began = performance.now();
+    socket.on('error', () => {});
+    socket.on('close', () => resolve({ received, ms: performance.now() - began }));
+  });
+  return { socket, closed };
+}
+
+/** Status line, one header and the JSON body of a raw HTTP response. */
+function parse(raw: string) {
+  const [head = '', body = ''] = raw.split('\r\n\r\n');
+  const [statusLine = '', ...headers] = head.split('\r\n');
+  return {
+    status: statusLine,
+    headers: Object.fromEntries(
+      headers.map((h) => [h.slice(0, h.indexOf(':')).toLowerCase(), h.slice(h.indexOf(':') + 2)]),
+    ),
+    body: body ? JSON.parse(body) : undefined,
+  };
+}
+
+const CHAT_HEAD =
+  'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n' +
+  'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n';
+
+describe('server timeouts', () => {
+  it('drops a connection whose upload stalls (IDLE_TIMEOUT_MS)', async () => {
+    const port = await start({ idleTimeoutMs: 150 });
+    const { closed } = exchange(port, `${CHAT_HEAD}{"model":"m",`);
+    const { received } = await closed;
+    expect(received).toBe('');
+    expect(t?.app.server.listening).toBe(true);
+  });
+
+  it('answers 408 in the group envelope when the request takes too long (REQUEST_TIMEOUT_MS)', async () => {
+    const port = await start({ requestTimeoutMs: 200, headersTimeoutMs: 200 });
+    const { socket, closed } = exchange(port, `${CHAT_HEAD}{`);
+    // Keep trickling bytes: the socket is never idle, the request is just too slow.
+    const trickle = setInterval(() => socket.writable && socket.write(' '), 20);
+    const { received } = await closed;
+    clearInterval(trickle);
+    expect(parse(received)).toEqual({
+      status: 'HTTP/1.1 408 Request Timeout',
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': expect.any(String),
+        'x-request-id': expect.stringMatching(/^req_\d+$/),
+        connection: 'close',
+      },
+      body: {
+        error: {
+          message: 'The request was not received in time.',
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        },
+      },
+    });
+  });
+
+  it('answers 408 when the headers never end (HEADERS_TIMEOUT_MS), in the neutral shape', async () => {
+    const port = await start({ headersTimeoutMs: 150 });
+    const { closed } = exchange(port, 'GET /messages-api/v1/models HTTP/1.1\r\nHost: x\r\n');
+    const { received } = await closed;
+    // Node has not told anyone the path yet: the neutral shape, as for a path of no group.
+    expect(parse(received)).toEqual({
+      status: 'HTTP/1.1 408 Request Timeout',
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': expect.any(String),
+        connection: 'close',
+      },
+      body: {
+        error: { type: 'invalid_request_error', message: 'The request was not received in time.' },
+      },
+    });
+  });
+
+  it('closes an idle keep-alive connection (KEEP_ALIVE_TIMEOUT_MS)', async () => {
+    const port = await start({ keepAliveTimeoutMs: 150 });
+    const { closed } = exchange(port, 'GET /_emulator/health HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { received } = await closed;
+    expect(received).toMatch(/^HTTP\/1.1 200 OK\r\n/);
+  });
+});
+
+describe('errors before routing', () => {
+  it('answers malformed HTTP in the group envelope of its path', async () => {
+    const port = await start({});
+    const { closed } = exchange(
+      port,
+      'POST /videogen/v1/videos/text2video HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n',
+    );
+    const response = parse((await closed).received);
+    expect(response.status).toBe('HTTP/1.1 400 Bad Request');
+    expect(response.body).toEqual({
+      code: 1200,
+      message: 'The request is not valid HTTP.',
+      request_id: expect.stringMatching(/^req_\d+$/),
+    });
+  });
+
+  it('answers oversized headers with 431, and an unknown path in the neutral shape', async () => {
+    const port = await start({});
+    const huge = `GET /nowhere HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
+    const response = parse((await exchange(port, huge).closed).received);
+    expect(response.status).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(response.body).toEqual({
+      error: { type: 'invalid_request_error', message: 'Request header fields are too large.' },
+    });
+  });
+});
