@@ -15,6 +15,7 @@ import { controlRoutes } from './control/index.js';
 import { messagesGroup } from './messages/index.js';
 import { Keyring } from './platform/auth.js';
 import { createDeps, type Deps } from './platform/deps.js';
+import { type DrainReport, drain } from './platform/drain.js';
 import { GatewayError } from './platform/errors.js';
 import { Faults } from './platform/faults.js';
 import { Features } from './platform/features.js';
@@ -36,6 +37,11 @@ export interface EmulatorInternals {
   tasks: VideoService;
   callbacks: Callbacks;
   scheduler: Scheduler;
+  /**
+   * Stops taking connections and waits, up to `graceMs` (SHUTDOWN_GRACE_MS), for requests,
+   * streams and callbacks in progress; says what it had to leave. Call `close` after it.
+   */
+  drain(graceMs?: number): Promise<DrainReport>;
 }
 
 declare module 'fastify' {
@@ -225,6 +231,8 @@ export async function buildApp(
     tasks: video.service,
     callbacks: video.callbacks,
     scheduler,
+    drain: (graceMs = config.shutdownGraceMs) =>
+      drain(app.server, [video.callbacks], graceMs, deps.monotonic),
   } satisfies EmulatorInternals);
   setupRequests(app);
   app.setValidatorCompiler(validatorCompiler());

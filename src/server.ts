@@ -29,11 +29,20 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down');
-    app.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining');
+    app.emulator
+      .drain()
+      .then((report) => {
+        const { connectionsCut, left, ms } = report;
+        if (connectionsCut > 0 || left.length > 0) {
+          app.log.warn({ connectionsCut, left, ms }, 'shutdown deadline: cut what was left');
+        } else app.log.info({ ms }, 'drained');
+        return app.close();
+      })
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));

@@ -1,5 +1,6 @@
 import type { Clock, SetTimer } from '../platform/clock.js';
 import type { Feature } from '../platform/features.js';
+import { redactUrl } from '../platform/journal.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import type { CallbackGuard } from './callback-guard.js';
 import type { TaskStatus } from './schemas.js';
@@ -158,6 +159,17 @@ export class Callbacks implements Feature {
       created_at: d.createdAt,
       updated_at: d.updatedAt,
     }));
+  }
+
+  /** Unfinished deliveries, one line each (for the log at shutdown); URLs redacted. */
+  pending(): string[] {
+    const out: string[] = [];
+    for (const d of this.deliveries.values()) {
+      if (d.state === 'delivered' || d.state === 'failed') continue;
+      const tried = d.attempts === 0 ? 'not attempted' : `${d.attempts} attempts`;
+      out.push(`callback of task ${d.taskId} (${d.status}) to ${redactUrl(d.url)}: ${tried}`);
+    }
+    return out;
   }
 
   /** Deliveries being attempted now. */

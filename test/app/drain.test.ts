@@ -1,0 +1,133 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { realSetTimer, realSleep } from '../../src/platform/clock.js';
+import { buildTestApp, type TestApp, testDeps } from '../helpers/app.js';
+
+/** Graceful stop (SIGTERM): what is running finishes, new connections are refused. */
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.app.close();
+  t = undefined;
+});
+
+/** An app whose streams are paced in real time, listening on a free port. */
+async function paced(chunkDelayMs: number) {
+  const deps = {
+    ...testDeps(),
+    sleep: realSleep,
+    monotonic: () => performance.now(),
+    setTimer: realSetTimer,
+  };
+  t = await buildTestApp({ streamChunkDelayMs: chunkDelayMs }, deps);
+  return t.app.listen({ port: 0, host: '127.0.0.1' });
+}
+
+const streamRequest = (base: string, prompt: string) =>
+  fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'gpt-4o',
+      stream: true,
+      max_tokens: 40,
+      messages: [{ role: 'user', content: prompt }],
+    }),
+  });
+
+describe('drain', () => {
+  it('lets a stream in progress finish and refuses new connections meanwhile', async () => {
+    const base = await paced(2);
+    const res = await streamRequest(base, 'tell me a story');
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read(); // the stream is under way
+    const draining = t?.app.emulator.drain(10_000);
+    await expect(fetch(`${base}/_emulator/health`)).rejects.toThrow();
+    let text = new TextDecoder().decode(first.value);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      text += new TextDecoder().decode(r.value);
+    }
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    expect(await draining).toEqual({ connectionsCut: 0, left: [], ms: expect.any(Number) });
+  });
+
+  it('cuts what is still running at the deadline and says so', async () => {
+    const base = await paced(1000);
+    const res = await streamRequest(base, 'tell me a story');
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    const report = await t?.app.emulator.drain(50);
+    expect(report).toEqual({ connectionsCut: 1, left: [], ms: expect.any(Number) });
+    await t?.app.close();
+    await expect(
+      (async () => {
+        for (let r = await reader.read(); !r.done; r = await reader.read());
+      })(),
+    ).rejects.toThrow();
+  });
+
+  it('delivers queued callbacks before it returns, and lists the ones it could not', async () => {
+    const bodies: string[] = [];
+    const hook = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => {
+        raw += c;
+      });
+      req.on('end', () => {
+        bodies.push(JSON.parse(raw).task_status);
+        res.end();
+      });
+    });
+    await new Promise<void>((ok) => hook.listen(0, '127.0.0.1', ok));
+    const address = hook.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      await paced(0);
+      const create = (callback_url: string) =>
+        t?.inject({
+          method: 'POST',
+          url: '/videogen/v1/videos/text2video',
+          headers: { authorization: 'Bearer k' },
+          payload: { model_name: 'vid-v1-6', prompt: 'a cat', duration: '5', callback_url },
+        });
+      await create(`http://127.0.0.1:${port}/ok`);
+      // A receiver that refuses connections: its notification waits for a retry.
+      await create('http://127.0.0.1:9/hook?token=secret');
+      t?.deps.clock.advance(2000); // both tasks start processing: two notifications queued
+      const report = await t?.app.emulator.drain(5000);
+      expect(bodies).toEqual(['processing']);
+      expect(report).toEqual({
+        connectionsCut: 0,
+        left: [
+          'callback of task 1000002 (processing) to http://127.0.0.1:9/hook?token=[REDACTED]: 1 attempts',
+        ],
+        ms: expect.any(Number),
+      });
+    } finally {
+      await new Promise((ok) => hook.close(ok));
+    }
+  });
+});
+
+describe('the process', () => {
+  it('drains on SIGTERM and exits 0', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await vi.waitFor(() => expect(out).toContain('Server listening at'), { timeout: 20_000 });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const messages = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).msg);
+    expect(messages.slice(-2)).toEqual(['shutting down: draining', 'drained']);
+  }, 30_000);
+});
