@@ -52,8 +52,16 @@ declare module 'fastify' {
 
 export { BODY_LIMIT };
 
-/** Logs each request once, when it completes (Fastify's default also logs its arrival). */
+/**
+ * Logs each request once, when it completes (Fastify's default also logs its arrival), and
+ * journals gateway requests at the same moment: Fastify calls this for every response, so an
+ * `onResponse` hook per request would only repeat the call.
+ */
 class OneLinePerRequest extends LogController {
+  constructor(private readonly logs: boolean) {
+    super();
+  }
+
   override incomingRequest(): void {}
 
   override requestCompleted(
@@ -61,6 +69,8 @@ class OneLinePerRequest extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
+    request.gateway?.completed(request, reply);
+    if (!this.logs && !error) return;
     const line = {
       method: request.method,
       url: redactUrl(request.url),
@@ -195,7 +205,7 @@ export async function buildApp(
       },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest(perRequestLogs),
     // Request-scoped child loggers only when per-request lines are on (info and below).
     childLoggerFactory: (logger, bindings, options) =>
       perRequestLogs ? logger.child(bindings, options) : logger,

@@ -105,6 +105,9 @@ export function sendGroupError(
 export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spec: GroupSpec) {
   const { keyring, journal, faults, rateLimiter, clock } = hooks;
   const runtime: GatewayRuntime = {
+    completed(request, reply) {
+      record(request, reply.statusCode, Math.round(reply.elapsedTime * 1000) / 1000);
+    },
     streamAborted(request, reply, result) {
       const durationMs = Math.round(reply.elapsedTime * 1000) / 1000;
       record(request, 200, durationMs, { aborted: true, bytesSent: result.bytes });
@@ -237,9 +240,4 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
       ...stream,
     });
   }
-
-  app.addHook('onResponse', (request, reply, done) => {
-    record(request, reply.statusCode, Math.round(reply.elapsedTime * 1000) / 1000);
-    done();
-  });
 }

@@ -25,6 +25,8 @@ declare module 'fastify' {
 
 /** What a group offers a request after its hooks have run. */
 export interface GatewayRuntime {
+  /** Journals a response that ended (called once per request, with the request log line). */
+  completed(request: FastifyRequest, reply: FastifyReply): void;
   /** Journals and logs a stream that did not end: the client left, stopped reading, or it failed. */
   streamAborted(request: FastifyRequest, reply: FastifyReply, result: SseResult): void;
 }
