@@ -112,6 +112,27 @@ describe('model limits', () => {
     expect(fits.usage.completion_tokens).toBeLessThanOrEqual(128_000 - tokens);
   });
 
+  it('answer an 8 MB body with n: 128 with a 400 naming the window, never a 5xx', async () => {
+    t = await buildTestApp();
+    const res = await t.chat({
+      model: 'gpt-4o',
+      n: 128,
+      messages: [{ role: 'user', content: 'x '.repeat(4_000_000) }],
+    });
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 400,
+      body: {
+        error: {
+          message:
+            "This model's maximum context length is 128000 tokens. However, your messages resulted in 4000006 tokens. Please reduce the length of the messages.",
+          type: 'invalid_request_error',
+          param: 'messages',
+          code: 'context_length_exceeded',
+        },
+      },
+    });
+  });
+
   it('bound an echo of a long prompt by the output limit', async () => {
     t = await buildTestApp();
     const prompt = `[demo] echo ${'word '.repeat(60_000)}`;
