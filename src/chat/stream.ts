@@ -1,5 +1,4 @@
-import { frameTemplate, type Pacing, type SseProducer } from '../platform/sse.js';
-import { splitTokens } from '../platform/tokens.js';
+import { frameTemplate, jsonPieces, type Pacing, type SseProducer } from '../platform/sse.js';
 import type { ChatCompletionRequest, ChatUsage } from './schemas.js';
 import {
   type ChatIdentity,
@@ -102,7 +101,7 @@ export const chatStream = (
           const content = frameTemplate(undefined, (piece) =>
             frame({ content: piece }, { content_filter_results: filters }),
           );
-          for (const piece of splitTokens(text, 1)) {
+          for (const piece of jsonPieces(text, 1)) {
             const ms = pause();
             if (ms > 0 || sink.due) yield ms;
             if (sink.stopped) return;
@@ -135,7 +134,7 @@ export const chatStream = (
               : { tool_calls: [{ index: k, function: { arguments: piece } }] },
           ),
         );
-        for (const piece of splitTokens(call.arguments, ARGUMENT_TOKENS_PER_DELTA)) {
+        for (const piece of jsonPieces(call.arguments, ARGUMENT_TOKENS_PER_DELTA)) {
           ms = pause();
           if (ms > 0 || sink.due) yield ms;
           if (sink.stopped) return;

@@ -3,10 +3,12 @@ import type { Ids } from '../platform/ids.js';
 import {
   type FrameTemplate,
   frameTemplate,
+  jsonPieces,
+  jsonString,
   type Pacing,
   type SseProducer,
 } from '../platform/sse.js';
-import { countTokens, splitTokens, truncateTokens } from '../platform/tokens.js';
+import { countTokens, truncateTokens } from '../platform/tokens.js';
 import { signThinking, type Turn } from '../text/agent.js';
 import { finishText } from '../text/finish.js';
 import { limitsOf } from '../text/models.js';
@@ -251,7 +253,7 @@ export const messageStream = (
       if (index === 0) sink.event('ping', '{"type":"ping"}');
       for (const { text, tokens, template } of blockDeltas(index, block)) {
         // The signature is one delta, whatever its length; other texts go 4 tokens a delta.
-        for (const piece of tokens === 0 ? [text] : splitTokens(text, tokens)) {
+        for (const piece of tokens === 0 ? [jsonString(text)] : jsonPieces(text, tokens)) {
           const pause = started ? pacing.betweenMs : pacing.firstMs;
           started = true;
           if (pause > 0 || sink.due) yield pause;

@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { SetTimer, Sleep } from './clock.js';
+import { splitTokens } from './tokens.js';
 
 /**
  * The one SSE writer. A stream is a producer (a generator) that writes frames into a sink and
@@ -23,6 +24,33 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** A JSON string literal; text with nothing to escape (the usual case) skips JSON.stringify. */
 export const jsonString = (text: string): string =>
   NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+
+/** Texts at most this long have their pieces remembered. */
+const MEMO_TEXT_LIMIT = 32 * 1024;
+/** Texts remembered at most (per pieces-per-delta size); the oldest goes first. */
+const MEMO_ENTRIES = 128;
+const pieceMemo = new Map<number, Map<string, string[]>>();
+
+/**
+ * `text` cut into deltas of `perPiece` tokens, each as a JSON string literal, ready for
+ * `SseSink.piece`. Replies repeat (a scripted reply, the default reply to the same prompt), so
+ * the cut of a text up to 32 KiB is remembered (bounded) instead of tokenized on every stream.
+ */
+export function jsonPieces(text: string, perPiece: number): string[] {
+  if (text.length > MEMO_TEXT_LIMIT) return splitTokens(text, perPiece).map(jsonString);
+  let memo = pieceMemo.get(perPiece);
+  if (!memo) {
+    memo = new Map();
+    pieceMemo.set(perPiece, memo);
+  }
+  let pieces = memo.get(text);
+  if (pieces === undefined) {
+    pieces = splitTokens(text, perPiece).map(jsonString);
+    if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
+    memo.set(text, pieces);
+  }
+  return pieces;
+}
 
 const MARKER = '@@sse-text@@';
 
@@ -80,11 +108,11 @@ export class SseSink {
     if (this.count()) this.text(`data: ${data}\n\n`);
   }
 
-  /** A frame from a template, with its text. */
-  piece(template: FrameTemplate, text: string): void {
+  /** A frame from a template, with its text as a JSON string literal (`jsonPieces`). */
+  piece(template: FrameTemplate, json: string): void {
     if (!this.count()) return;
     this.bytes(template.head);
-    this.text(jsonString(text));
+    this.text(json);
     this.bytes(template.tail);
   }
 
@@ -273,8 +301,14 @@ export async function sendSse(
     if (options.fault) sink.raw(options.fault.error);
     const parts = sink.take();
     if (closed) return finish();
-    for (const part of parts) result.bytes += part.length;
-    res.end(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+    // The last parts go out in one corked write with the end (no copy into one buffer).
+    res.cork();
+    for (const part of parts) {
+      res.write(part);
+      result.bytes += part.length;
+    }
+    res.end();
+    res.uncork();
     result.completed = true;
     return result;
   } catch (err) {

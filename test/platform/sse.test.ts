@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { realSetTimer } from '../../src/platform/clock.js';
 import {
   frameTemplate,
+  jsonPieces,
   jsonString,
   type SseOptions,
   type SseProducer,
@@ -12,6 +13,7 @@ import {
   SseSink,
   sendSse,
 } from '../../src/platform/sse.js';
+import { splitTokens } from '../../src/platform/tokens.js';
 import { countingSleep } from '../helpers/app.js';
 
 const text = (sink: SseSink) => Buffer.concat(sink.take()).toString();
@@ -22,13 +24,30 @@ describe('the sink', () => {
     sink.event('ping', '{"type":"ping"}');
     sink.data('[x]');
     const template = frameTemplate('delta', (piece) => ({ type: 'delta', text: piece }));
-    sink.piece(template, 'a "quoted" é');
+    sink.piece(template, jsonString('a "quoted" é'));
     sink.closing('data: [DONE]\n\n');
     expect(sink.events).toBe(3);
     expect(text(sink)).toBe(
       'event: ping\ndata: {"type":"ping"}\n\ndata: [x]\n\nevent: delta\ndata: {"type":"delta","text":"a \\"quoted\\" é"}\n\ndata: [DONE]\n\n',
     );
     expect(text(sink)).toBe('');
+  });
+
+  it('cuts texts into JSON pieces of n tokens, the same array for the same text', () => {
+    expect(jsonPieces('Hello, "world" and more', 2)).toEqual([
+      '"Hello"',
+      '", \\""',
+      '"world"',
+      '"\\" and"',
+      '" more"',
+    ]);
+    expect(jsonPieces('Hello, "world" and more', 2)).toBe(jsonPieces('Hello, "world" and more', 2));
+    const long = 'word '.repeat(10_000);
+    expect(jsonPieces(long, 4).join('')).toBe(
+      splitTokens(long, 4)
+        .map((p) => JSON.stringify(p))
+        .join(''),
+    );
   });
 
   it('keeps large and many frames whole across its chunks', () => {
