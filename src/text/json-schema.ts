@@ -265,7 +265,17 @@ export async function schemaInstance(schema: object, seed: number): Promise<unkn
     } catch {
       continue;
     }
-    if (validate(value)) {
+    let valid: boolean;
+    try {
+      valid = validate(value) as boolean;
+    } catch (err) {
+      // A `$ref` cycle that never reaches a keyword (`{"$ref": "#"}`) never ends.
+      if (!(err instanceof RangeError)) throw err;
+      info.unusable = 'its $ref refers back to itself without end';
+      info.source = undefined;
+      throw new UnsatisfiableSchemaError(info.unusable);
+    }
+    if (valid) {
       if ((info.size ?? Number.POSITIVE_INFINITY) <= VALUE_KEPT_SIZE) {
         values.set(`${seed}:${info.key}`, value);
       }

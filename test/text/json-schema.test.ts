@@ -121,4 +121,12 @@ describe('schemaInstance', () => {
       schemaProblem({ type: 'object', properties: { a: { type: 'string' } } }),
     ).toBeUndefined();
   });
+
+  it('refuses a $ref that refers back to itself without end (found by fuzzing: a 500)', async () => {
+    for (let i = 0; i < 2; i++) {
+      await expect(schemaInstance({ $ref: '#' }, 1)).rejects.toThrow(
+        new UnsatisfiableSchemaError('its $ref refers back to itself without end'),
+      );
+    }
+  });
 });
