@@ -1,2 +1,6 @@
 #!/usr/bin/env node
-import '../dist/server.js';
+import module from 'node:module';
+
+// Node 22.1+ keeps compiled code between runs, which makes start-up several times faster.
+module.enableCompileCache?.();
+await import('../dist/server.js');

@@ -24,7 +24,7 @@ import { Journal, redactUrl, SECRET_HEADERS } from './platform/journal.js';
 import { RateLimiter } from './platform/rate-limit.js';
 import { BODY_LIMIT, setupRequests } from './platform/request.js';
 import { Scheduler } from './platform/scheduler.js';
-import { validatorCompiler } from './platform/validation.js';
+import { lazySerializers, validatorCompiler } from './platform/validation.js';
 import { createText } from './text/index.js';
 import type { Callbacks } from './video/callbacks.js';
 import { videoGroup } from './video/index.js';
@@ -216,6 +216,7 @@ export async function buildApp(
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     frameworkErrors: renderFrameworkError,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
     clientErrorHandler: (err, socket) =>
       answerClientError(err as unknown as Error & { code?: string; rawPacket?: Buffer }, socket),
     // Every wait on a client is bounded (README "Configuration"): the whole request, its

@@ -1,4 +1,5 @@
-import { Ajv, type Options as AjvOptions } from 'ajv';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv';
 import { type FieldIssue, GatewayError, type PathSegment } from './errors.js';
 
 /**
@@ -12,6 +13,9 @@ const AJV_BASE: AjvOptions = {
   allErrors: false,
   verbose: true,
   discriminator: true,
+  // Route schemas are this project's own (TypeBox): compiling the meta-schema to check them
+  // would only slow start-up.
+  validateSchema: false,
 };
 
 /**
@@ -22,8 +26,40 @@ export function validatorCompiler() {
   const strict = new Ajv({ ...AJV_BASE, coerceTypes: false });
   const coercing = new Ajv({ ...AJV_BASE, coerceTypes: true });
   return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema);
+    lazy(() => (httpPart === 'body' ? strict : coercing).compile(schema));
 }
+
+/**
+ * A validator compiled on its first use, so that start-up does not compile every route's
+ * schemas (most runs use a few routes). Fastify reads `errors` off the function it was given.
+ */
+function lazy(compile: () => ValidateFunction) {
+  let compiled: ValidateFunction | undefined;
+  const validate = (data: unknown) => {
+    compiled ??= compile();
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  };
+  validate.errors = null as ValidateFunction['errors'];
+  return validate;
+}
+
+type SerializerBuilder = ReturnType<typeof SerializerSelector>;
+
+/** Fastify's response serializers (fast-json-stringify), each built on its first use. */
+export const lazySerializers =
+  (): SerializerBuilder =>
+  (...args: Parameters<SerializerBuilder>) => {
+    const compiler = SerializerSelector()(...args);
+    return (route) => {
+      let serialize: ((data: unknown) => string) | undefined;
+      return (data: unknown) => {
+        serialize ??= compiler(route) as (data: unknown) => string;
+        return serialize(data);
+      };
+    };
+  };
 
 interface AjvError {
   keyword: string;
