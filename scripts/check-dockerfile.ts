@@ -92,7 +92,49 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The Node majors CI runs the tests on (.ci/run); an image must use one of them. */
+const TESTED_MAJORS = [20, 22, 24];
+/** Tags the official image publishes: a major, then a Debian or Alpine variant. */
+const NODE_TAG =
+  /^node:(\d+)(?:-(?:bookworm|bullseye|trixie)(?:-slim)?|-slim|-alpine(?:3\.\d+)?)?$/;
+
+/**
+ * A base image that exists and runs the Node this project is tested on: the official `node`
+ * image, a tag of a shape it publishes, an even (LTS) major the tests run on, and the same
+ * major in every stage (the runtime must run what the build stage built).
+ */
+const majors = new Set<number>();
+function checkBase(base: string, where: string): void {
+  const match = NODE_TAG.exec(base);
+  if (!match) {
+    fail(`${where}: ${base} is not an official node image tag (node:<major>[-bookworm|-slim|...])`);
+  }
+  const major = Number(match[1]);
+  if (!TESTED_MAJORS.includes(major)) {
+    fail(`${where}: node ${major} is not a major the tests run on (${TESTED_MAJORS.join(', ')})`);
+  }
+  const engines = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).engines?.node;
+  const minimum = Number(/(\d+)/.exec(engines ?? '0')?.[1] ?? 0);
+  if (major < minimum) fail(`${where}: node ${major} is below engines.node (${engines})`);
+  majors.add(major);
+  if (majors.size > 1)
+    fail(`${where}: stages use different Node majors (${[...majors].join(', ')})`);
+}
+
+/** `.dockerignore` keeps the host's node_modules and dist out of the build context. */
+function checkDockerignore(): void {
+  const path = join(repo, '.dockerignore');
+  if (!existsSync(path)) fail('.dockerignore is missing');
+  const entries = readFileSync(path, 'utf8')
+    .split('\n')
+    .map((l) => l.trim());
+  for (const needed of ['node_modules', 'dist']) {
+    if (!entries.includes(needed)) fail(`.dockerignore does not exclude ${needed}`);
+  }
+}
+
 async function main() {
+  checkDockerignore();
   const dockerfile = readFileSync(join(repo, 'Dockerfile'), 'utf8');
   const scratch = mkdtempSync(join(tmpdir(), 'dockerfile-check-'));
   const npmCache = join(scratch, '.npm-cache');
@@ -104,6 +146,7 @@ async function main() {
     const where = `Dockerfile:${ins.line} ${ins.op}`;
     if (ins.op === 'FROM') {
       const [base, as, name] = ins.args.split(/\s+/);
+      checkBase(base as string, where);
       const stageName = as?.toUpperCase() === 'AS' && name ? name : String(stages.length);
       stage = {
         name: stageName,
