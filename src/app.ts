@@ -83,6 +83,20 @@ class OneLinePerRequest extends LogController {
 }
 
 /**
+ * The path of the request a parse error stopped in: the last request line before the point of
+ * failure in the bytes Node kept (they may hold earlier, complete requests of the connection).
+ */
+function lastRequestPath(raw: Buffer | undefined, failedAt: number | undefined): string {
+  if (!raw) return '';
+  const text = raw.toString('latin1', 0, Math.min(failedAt ?? raw.length, raw.length, 65_536));
+  let path = '';
+  for (const match of text.matchAll(/(?:^|\r\n\r\n)[A-Z]+ (\/\S*) HTTP\/1\.[01]\r\n/g)) {
+    path = match[1] ?? '';
+  }
+  return path;
+}
+
+/**
  * Builds the whole emulator as a Fastify instance: the platform pieces, then each API group from
  * its descriptor. It never listens and never reads env. Throws FixtureError for bad fixtures.
  */
@@ -165,7 +179,10 @@ export async function buildApp(
    * A request Node could not parse or that timed out before it was read: answered in the
    * group's envelope, found by its path when that much is known.
    */
-  function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) {
+  function answerClientError(
+    err: Error & { code?: string; rawPacket?: Buffer; bytesParsed?: number },
+    socket: Duplex,
+  ) {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const [status, message] =
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
@@ -175,9 +192,11 @@ export async function buildApp(
           : [400, 'The request is not valid HTTP.'];
     // A request whose headers arrived has its URL on the parser's message; otherwise the path
     // is read from the bytes Node kept (a parse error); a headers timeout has neither.
-    const incoming = (socket as { parser?: { incoming?: { url?: string } } }).parser?.incoming;
-    const line = err.rawPacket?.toString('latin1', 0, 2048) ?? '';
-    const path = incoming?.url ?? /^[A-Z]+ (\/\S*) HTTP\//.exec(line)?.[1] ?? '';
+    // (the parser's message is the previous request's once that one is complete)
+    const incoming = (socket as { parser?: { incoming?: { url?: string; complete?: boolean } } })
+      .parser?.incoming;
+    const current = incoming?.complete === false ? incoming : undefined;
+    const path = current?.url ?? lastRequestPath(err.rawPacket, err.bytesParsed);
     const group = groups.find((g) => path.startsWith(`${g.prefix}/`));
     const id = ids.next('request');
     const body = group

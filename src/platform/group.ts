@@ -90,12 +90,46 @@ export function sendGroupError(
     request.log.error({ reqId: request.id, err }, 'request failed');
   }
   const { status, body } = spec.render(error, request);
+  if (!request.raw.complete) readTheRest(request, reply);
   const retryAfterS = error.options.retryAfterS;
   if (retryAfterS !== undefined) {
     reply.header('retry-after', String(retryAfterS));
     if (spec.retryAfterMs) reply.header('retry-after-ms', String(retryAfterS * 1000));
   }
   return reply.code(status).send(body);
+}
+
+/** Bytes and time a refused request may still send before its connection is dropped. */
+const LINGER_BYTES = 64 * 1024 * 1024;
+const LINGER_MS = 10_000;
+
+/**
+ * A request refused before its body was read (too large, a wrong content type, a bad key): if
+ * the connection closed at once, the client, still sending, would get a reset and lose the
+ * answer. So the rest of the body is read and thrown away, and the connection kept, up to 64 MB
+ * and 10 s; past that it is dropped.
+ */
+function readTheRest(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  if (reply.getHeader('connection') === 'close') reply.removeHeader('connection');
+  let seen = 0;
+  const timer = setTimeout(() => raw.socket?.destroy(), LINGER_MS);
+  timer.unref();
+  const onData = (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > LINGER_BYTES) {
+      done();
+      raw.socket?.destroy();
+    }
+  };
+  const done = () => {
+    clearTimeout(timer);
+    raw.off('data', onData);
+  };
+  raw.on('data', onData);
+  raw.once('end', done);
+  raw.once('close', done);
+  raw.resume();
 }
 
 /**

@@ -140,4 +140,80 @@ describe('errors before routing', () => {
       error: { type: 'invalid_request_error', message: 'Request header fields are too large.' },
     });
   });
+
+  it('does not take the envelope of the previous request on the connection', async () => {
+    const port = await start({});
+    // In one packet (Node keeps the bytes of both), then in two (the first is complete).
+    const { closed } = exchange(
+      port,
+      'GET /_emulator/health HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'POST /videogen/v1/videos/text2video HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n',
+    );
+    const onePacket = (await closed).received;
+    expect(parse(onePacket.slice(onePacket.lastIndexOf('HTTP/1.1 400'))).body).toEqual({
+      code: 1200,
+      message: 'The request is not valid HTTP.',
+      request_id: expect.stringMatching(/^req_\d+$/),
+    });
+    const two = exchange(port, 'DELETE /v1/nope HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
+    await new Promise((resolve) => two.socket.once('data', resolve));
+    two.socket.write(
+      'POST /videogen/v1/videos/text2video HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n',
+    );
+    const raw = (await two.closed).received;
+    const second = raw.slice(raw.lastIndexOf('HTTP/1.1 400'));
+    expect(parse(second).body).toEqual({
+      code: 1200,
+      message: 'The request is not valid HTTP.',
+      request_id: expect.stringMatching(/^req_\d+$/),
+    });
+  });
+});
+
+describe('a refused upload', () => {
+  it('gets its 413 even while it is still sending: the rest is read, not reset', async () => {
+    const port = await start({});
+    const size = 33 * 1024 * 1024;
+    for (let i = 0; i < 5; i++) {
+      const socket: Socket = connect(port, '127.0.0.1');
+      let received = '';
+      let answered: () => void = () => {};
+      const answer = new Promise<void>((resolve) => {
+        answered = resolve;
+      });
+      socket.on('data', (chunk) => {
+        received += chunk.toString('latin1');
+        if (received.includes('\r\n\r\n') && received.endsWith('}')) answered();
+      });
+      const closed = new Promise<string | Error>((resolve) => {
+        socket.on('error', (err) => resolve(err));
+        socket.on('close', () => resolve(received));
+      });
+      socket.write(
+        'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n' +
+          `Content-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`,
+      );
+      const chunk = Buffer.alloc(1024 * 1024, '[');
+      for (let sent = 0; sent < size && !socket.destroyed; sent += chunk.length) {
+        if (!socket.write(chunk)) await new Promise((r) => socket.once('drain', r));
+      }
+      // All sent without a reset; the answer is there, and the connection is still open.
+      await Promise.race([answer, closed]);
+      expect(socket.destroyed).toBe(false);
+      socket.end();
+      const outcome = await closed;
+      expect(outcome).toBeTypeOf('string');
+      expect(parse(outcome as string)).toMatchObject({
+        status: 'HTTP/1.1 413 Payload Too Large',
+        body: {
+          error: {
+            message: 'Request body is too large.',
+            type: 'invalid_request_error',
+            param: null,
+            code: 'request_too_large',
+          },
+        },
+      });
+    }
+  }, 60_000);
 });
