@@ -72,8 +72,15 @@ export function frameTemplate(event: string | undefined, shape: (text: string) =
   return { head: Buffer.from(head), tail: Buffer.from(tail) } satisfies FrameTemplate;
 }
 
+/** Pauses up to this long are not cut short when the client leaves (no abort listener). */
+const SHORT_PAUSE_MS = 1000;
+
 /** Bytes per chunk; a write of more than this goes out as its own buffer. */
 const CHUNK = 16 * 1024;
+/** Pending bytes copied out of the chunk on `take` rather than handed over with it. */
+const SMALL = 2048;
+const EMPTY = Buffer.alloc(0);
+
 /** Pending bytes past which a producer should yield, so the socket can take them. */
 const FLUSH_AT = 64 * 1024;
 
@@ -83,7 +90,7 @@ export class SseSink {
   events = 0;
   /** Events a fault lets through; past it events are dropped (`stopped`). */
   limit = Number.POSITIVE_INFINITY;
-  private chunk = Buffer.allocUnsafe(CHUNK);
+  private chunk: Buffer = EMPTY;
   private used = 0;
   private done: Buffer[] = [];
   private held = 0;
@@ -129,12 +136,20 @@ export class SseSink {
     this.text(frame);
   }
 
-  /** Everything pending, in order; the sink starts over. */
+  /**
+   * Everything pending, in order; the sink starts over. A few pending bytes (a paced frame)
+   * are copied out (from Node's buffer pool), so the chunk is kept for the next frame rather
+   * than a new one allocated per write.
+   */
   take(): Buffer[] {
     const out = this.done;
     if (this.used > 0) {
-      out.push(this.chunk.subarray(0, this.used));
-      this.chunk = Buffer.allocUnsafe(CHUNK);
+      if (this.used <= SMALL) {
+        out.push(Buffer.from(this.chunk.subarray(0, this.used)));
+      } else {
+        out.push(this.chunk.subarray(0, this.used));
+        this.chunk = EMPTY;
+      }
       this.used = 0;
     }
     this.done = [];
@@ -155,12 +170,12 @@ export class SseSink {
       this.push(Buffer.from(text));
       return;
     }
-    if (text.length * 3 > CHUNK - this.used) this.seal();
+    if (text.length * 3 > this.chunk.length - this.used) this.seal();
     this.used += this.chunk.write(text, this.used);
   }
 
   private bytes(bytes: Buffer): void {
-    if (bytes.length > CHUNK - this.used) this.seal();
+    if (bytes.length > this.chunk.length - this.used) this.seal();
     if (bytes.length > CHUNK) {
       this.push(bytes);
       return;
@@ -169,9 +184,9 @@ export class SseSink {
     this.used += bytes.length;
   }
 
+  /** Hands the filled part of the chunk over and starts a fresh chunk. */
   private seal(): void {
-    if (this.used === 0) return;
-    this.push(this.chunk.subarray(0, this.used));
+    if (this.used > 0) this.push(this.chunk.subarray(0, this.used));
     this.chunk = Buffer.allocUnsafe(CHUNK);
     this.used = 0;
   }
@@ -289,12 +304,18 @@ export async function sendSse(
       const pause = step.value;
       if (pause <= 0) continue;
       deadline = (Number.isNaN(deadline) ? options.monotonic() : deadline) + pause;
-      gone ??= new AbortController();
-      try {
-        await options.sleep(Math.max(0, deadline - options.monotonic()), gone.signal);
-      } catch (err) {
-        if (gone.signal.aborted) return finish();
-        throw err;
+      const wait = Math.max(0, deadline - options.monotonic());
+      if (wait <= SHORT_PAUSE_MS) {
+        // A frame's pause: a client that leaves meanwhile is seen when it ends.
+        await options.sleep(wait);
+      } else {
+        gone ??= new AbortController();
+        try {
+          await options.sleep(wait, gone.signal);
+        } catch (err) {
+          if (gone.signal.aborted) return finish();
+          throw err;
+        }
       }
       if (closed) return finish();
     }
