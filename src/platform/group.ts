@@ -90,7 +90,7 @@ export function sendGroupError(
     request.log.error({ reqId: request.id, err }, 'request failed');
   }
   const { status, body } = spec.render(error, request);
-  if (!request.raw.complete) readTheRest(request, reply);
+  if (request.raw.complete === false) readTheRest(request, reply);
   const retryAfterS = error.options.retryAfterS;
   if (retryAfterS !== undefined) {
     reply.header('retry-after', String(retryAfterS));
@@ -112,14 +112,18 @@ const LINGER_MS = 10_000;
 function readTheRest(request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
   if (reply.getHeader('connection') === 'close') reply.removeHeader('connection');
+  const drop = () => {
+    const socket = raw.socket as { destroy?: () => void } | null;
+    if (typeof socket?.destroy === 'function') socket.destroy();
+  };
   let seen = 0;
-  const timer = setTimeout(() => raw.socket?.destroy(), LINGER_MS);
+  const timer = setTimeout(drop, LINGER_MS);
   timer.unref();
   const onData = (chunk: Buffer) => {
     seen += chunk.length;
     if (seen > LINGER_BYTES) {
       done();
-      raw.socket?.destroy();
+      drop();
     }
   };
   const done = () => {

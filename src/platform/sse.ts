@@ -263,7 +263,10 @@ export async function sendSse(
       result.bytes += part.length;
     }
     res.uncork();
-    if (ok || closed) return !closed;
+    // Wait for the socket itself: Node 24 does not always pass its 'drain' on to a response
+    // written while corked.
+    const socket = res.socket;
+    if (ok || closed || !socket?.writableNeedDrain) return !closed;
     let stalled = false;
     await new Promise<void>((resolve) => {
       wake = resolve;
@@ -271,7 +274,7 @@ export async function sendSse(
         stalled = true;
         resolve();
       }, options.stallMs);
-      res.once('drain', () => {
+      socket.once('drain', () => {
         cancel();
         resolve();
       });
@@ -322,14 +325,16 @@ export async function sendSse(
     if (options.fault) sink.raw(options.fault.error);
     const parts = sink.take();
     if (closed) return finish();
-    // The last parts go out in one corked write with the end (no copy into one buffer).
-    res.cork();
-    for (const part of parts) {
-      res.write(part);
-      result.bytes += part.length;
+    // The last parts go out in one corked write (no copy into one buffer), then the end.
+    // (Ending while corked loses the parts on Node 24.)
+    for (const part of parts) result.bytes += part.length;
+    if (parts.length === 1) res.end(parts[0]);
+    else {
+      res.cork();
+      for (const part of parts) res.write(part);
+      res.uncork();
+      res.end();
     }
-    res.end();
-    res.uncork();
     result.completed = true;
     return result;
   } catch (err) {
