@@ -157,7 +157,12 @@ function prepare(root: Node): { copy: Node; size: number } {
   let walked = 0;
   /** Walks a schema: its copy, and the size of the largest value made from it. */
   const walk = (node: unknown, depth: number, hops: number): { copy: unknown; size: number } => {
-    if (++walked > GENERATION_BUDGET || depth > MAX_DEPTH) throw new TooLarge();
+    if (++walked > GENERATION_BUDGET) throw new TooLarge();
+    if (depth > MAX_DEPTH) {
+      throw new Error(
+        `it nests deeper than ${MAX_DEPTH} levels, more than the emulator makes values for`,
+      );
+    }
     if (!isNode(node)) return { copy: node, size: 1 };
     const copy: Node = {};
     const sizeOf = (key: string) => {

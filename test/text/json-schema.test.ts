@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  generationProblem,
   schemaInstance,
   schemaProblem,
   UnsatisfiableSchemaError,
@@ -120,6 +121,14 @@ describe('schemaInstance', () => {
     expect(
       schemaProblem({ type: 'object', properties: { a: { type: 'string' } } }),
     ).toBeUndefined();
+  });
+
+  it('says so when a schema nests too deep, rather than calling it too large', () => {
+    let schema: object = { type: 'string' };
+    for (let i = 0; i < 100; i++) schema = { type: 'object', properties: { a: schema } };
+    expect(generationProblem(schema)).toBe(
+      'it nests deeper than 64 levels, more than the emulator makes values for',
+    );
   });
 
   it('refuses a $ref that refers back to itself without end (found by fuzzing: a 500)', async () => {
