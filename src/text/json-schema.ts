@@ -235,7 +235,7 @@ function prepare(root: Node): { copy: Node; size: number } {
   return { copy: copy as Node, size };
 }
 
-type Generate = (schema: JsonSchema, options: { seed: number }) => unknown;
+type Generate = (schema: JsonSchema, options: { seed: number; maxDepth: number }) => unknown;
 let generator: Promise<Generate> | undefined;
 
 const loadGenerator = () => {
@@ -266,7 +266,12 @@ export async function schemaInstance(schema: object, seed: number): Promise<unkn
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     let value: unknown;
     try {
-      value = generate(source as JsonSchema, { seed: (seed + attempt * 0x9e3779b1) >>> 0 });
+      value = generate(source as JsonSchema, {
+        seed: (seed + attempt * 0x9e3779b1) >>> 0,
+        // Its default (5) fills deeper objects with type defaults that ignore their keywords
+        // (an integer of -713..-359 becomes 0); the size budget already bounds the value.
+        maxDepth: MAX_DEPTH + 1,
+      });
     } catch {
       continue;
     }

@@ -123,6 +123,21 @@ describe('schemaInstance', () => {
     ).toBeUndefined();
   });
 
+  it('keeps the keywords of deeply nested values (found by the property test)', async () => {
+    let schema: object = {
+      type: 'object',
+      properties: { d: { type: 'integer', minimum: -713, maximum: -359 } },
+      required: ['d'],
+      additionalProperties: false,
+    };
+    for (let i = 0; i < 8; i++) {
+      schema = { type: 'array', items: schema, minItems: 1 };
+    }
+    const ajv = new Ajv({ strict: false });
+    for (const seed of [0, 1, 2, 3])
+      expect(ajv.validate(schema, await schemaInstance(schema, seed))).toBe(true);
+  });
+
   it('says so when a schema nests too deep, rather than calling it too large', () => {
     let schema: object = { type: 'string' };
     for (let i = 0; i < 100; i++) schema = { type: 'object', properties: { a: schema } };
