@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
@@ -268,6 +269,25 @@ export async function buildApp(
   app.setValidatorCompiler(validatorCompiler());
   app.addHook('onClose', async () => features.close());
 
+  if (config.corsOrigins) {
+    // Opt-in CORS for browser apps: preflights are answered before any key check, and the
+    // headers clients read (request ids, retry and rate-limit headers) are exposed.
+    await app.register(cors, {
+      origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
+      exposedHeaders: [
+        'request-id',
+        'x-request-id',
+        'retry-after',
+        'retry-after-ms',
+        'x-ratelimit-limit-requests',
+        'x-ratelimit-remaining-requests',
+        'x-ratelimit-reset-requests',
+      ],
+      maxAge: 600,
+    });
+  }
+
   await app.register(swagger, {
     openapi: {
       info: {
@@ -289,6 +309,7 @@ export async function buildApp(
       callbacks: video.callbacks,
       text,
       reset,
+      listening: () => app.server.listening,
     }),
     { prefix: '/_emulator' },
   );

@@ -33,6 +33,9 @@ export const ConfigSchema = Type.Object({
   journalLimit: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
   maxTasks: Type.Integer({ minimum: 1, maximum: 10_000_000 }),
   rateLimitRpm: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+  corsOrigins: Type.Optional(
+    Type.Array(Type.String({ pattern: '^(\\*|https?://[^\\s/]+)$' }), { minItems: 1 }),
+  ),
   callbackAllowedHosts: Type.Optional(
     Type.Array(Type.String({ pattern: '^(\\*\\.)?[A-Za-z0-9.:\\[\\]-]+$' }), { minItems: 1 }),
   ),
@@ -107,6 +110,7 @@ const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; ki
   { key: 'journalLimit', env: 'JOURNAL_LIMIT', flag: 'journal-limit', kind: 'int' },
   { key: 'maxTasks', env: 'MAX_TASKS', flag: 'max-tasks', kind: 'int' },
   { key: 'rateLimitRpm', env: 'RATE_LIMIT_RPM', flag: 'rate-limit-rpm', kind: 'int' },
+  { key: 'corsOrigins', env: 'CORS_ORIGINS', flag: 'cors-origins', kind: 'list' },
   {
     key: 'callbackAllowedHosts',
     env: 'CALLBACK_ALLOWED_HOSTS',

@@ -50,6 +50,7 @@ describe('loadConfig', () => {
       IDLE_TIMEOUT_MS: '20000',
       SHUTDOWN_GRACE_MS: '3000',
       CALLBACK_ALLOWED_HOSTS: 'hooks.example, *.ci.example:8443',
+      CORS_ORIGINS: 'https://app.example,http://localhost:5173',
       JOURNAL_LIMIT: '50',
       MAX_TASKS: '500',
     });
@@ -74,6 +75,7 @@ describe('loadConfig', () => {
       idleTimeoutMs: 20_000,
       shutdownGraceMs: 3000,
       callbackAllowedHosts: ['hooks.example', '*.ci.example:8443'],
+      corsOrigins: ['https://app.example', 'http://localhost:5173'],
       journalLimit: 50,
       maxTasks: 500,
     });

@@ -22,12 +22,15 @@ import {
   ForceTaskSchema,
   HealthSchema,
   JournalSchema,
+  ReadySchema,
 } from './schemas.js';
 
 const errors = { '4xx': ControlErrorSchema };
 
 export interface ControlOptions {
-  /** When set, every route but health needs it in `x-emulator-admin-token`. */
+  /** Whether the server listens (fixtures are loaded before the app exists). */
+  listening(): boolean;
+  /** When set, every route but health and ready needs it in `x-emulator-admin-token`. */
   adminToken: string | undefined;
   clock: Clock;
   journal: Journal;
@@ -46,7 +49,8 @@ export const controlRoutes =
     const { adminToken, clock, journal, faults, video, callbacks, text } = options;
 
     app.addHook('onRequest', (request, _reply, done) => {
-      if (adminToken === undefined || request.routeOptions.url === '/_emulator/health')
+      const open = request.routeOptions.url;
+      if (adminToken === undefined || open === '/_emulator/health' || open === '/_emulator/ready')
         return done();
       if (request.headers['x-emulator-admin-token'] !== adminToken) {
         return done(new GatewayError(401, 'x-emulator-admin-token header is missing or wrong.'));
@@ -79,6 +83,20 @@ export const controlRoutes =
       '/health',
       { schema: { summary: 'Liveness', response: { 200: HealthSchema } } },
       async () => ({ status: 'ok' as const }),
+    );
+
+    app.get(
+      '/ready',
+      {
+        schema: {
+          summary: 'Readiness: 503 until the fixtures are loaded and the server listens',
+          response: { 200: ReadySchema, 503: ReadySchema },
+        },
+      },
+      async (_request, reply) =>
+        options.listening()
+          ? { status: 'ready' as const }
+          : reply.code(503).send({ status: 'starting' as const }),
     );
 
     app.post(

@@ -7,6 +7,9 @@ export const ControlErrorSchema = Type.Object({
 });
 
 export const HealthSchema = Type.Object({ status: Type.Literal('ok') });
+export const ReadySchema = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('starting')]),
+});
 
 export const ClockSchema = Type.Object({
   now: Type.Integer({ description: 'emulator time, Unix ms' }),
