@@ -84,6 +84,28 @@ class OneLinePerRequest extends LogController {
 }
 
 /**
+ * Where pino writes: JSON lines (to `stream`, or stdout), or readable lines through pino-pretty
+ * when asked, or by default on a terminal. pino-pretty loads only then.
+ */
+async function logStream(
+  format: Config['logFormat'],
+  stream: NodeJS.WritableStream | undefined,
+): Promise<{ stream?: NodeJS.WritableStream }> {
+  const pretty = format === 'pretty' || (format === 'auto' && !stream && process.stdout.isTTY);
+  if (!pretty) return stream ? { stream } : {};
+  const { default: prettyStream } = await import('pino-pretty');
+  return {
+    stream: prettyStream({
+      ...(stream ? { destination: stream } : {}),
+      sync: true,
+      colorize: format === 'auto',
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname',
+    }),
+  };
+}
+
+/**
  * The path of the request a parse error stopped in: the last request line before the point of
  * failure in the bytes Node kept (they may hold earlier, complete requests of the connection).
  */
@@ -223,7 +245,7 @@ export async function buildApp(
         paths: [...SECRET_HEADERS].map((h) => `req.headers["${h}"]`),
         censor: '[REDACTED]',
       },
-      ...(deps.logStream ? { stream: deps.logStream } : {}),
+      ...(await logStream(config.logFormat, deps.logStream)),
     },
     logController: new OneLinePerRequest(perRequestLogs),
     // Request-scoped child loggers only when per-request lines are on (info and below).

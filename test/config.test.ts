@@ -10,6 +10,7 @@ describe('loadConfig', () => {
       port: 4010,
       host: '127.0.0.1',
       logLevel: 'info',
+      logFormat: 'auto',
       fixturesDir: expect.stringMatching(/fixtures$/),
       videoQueueMs: 2000,
       videoRenderMs: 8000,
@@ -51,6 +52,7 @@ describe('loadConfig', () => {
       SHUTDOWN_GRACE_MS: '3000',
       CALLBACK_ALLOWED_HOSTS: 'hooks.example, *.ci.example:8443',
       CORS_ORIGINS: 'https://app.example,http://localhost:5173',
+      LOG_FORMAT: 'json',
       JOURNAL_LIMIT: '50',
       MAX_TASKS: '500',
     });
@@ -76,6 +78,7 @@ describe('loadConfig', () => {
       shutdownGraceMs: 3000,
       callbackAllowedHosts: ['hooks.example', '*.ci.example:8443'],
       corsOrigins: ['https://app.example', 'http://localhost:5173'],
+      logFormat: 'json',
       journalLimit: 50,
       maxTasks: 500,
     });

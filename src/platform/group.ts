@@ -78,6 +78,16 @@ const pathOf = (url: string) => {
   return query === -1 ? url : url.slice(0, query);
 };
 
+const DEBUGGING = new Set(['debug', 'trace']);
+
+/** A refusal in one line: the field and its problem, or the message. */
+const reasonOf = (error: GatewayError) => {
+  const issue = error.options.issue;
+  return issue && issue.path.length > 0
+    ? `${issue.path.join('.')} ${issue.problem}`
+    : error.message;
+};
+
 /** Renders any error in the group's envelope, with its retry headers; logs what is a bug. */
 export function sendGroupError(
   spec: GroupSpec,
@@ -88,6 +98,12 @@ export function sendGroupError(
   const error = normalizeError(err);
   if (error.status >= 500 && request.fault === undefined) {
     request.log.error({ reqId: request.id, err }, 'request failed');
+  } else if (error.status < 500 && DEBUGGING.has(request.log.level)) {
+    // Why a request was refused, for whoever debugs a client (LOG_LEVEL=debug).
+    request.log.debug(
+      { reqId: request.id, statusCode: error.status, reason: reasonOf(error) },
+      'request refused',
+    );
   }
   const { status, body } = spec.render(error, request);
   if (request.raw.complete === false) readTheRest(request, reply);

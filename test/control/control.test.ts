@@ -271,6 +271,39 @@ describe('logging', () => {
     expect(log).not.toContain('admin-secret');
   });
 
+  it('logs why a request was refused at debug, not above', async () => {
+    t = await buildTestApp({ logLevel: 'debug' });
+    await t.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: { authorization: 'Bearer k' },
+      payload: { model: 'm', messages: [] },
+    });
+    const refused = t.deps.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request refused');
+    expect(refused).toMatchObject({
+      level: 20,
+      reqId: 'req_1',
+      statusCode: 400,
+      reason: expect.stringContaining('messages'),
+    });
+    await t.app.close();
+    t = await buildTestApp({ logLevel: 'info' });
+    await t.inject({ method: 'POST', url: '/v1/chat/completions', payload: {} });
+    expect(t.deps.logs.join('')).not.toContain('request refused');
+  });
+
+  it('writes readable lines with LOG_FORMAT=pretty (pino-pretty), JSON lines by default', async () => {
+    t = await buildTestApp({ logFormat: 'pretty' });
+    await t.inject({ url: '/_emulator/health' });
+    const pretty = t.deps.logs.join('');
+    expect(pretty).toMatch(/WARN.*GATEWAY_API_KEYS is not set/);
+    expect(pretty).toMatch(/INFO.*request completed/);
+    expect(() => JSON.parse(t?.deps.logs[0] ?? '')).toThrow();
+    await t.app.close();
+    t = await buildTestApp();
+    expect(JSON.parse(t.deps.logs[0] ?? '')).toMatchObject({ level: 40 });
+  });
+
   it('warns at start when any key is accepted', async () => {
     t = await buildTestApp();
     expect(t.deps.logs.join('')).toContain('GATEWAY_API_KEYS is not set');
