@@ -1,5 +1,6 @@
 import type { GroupDescriptor } from '../platform/group.js';
 import { chatGroupSpec } from './errors.js';
+import { modelsRoutes } from './models-routes.js';
 import { type ChatRoutesOptions, chatRoutes } from './routes.js';
 
 /**
@@ -11,7 +12,10 @@ export function chatGroup(options: ChatRoutesOptions): GroupDescriptor {
     name: 'chat',
     prefix: '/v1',
     spec: chatGroupSpec,
-    routes: chatRoutes(options),
+    routes: async (app) => {
+      await app.register(chatRoutes(options));
+      await app.register(modelsRoutes);
+    },
     stores: [],
   };
 }

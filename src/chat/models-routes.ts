@@ -1,0 +1,64 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { GatewayError } from '../platform/errors.js';
+import { MODEL_TABLE } from '../text/models.js';
+import { ChatErrorSchema } from './schemas.js';
+
+/**
+ * `GET /v1/models` and `GET /v1/models/{model}`: the chat models of the emulator's model table
+ * (README "Limits"), in OpenAI's list shape. Any other model name is still accepted by chat
+ * completions (it gets the default limits); these are the ones with limits of their own.
+ * `created` is a fixed date (2026-01-01), the same on every run.
+ * @see https://platform.openai.com/docs/api-reference/models/list
+ */
+
+const CREATED = 1_767_225_600;
+
+const ModelSchema = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('model'),
+  created: Type.Integer(),
+  owned_by: Type.String(),
+});
+
+const ModelListSchema = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(ModelSchema),
+});
+
+const MODELS = MODEL_TABLE.chat.map(([id]) => ({
+  id,
+  object: 'model' as const,
+  created: CREATED,
+  owned_by: 'system',
+}));
+
+const errors = { '4xx': ChatErrorSchema, '5xx': ChatErrorSchema };
+
+export const modelsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/models',
+    { schema: { summary: 'List the chat models', response: { 200: ModelListSchema, ...errors } } },
+    async () => ({ object: 'list' as const, data: MODELS }),
+  );
+
+  app.get(
+    '/models/:model',
+    {
+      schema: {
+        summary: 'Retrieve a chat model',
+        params: Type.Object({ model: Type.String({ maxLength: 256 }) }),
+        response: { 200: ModelSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const found = MODELS.find((m) => m.id === request.params.model);
+      if (!found) {
+        throw new GatewayError(404, `The model '${request.params.model}' does not exist`, {
+          code: 'model_not_found',
+        });
+      }
+      return found;
+    },
+  );
+};

@@ -1,0 +1,49 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Emulator, startEmulator } from '../../src/emulator.js';
+import { MODEL_TABLE } from '../../src/text/models.js';
+
+let emulator: Emulator;
+let client: OpenAI;
+beforeAll(async () => {
+  emulator = await startEmulator({ apiKeys: ['sk-test'], logLevel: 'silent' });
+  client = new OpenAI({ apiKey: 'sk-test', baseURL: `${emulator.url}/v1`, maxRetries: 0 });
+});
+afterAll(() => emulator.close());
+
+describe('GET /v1/models through the official SDK', () => {
+  it('lists the chat models of the model table', async () => {
+    const models = [];
+    for await (const model of client.models.list()) models.push(model);
+    expect(models).toEqual(
+      MODEL_TABLE.chat.map(([id]) => ({
+        id,
+        object: 'model',
+        created: 1_767_225_600,
+        owned_by: 'system',
+      })),
+    );
+  });
+
+  it('retrieves one, and answers an unknown one with 404 model_not_found', async () => {
+    expect(await client.models.retrieve('gpt-4o')).toEqual({
+      id: 'gpt-4o',
+      object: 'model',
+      created: 1_767_225_600,
+      owned_by: 'system',
+    });
+    const error = await client.models.retrieve('no-such-model').catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toEqual({
+      message: "The model 'no-such-model' does not exist",
+      type: 'invalid_request_error',
+      param: null,
+      code: 'model_not_found',
+    });
+  });
+
+  it('needs a key like every chat route', async () => {
+    const res = await fetch(`${emulator.url}/v1/models`);
+    expect(res.status).toBe(401);
+  });
+});
