@@ -33,8 +33,8 @@ import type { VideoService } from './video/service.js';
 
 /** What an embedding test or `startEmulator` may reach; no plugin receives it. */
 export interface EmulatorInternals {
-  /** Empties every store and puts the clock back to real time. */
-  reset(): void;
+  /** Empties every store and puts the clock back to real time; or only the parts named. */
+  reset(only?: readonly string[]): void;
   tasks: VideoService;
   callbacks: Callbacks;
   scheduler: Scheduler;
@@ -183,7 +183,7 @@ export async function buildApp(
   for (const store of [...text.stores, ...groups.flatMap((g) => g.stores)]) features.add(store);
   // Last, so that stores are empty before the clock jumps back.
   features.add({ name: 'clock', reset: () => clock.reset() });
-  const reset = () => features.reset();
+  const reset = (only?: readonly string[]) => features.reset(only);
 
   /** Router-level failures (a bad URL, an over-long path parameter) in the group's own shape. */
   function renderFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {

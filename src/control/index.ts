@@ -39,8 +39,20 @@ export interface ControlOptions {
   callbacks: Callbacks;
   text: Pick<TextEngine, 'fixtures' | 'reloadFixtures'>;
   /** Empties every store and puts the clock back to real time. */
-  reset(): void;
+  reset(only?: readonly string[]): void;
 }
+
+/** What `POST /_emulator/reset?only=` can name: each is a registered feature's name. */
+export const RESETTABLE = [
+  'tasks',
+  'cache',
+  'faults',
+  'stubs',
+  'journal',
+  'callbacks',
+  'limits',
+  'clock',
+];
 
 /** The emulator-only surface under `/_emulator`: clock, journal, faults, tasks, fixtures. */
 export const controlRoutes =
@@ -101,9 +113,22 @@ export const controlRoutes =
 
     app.post(
       '/reset',
-      { schema: { summary: 'Empty every store', response: { 200: HealthSchema, ...errors } } },
-      async () => {
-        options.reset();
+      {
+        schema: {
+          summary: 'Empty every store, or only the parts named in `only`',
+          querystring: Type.Object({
+            only: Type.Optional(
+              Type.String({
+                pattern: `^(${RESETTABLE.join('|')})(,(${RESETTABLE.join('|')}))*$`,
+                description: `comma-separated: ${RESETTABLE.join(', ')}`,
+              }),
+            ),
+          }),
+          response: { 200: HealthSchema, ...errors },
+        },
+      },
+      async (request) => {
+        options.reset(request.query.only?.split(','));
         return { status: 'ok' as const };
       },
     );

@@ -22,8 +22,11 @@ export class Features {
     return this.all.map((f) => f.name);
   }
 
-  reset(): void {
-    for (const feature of this.all) feature.reset?.();
+  /** Resets every feature, or only those named (in registration order either way). */
+  reset(only?: readonly string[]): void {
+    for (const feature of this.all) {
+      if (!only || only.includes(feature.name)) feature.reset?.();
+    }
   }
 
   close(): void {

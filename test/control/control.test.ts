@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { RESETTABLE } from '../../src/control/index.js';
 import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -191,6 +192,30 @@ describe('/_emulator control surface', () => {
     });
     expect((await t.inject({ url: '/_emulator/requests' })).json()).toEqual({ requests: [] });
     expect((await t.inject({ url: '/_emulator/clock' })).json()).toEqual({ now: T0, offset_ms: 0 });
+  });
+
+  it('resets only the parts named in ?only=, and refuses an unknown part', async () => {
+    t = await buildTestApp();
+    await chat();
+    await t.inject({
+      method: 'POST',
+      url: '/_emulator/faults',
+      payload: { path: '/nowhere', status: 500 },
+    });
+    await t.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { ms: 5000 } });
+    const partial = await t.inject({ method: 'POST', url: '/_emulator/reset?only=faults,clock' });
+    expect(partial.json()).toEqual({ status: 'ok' });
+    expect((await t.inject({ url: '/_emulator/faults' })).json()).toEqual({ faults: [] });
+    expect((await t.inject({ url: '/_emulator/clock' })).json()).toEqual({ now: T0, offset_ms: 0 });
+    expect((await t.inject({ url: '/_emulator/requests' })).json().requests).toHaveLength(1);
+    const bad = await t.inject({ method: 'POST', url: '/_emulator/reset?only=faults,everything' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.message).toContain('only');
+    for (const part of RESETTABLE) {
+      const res = await t.inject({ method: 'POST', url: `/_emulator/reset?only=${part}` });
+      expect(res.statusCode, part).toBe(200);
+    }
+    expect((await t.inject({ url: '/_emulator/requests' })).json().requests).toEqual([]);
   });
 
   it('requires the admin token on every route but health when one is set', async () => {
