@@ -36,7 +36,7 @@ export const chatRoutes =
       '/chat/completions',
       {
         schema: {
-          summary: 'Create a chat completion (seed 4.3)',
+          summary: 'Create a chat completion, as JSON or as an event stream',
           body: ChatCompletionRequestSchema,
           response: { 200: ChatCompletionSchema, '4xx': ChatErrorSchema, '5xx': ChatErrorSchema },
         },

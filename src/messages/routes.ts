@@ -44,7 +44,7 @@ export const messagesRoutes =
       '/v1/messages',
       {
         schema: {
-          summary: 'Create a message, as JSON or as an event stream (seed 2.8, 2.9, 6.1)',
+          summary: 'Create a message, as JSON or as an event stream',
           body: MessagesRequestSchema,
           response: { 200: MessageSchema, ...errors },
         },
