@@ -132,6 +132,7 @@ export async function buildApp(
   const scheduler = features.add(new Scheduler(clock, deps.setTimer));
   const hooks: GatewayHooks = {
     clock,
+    setTimer: deps.setTimer,
     keyring: new Keyring(config.apiKeys),
     journal: features.add(new Journal(config.journalLimit)),
     faults: features.add(new Faults()),

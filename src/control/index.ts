@@ -214,8 +214,17 @@ export const controlRoutes =
       },
       async (request) => {
         const rule = request.body;
-        if ((rule.kind ?? 'error') === 'error' && rule.status === undefined) {
+        const kind =
+          rule.kind ??
+          (rule.delay_ms !== undefined && rule.status === undefined ? 'delay' : 'error');
+        if (kind === 'error' && rule.status === undefined) {
           throw new GatewayError(400, 'status is required for kind "error"');
+        }
+        if (kind === 'delay' && rule.delay_ms === undefined) {
+          throw new GatewayError(400, 'delay_ms is required for kind "delay"');
+        }
+        if (kind !== 'delay' && rule.delay_ms !== undefined) {
+          throw new GatewayError(400, `delay_ms is only for kind "delay" (not "${kind}")`);
         }
         const added = faults.add(rule);
         if (!added)

@@ -80,9 +80,16 @@ export const FaultRuleSchema = Type.Object(
     method: Type.Optional(Type.String({ pattern: '^[A-Za-z]{1,16}$' })),
     status: Type.Optional(Type.Integer({ minimum: 400, maximum: 599 })),
     times: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    kind: Type.Optional(Literals(['error', 'disconnect', 'stream_error'])),
+    kind: Type.Optional(Literals(['error', 'disconnect', 'stream_error', 'delay', 'hang'])),
     after_events: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
     retry_after_s: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
+    delay_ms: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 600_000,
+        description: 'kind "delay": wait this long, then answer as usual',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -97,6 +104,7 @@ export const FaultViewSchema = Type.Object({
   remaining: Type.Union([Type.Integer(), Type.Null()]),
   after_events: Type.Integer(),
   retry_after_s: Type.Union([Type.Integer(), Type.Null()]),
+  delay_ms: Type.Union([Type.Integer(), Type.Null()]),
   fired: Type.Integer(),
 });
 

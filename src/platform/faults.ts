@@ -5,7 +5,11 @@
 
 import type { Feature } from './features.js';
 
-export type FaultKind = 'error' | 'disconnect' | 'stream_error';
+export type FaultKind = 'error' | 'disconnect' | 'stream_error' | 'delay' | 'hang';
+
+/** The longest a `delay` fault waits, and how long a `hang` holds a request before dropping it. */
+export const MAX_DELAY_MS = 600_000;
+export const HANG_MS = 600_000;
 
 export interface FaultRuleInput {
   path: string;
@@ -15,6 +19,7 @@ export interface FaultRuleInput {
   kind?: FaultKind;
   after_events?: number;
   retry_after_s?: number;
+  delay_ms?: number;
 }
 
 export interface FaultRuleView {
@@ -27,6 +32,7 @@ export interface FaultRuleView {
   remaining: number | null;
   after_events: number;
   retry_after_s: number | null;
+  delay_ms: number | null;
   fired: number;
 }
 
@@ -41,6 +47,7 @@ interface FaultRule {
   remaining: number | undefined;
   afterEvents: number;
   retryAfterS: number | undefined;
+  delayMs: number | undefined;
   fired: number;
 }
 
@@ -51,6 +58,8 @@ export interface Fault {
   status: number | undefined;
   afterEvents: number;
   retryAfterS: number | undefined;
+  /** A `delay` fault's wait before the request goes on as usual. */
+  delayMs?: number;
   /** What the journal shows. */
   label: string;
 }
@@ -58,12 +67,19 @@ export interface Fault {
 export const FAULT_HEADER = 'x-emulator-fault';
 export const MAX_FAULT_RULES = 1000;
 
-/** Reads `x-emulator-fault: <status> | disconnect | stream_error`; undefined when malformed. */
+/**
+ * Reads `x-emulator-fault: <status> | disconnect | stream_error | hang | delay=<ms>`; undefined
+ * when malformed.
+ */
 export function parseFaultHeader(value: string): Fault | undefined {
   const label = `header ${FAULT_HEADER}: ${value}`;
   const base = { afterEvents: 0, retryAfterS: undefined, label };
-  if (value === 'disconnect' || value === 'stream_error') {
+  if (value === 'disconnect' || value === 'stream_error' || value === 'hang') {
     return { kind: value, status: undefined, ...base };
+  }
+  const delay = /^delay=(\d{1,6})$/.exec(value);
+  if (delay && Number(delay[1]) <= MAX_DELAY_MS) {
+    return { kind: 'delay', status: undefined, ...base, delayMs: Number(delay[1]) };
   }
   if (/^[45]\d\d$/.test(value)) return { kind: 'error', status: Number(value), ...base };
   return undefined;
@@ -87,12 +103,15 @@ export class Faults implements Feature {
       path: prefix ? input.path.slice(0, -1) : input.path,
       prefix,
       method: input.method?.toUpperCase(),
-      kind: input.kind ?? 'error',
+      kind:
+        input.kind ??
+        (input.delay_ms !== undefined && input.status === undefined ? 'delay' : 'error'),
       status: input.status,
       times: input.times,
       remaining: input.times,
       afterEvents: input.after_events ?? 0,
       retryAfterS: input.retry_after_s,
+      delayMs: input.delay_ms,
       fired: 0,
     };
     this.rules.push(rule);
@@ -130,7 +149,10 @@ export class Faults implements Feature {
       status: rule.status,
       afterEvents: rule.afterEvents,
       retryAfterS: rule.retryAfterS,
-      label: `rule ${rule.id}: ${rule.kind}${rule.status ? ` ${rule.status}` : ''}`,
+      ...(rule.delayMs === undefined ? {} : { delayMs: rule.delayMs }),
+      label: `rule ${rule.id}: ${rule.kind}${rule.status ? ` ${rule.status}` : ''}${
+        rule.delayMs === undefined ? '' : ` ${rule.delayMs} ms`
+      }`,
     };
   }
 }
@@ -146,6 +168,7 @@ function view(rule: FaultRule): FaultRuleView {
     remaining: rule.remaining ?? null,
     after_events: rule.afterEvents,
     retry_after_s: rule.retryAfterS ?? null,
+    delay_ms: rule.delayMs ?? null,
     fired: rule.fired,
   };
 }

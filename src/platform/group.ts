@@ -1,8 +1,15 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Keyring } from './auth.js';
-import type { Clock } from './clock.js';
+import type { Clock, SetTimer } from './clock.js';
 import { GatewayError, RETRY_AFTER_STATUSES, statusMessage } from './errors.js';
-import { FAULT_HEADER, type Fault, type Faults, parseFaultHeader } from './faults.js';
+import {
+  FAULT_HEADER,
+  type Fault,
+  type Faults,
+  HANG_MS,
+  MAX_DELAY_MS,
+  parseFaultHeader,
+} from './faults.js';
 import type { Feature } from './features.js';
 import { type Journal, redactUrl } from './journal.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
@@ -65,6 +72,8 @@ export interface GroupSpec {
 /** The platform pieces every group's request hooks use. */
 export interface GatewayHooks {
   clock: Clock;
+  /** Wall-clock timers (a `delay` fault's wait, a `hang`'s bound). */
+  setTimer: SetTimer;
   keyring: Keyring;
   journal: Journal;
   faults: Faults;
@@ -209,7 +218,7 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
     if (header !== undefined) {
       fault = typeof header === 'string' ? parseFaultHeader(header) : undefined;
       if (!fault) {
-        const message = `${FAULT_HEADER} must be a status 400-599, "disconnect" or "stream_error"`;
+        const message = `${FAULT_HEADER} must be a status 400-599, "disconnect", "stream_error", "hang" or "delay=<ms>" (at most ${MAX_DELAY_MS})`;
         return done(new GatewayError(400, message));
       }
       if (fault.kind === 'stream_error') {
@@ -255,11 +264,33 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
       disconnect(request, reply);
       return;
     }
+    if (fault.kind === 'delay') {
+      // A slow gateway: the request waits, then goes on as usual.
+      hooks.setTimer(() => done(), fault.delayMs ?? 0);
+      return;
+    }
+    if (fault.kind === 'hang') {
+      hang(request, reply);
+      return;
+    }
     const status = fault.status ?? (fault.kind === 'stream_error' ? spec.streamErrorStatus : 500);
     const retryAfterS =
       fault.retryAfterS ?? (RETRY_AFTER_STATUSES.has(status) ? DEFAULT_RETRY_AFTER_S : undefined);
     const options = retryAfterS === undefined ? {} : { retryAfterS };
     done(new GatewayError(status, statusMessage(status), options));
+  }
+
+  /**
+   * Never answers: the request is held until the client gives up (journaled then, status 0), or
+   * HANG_MS passes and the connection is dropped, so that a hang is bounded too.
+   */
+  function hang(request: FastifyRequest, reply: FastifyReply): void {
+    reply.hijack();
+    const drop = hooks.setTimer(() => reply.raw.destroy(), HANG_MS);
+    reply.raw.once('close', () => {
+      drop();
+      record(request, 0, Math.round(reply.elapsedTime * 1000) / 1000);
+    });
   }
 
   /** Destroys the connection without a response; the journal still records the request. */

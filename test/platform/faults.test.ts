@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
-import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
+import { buildTestApp, parseSse, type TestApp, testDeps } from '../helpers/app.js';
 
 const CHAT = {
   url: '/v1/chat/completions',
@@ -136,7 +136,7 @@ describe('fault header: each group fails in its own shape', () => {
     const res = await send(CHAT, { headers: { 'x-emulator-fault': 'explode' } });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.message).toBe(
-      'x-emulator-fault must be a status 400-599, "disconnect" or "stream_error"',
+      'x-emulator-fault must be a status 400-599, "disconnect", "stream_error", "hang" or "delay=<ms>" (at most 600000)',
     );
   });
 });
@@ -159,6 +159,7 @@ describe('fault rules', () => {
       remaining: 2,
       after_events: 0,
       retry_after_s: 7,
+      delay_ms: null,
       fired: 0,
     });
     const first = await send(CHAT);
@@ -199,7 +200,7 @@ describe('fault rules', () => {
       [{ path: '/x', status: 200 }, 'status must be greater than or equal to 400'],
       [
         { path: '/x', status: 500, kind: 'explode' },
-        'kind must be one of "error", "disconnect", "stream_error"',
+        'kind must be one of "error", "disconnect", "stream_error", "delay", "hang"',
       ],
       [{ path: '/x', status: 500, times: 0 }, 'times must be greater than or equal to 1'],
       [
@@ -407,5 +408,82 @@ describe('disconnect', () => {
       { status: 0, fault: 'header x-emulator-fault: disconnect', url: '/v1/chat/completions' },
     ]);
     expect((await fetch(`${emulator.url}/_emulator/health`)).status).toBe(200);
+  });
+});
+
+describe('delay and hang', () => {
+  /** An app whose wall-clock timers the test fires by hand. */
+  async function withTimers() {
+    const timers: Array<{ ms: number; fire(): void }> = [];
+    const deps = testDeps();
+    deps.setTimer = (fn, ms) => {
+      const timer = { ms, fire: fn };
+      timers.push(timer);
+      return () => {
+        timers.splice(timers.indexOf(timer), 1);
+      };
+    };
+    await t.app.close();
+    t = await buildTestApp({}, deps);
+    return timers;
+  }
+
+  it('delay: the request waits delay_ms, then is answered as usual; the journal says so', async () => {
+    const timers = await withTimers();
+    const rule = await addRule({ path: '/v1/chat/completions', delay_ms: 1500, times: 1 });
+    expect(rule.json()).toMatchObject({ kind: 'delay', delay_ms: 1500, status: null });
+    let answered = false;
+    const pending = send(CHAT).then((res) => {
+      answered = true;
+      return res;
+    });
+    await vi.waitFor(() => expect(timers.map((x) => x.ms)).toContain(1500));
+    expect(answered).toBe(false);
+    timers.find((x) => x.ms === 1500)?.fire();
+    const res = await pending;
+    expect(res.statusCode).toBe(200);
+    expect(res.json().object).toBe('chat.completion');
+    const [entry] = (await t.inject({ url: '/_emulator/requests' })).json().requests;
+    expect(entry).toMatchObject({ status: 200, fault: 'rule 1: delay 1500 ms' });
+  });
+
+  it('delay by header: x-emulator-fault: delay=<ms>, bounded', async () => {
+    const timers = await withTimers();
+    const pending = send(MESSAGES, { headers: { 'x-emulator-fault': 'delay=250' } });
+    await vi.waitFor(() => expect(timers.map((x) => x.ms)).toContain(250));
+    timers.find((x) => x.ms === 250)?.fire();
+    expect((await pending).statusCode).toBe(200);
+    const tooLong = await send(CHAT, { headers: { 'x-emulator-fault': 'delay=600001' } });
+    expect(tooLong.statusCode).toBe(400);
+  });
+
+  it('hang: no answer until the client leaves (journaled, status 0), bounded by a timer', async () => {
+    const timers = await withTimers();
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const pending = fetch(`${address}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...CHAT.headers, 'content-type': 'application/json', 'x-emulator-fault': 'hang' },
+      body: JSON.stringify(CHAT.payload),
+    }).catch((err: unknown) => err);
+    await vi.waitFor(() => expect(timers.map((x) => x.ms)).toContain(600_000));
+    // The bound passes: the connection is dropped without an answer.
+    timers.find((x) => x.ms === 600_000)?.fire();
+    expect(await pending).toBeInstanceOf(Error);
+    await vi.waitFor(async () => {
+      const [entry] = (await t.inject({ url: '/_emulator/requests' })).json().requests;
+      expect(entry).toMatchObject({ status: 0, fault: 'header x-emulator-fault: hang' });
+    });
+  });
+
+  it('are validated', async () => {
+    expect((await addRule({ path: '/x', kind: 'delay' })).json()).toEqual({
+      error: { type: 'invalid_request_error', message: 'delay_ms is required for kind "delay"' },
+    });
+    expect((await addRule({ path: '/x', status: 500, delay_ms: 5 })).json()).toEqual({
+      error: {
+        type: 'invalid_request_error',
+        message: 'delay_ms is only for kind "delay" (not "error")',
+      },
+    });
   });
 });
