@@ -83,6 +83,9 @@ class OneLinePerRequest extends LogController {
   }
 }
 
+/** A client error as Node raises it: a code, and the bytes it kept up to the failure. */
+type ClientError = Error & { code?: string; rawPacket?: Buffer; bytesParsed?: number };
+
 /**
  * Where pino writes: JSON lines (to `stream`, or stdout), or readable lines through pino-pretty
  * when asked, or by default on a terminal. pino-pretty loads only then.
@@ -148,16 +151,15 @@ export async function buildApp(
     stallMs: config.streamStallTimeoutMs,
     pacing: { ttftMs: config.streamTtftMs, chunkDelayMs: config.streamChunkDelayMs },
   };
-  /** Set once the instance exists: the guard reads the ports it listens on. */
-  let instance: FastifyInstance | undefined;
   const video = videoGroup({
     clock,
     ids,
     scheduler,
     setTimer: deps.setTimer,
     guard: {
+      // Read at delivery, once `app` (below) listens.
       selfPorts: () => {
-        const address = instance?.server.address();
+        const address = app.server.address();
         return typeof address === 'object' && address ? [address.port] : [];
       },
       selfHosts: [
@@ -186,27 +188,35 @@ export async function buildApp(
   features.add({ name: 'clock', reset: () => clock.reset() });
   const reset = (only?: readonly string[]) => features.reset(only);
 
+  /**
+   * An error raised before a group's hooks ran, in the envelope of the group the path belongs
+   * to, or a neutral `{error: {type, message}}` for a path of no group (or none known yet).
+   */
+  function renderByPath(path: string, status: number, message: string, id: string) {
+    const group = groups.find((g) => path.startsWith(`${g.prefix}/`));
+    const body = group
+      ? group.spec.render(new GatewayError(status, message), { id }).body
+      : { error: { type: 'invalid_request_error', message } };
+    return { status, body, idHeader: group?.spec.requestIdHeader };
+  }
+
   /** Router-level failures (a bad URL, an over-long path parameter) in the group's own shape. */
   function renderFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-    const status = error.statusCode ?? 400;
-    const group = groups.find((g) => request.url.startsWith(`${g.prefix}/`));
-    if (!group) {
-      reply.code(status).send({ error: { type: 'invalid_request_error', message: error.message } });
-      return;
-    }
-    if (group.spec.requestIdHeader) reply.header(group.spec.requestIdHeader, request.id);
-    const rendered = group.spec.render(new GatewayError(status, error.message), request);
-    reply.code(rendered.status).send(rendered.body);
+    const { status, body, idHeader } = renderByPath(
+      request.url,
+      error.statusCode ?? 400,
+      error.message,
+      request.id,
+    );
+    if (idHeader) reply.header(idHeader, request.id);
+    reply.code(status).send(body);
   }
 
   /**
    * A request Node could not parse or that timed out before it was read: answered in the
    * group's envelope, found by its path when that much is known.
    */
-  function answerClientError(
-    err: Error & { code?: string; rawPacket?: Buffer; bytesParsed?: number },
-    socket: Duplex,
-  ) {
+  function answerClientError(err: ClientError, socket: Duplex) {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const [status, message] =
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
@@ -221,14 +231,10 @@ export async function buildApp(
       .parser?.incoming;
     const current = incoming?.complete === false ? incoming : undefined;
     const path = current?.url ?? lastRequestPath(err.rawPacket, err.bytesParsed);
-    const group = groups.find((g) => path.startsWith(`${g.prefix}/`));
     const id = ids.next('request');
-    const body = group
-      ? JSON.stringify(
-          group.spec.render(new GatewayError(status, message), { id } as FastifyRequest).body,
-        )
-      : JSON.stringify({ error: { type: 'invalid_request_error', message } });
-    const idHeader = group?.spec.requestIdHeader ? `${group.spec.requestIdHeader}: ${id}\r\n` : '';
+    const rendered = renderByPath(path, status, message, id);
+    const body = JSON.stringify(rendered.body);
+    const idHeader = rendered.idHeader ? `${rendered.idHeader}: ${id}\r\n` : '';
     if (socket.writable) {
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
@@ -239,6 +245,8 @@ export async function buildApp(
   }
 
   const perRequestLogs = ['info', 'debug', 'trace'].includes(config.logLevel);
+  // Node refuses a headers timeout longer than the whole request's.
+  const headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -260,8 +268,8 @@ export async function buildApp(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     frameworkErrors: renderFrameworkError,
     schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
-    clientErrorHandler: (err, socket) =>
-      answerClientError(err as unknown as Error & { code?: string; rawPacket?: Buffer }, socket),
+    // Fastify types `rawPacket` as the JSON of a Buffer; Node hands the Buffer itself.
+    clientErrorHandler: (err, socket) => answerClientError(err as unknown as ClientError, socket),
     // Every wait on a client is bounded (README "Configuration"): the whole request, its
     // headers, an idle keep-alive connection, and a socket with no traffic (a stalled upload).
     // Streams answer to their own write-stall timeout instead of the idle one.
@@ -270,23 +278,19 @@ export async function buildApp(
     connectionTimeout: config.idleTimeoutMs,
     http: {
       requestTimeout: config.requestTimeoutMs,
-      headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
+      headersTimeout,
       // How often Node checks the two above (its default, 30 s, would make them that coarse).
-      connectionsCheckingInterval: Math.max(
-        10,
-        Math.min(1000, Math.floor(Math.min(config.headersTimeoutMs, config.requestTimeoutMs) / 4)),
-      ),
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeout / 4))),
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  instance = app;
   app.decorate('emulator', {
     reset,
     tasks: video.service,
     callbacks: video.callbacks,
     scheduler,
     drain: (graceMs = config.shutdownGraceMs) =>
-      drain(app.server, [video.callbacks], graceMs, deps.monotonic),
+      drain(app.server, [video.callbacks], graceMs, deps),
   } satisfies EmulatorInternals);
   setupRequests(app);
   app.setValidatorCompiler(validatorCompiler());

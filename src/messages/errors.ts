@@ -21,7 +21,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
 export const messagesErrorType = (status: number) =>
   TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
 
-export function renderMessagesError(error: GatewayError, request: FastifyRequest): RenderedError {
+export function renderMessagesError(error: GatewayError, request: { id: string }): RenderedError {
   const issue = error.options.issue;
   let message = error.message;
   if (issue && issue.path.length > 0) {

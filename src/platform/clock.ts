@@ -93,13 +93,11 @@ class TimerWheel {
 const wheel = new TimerWheel();
 
 /**
- * Short pauses (a paced stream's frames) go through the timer wheel; a pause with a signal, or
- * a long one, gets its own timer, which the signal can cancel.
+ * Pauses go through the timer wheel; a pause with a signal gets its own timer, which the
+ * signal can cancel (the stream writer passes one only for long pauses).
  */
-export const realSleep: Sleep = (ms, signal) => {
-  if (signal || ms > 1000) return delay(ms, undefined, signal ? { signal } : undefined);
-  return new Promise((resolve) => wheel.add(ms, resolve));
-};
+export const realSleep: Sleep = (ms, signal) =>
+  signal ? delay(ms, undefined, { signal }) : new Promise((resolve) => wheel.add(ms, resolve));
 
 /** Runs `fn` after `ms` of wall time; returns a cancel function. */
 export type SetTimer = (fn: () => void, ms: number) => () => void;

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { SetTimer } from './clock.js';
 
 /**
  * A graceful stop, as SIGTERM asks for: stop taking connections, let the requests and streams
@@ -26,8 +27,9 @@ export async function drain(
   server: Server,
   work: Drainable[],
   graceMs: number,
-  monotonic: () => number,
+  clock: { monotonic: () => number; setTimer: SetTimer },
 ): Promise<DrainReport> {
+  const { monotonic } = clock;
   const began = monotonic();
   const stopped = server.listening
     ? new Promise<void>((resolve) => server.close(() => resolve()))
@@ -35,13 +37,13 @@ export async function drain(
   // Idle keep-alive sockets close now; busy ones as soon as their response ends.
   server.keepAliveTimeout = 1;
   server.closeIdleConnections();
-  let timer: NodeJS.Timeout | undefined;
+  let cancel = () => {};
   const deadline = new Promise<'deadline'>((resolve) => {
-    timer = setTimeout(() => resolve('deadline'), graceMs);
+    cancel = clock.setTimer(() => resolve('deadline'), graceMs);
   });
   const done = Promise.all([stopped, ...work.map((w) => w.idle())]).then(() => 'done' as const);
   const outcome = await Promise.race([done, deadline]);
-  clearTimeout(timer);
+  cancel();
   const open =
     outcome === 'done'
       ? 0

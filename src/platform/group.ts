@@ -56,7 +56,7 @@ export interface GroupSpec {
   missingKey(): GatewayError;
   invalidKey(): GatewayError;
   unknownRoute(request: FastifyRequest): GatewayError;
-  render(error: GatewayError, request: FastifyRequest): RenderedError;
+  render(error: GatewayError, request: { id: string }): RenderedError;
   /** Other headers the group requires, checked after the key: the refusal, if any. */
   checkHeaders?(request: FastifyRequest): GatewayError | undefined;
   /** The header every response of the group carries the request id in, if any. */
@@ -88,6 +88,9 @@ const pathOf = (url: string) => {
 };
 
 const DEBUGGING = new Set(['debug', 'trace']);
+
+/** How long a request took, in ms to the microsecond, as the journal keeps it. */
+const elapsedMs = (reply: FastifyReply) => Math.round(reply.elapsedTime * 1000) / 1000;
 
 /** A refusal in one line: the field and its problem, or the message. */
 const reasonOf = (error: GatewayError) => {
@@ -169,10 +172,10 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
   const { keyring, journal, faults, rateLimiter, clock } = hooks;
   const runtime: GatewayRuntime = {
     completed(request, reply) {
-      record(request, reply.statusCode, Math.round(reply.elapsedTime * 1000) / 1000);
+      record(request, reply.statusCode, elapsedMs(reply));
     },
     streamAborted(request, reply, result) {
-      const durationMs = Math.round(reply.elapsedTime * 1000) / 1000;
+      const durationMs = elapsedMs(reply);
       record(request, 200, durationMs, { aborted: true, bytesSent: result.bytes });
       request.log.warn(
         {
@@ -289,7 +292,7 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
     const drop = hooks.setTimer(() => reply.raw.destroy(), HANG_MS);
     reply.raw.once('close', () => {
       drop();
-      record(request, 0, Math.round(reply.elapsedTime * 1000) / 1000);
+      record(request, 0, elapsedMs(reply));
     });
   }
 

@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { SetTimer, Sleep } from './clock.js';
+import { Lru } from './lru.js';
 import { splitTokens } from './tokens.js';
 
 /**
@@ -27,9 +28,9 @@ export const jsonString = (text: string): string =>
 
 /** Texts at most this long have their pieces remembered. */
 const MEMO_TEXT_LIMIT = 32 * 1024;
-/** Texts remembered at most (per pieces-per-delta size); the oldest goes first. */
+/** Texts remembered at most, per pieces-per-delta size. */
 const MEMO_ENTRIES = 128;
-const pieceMemo = new Map<number, Map<string, string[]>>();
+const pieceMemo = new Map<number, Lru<string[]>>();
 
 /**
  * `text` cut into deltas of `perPiece` tokens, each as a JSON string literal, ready for
@@ -37,16 +38,16 @@ const pieceMemo = new Map<number, Map<string, string[]>>();
  * the cut of a text up to 32 KiB is remembered (bounded) instead of tokenized on every stream.
  */
 export function jsonPieces(text: string, perPiece: number): string[] {
-  if (text.length > MEMO_TEXT_LIMIT) return splitTokens(text, perPiece).map(jsonString);
+  const cut = () => splitTokens(text, perPiece).map(jsonString);
+  if (text.length > MEMO_TEXT_LIMIT) return cut();
   let memo = pieceMemo.get(perPiece);
   if (!memo) {
-    memo = new Map();
+    memo = new Lru(MEMO_ENTRIES);
     pieceMemo.set(perPiece, memo);
   }
   let pieces = memo.get(text);
   if (pieces === undefined) {
-    pieces = splitTokens(text, perPiece).map(jsonString);
-    if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
+    pieces = cut();
     memo.set(text, pieces);
   }
   return pieces;

@@ -2,6 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { JsonSchema } from 'json-schema-faker';
 import safeRegex from 'safe-regex2';
+import { Lru } from '../platform/lru.js';
 
 /**
  * JSON values that a JSON Schema accepts, for tool arguments and structured output: made by
@@ -46,25 +47,6 @@ function dialectFree(schema: object): object {
   if (!('$schema' in schema)) return schema;
   const { $schema: _, ...rest } = schema as Node;
   return rest;
-}
-
-/** A bounded map that forgets the least recently used entry. */
-class Lru<V> {
-  private readonly map = new Map<string, V>();
-  constructor(private readonly limit: number) {}
-  get(key: string): V | undefined {
-    const value = this.map.get(key);
-    if (value !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, value);
-    }
-    return value;
-  }
-  set(key: string, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as string);
-  }
 }
 
 /** What one schema allows: its validator and the copy the generator gets, or why it cannot. */

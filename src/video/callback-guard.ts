@@ -15,7 +15,7 @@ export interface CallbackGuardOptions {
   selfPorts(): number[];
   /** Host names the emulator is known by besides the local addresses (HOST, PUBLIC_BASE_URL). */
   selfHosts: string[];
-  /** `host`, `host:port` or `*.domain` patterns; unset: any host but the emulator itself. */
+  /** `host`, `host:port` or `*.domain` patterns; unset: every host but the emulator itself. */
   allowedHosts: string[] | undefined;
   /** Resolves a host name to its addresses (DNS; tests may pass their own). */
   resolve?(host: string): Promise<string[]>;
