@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     setupFiles: ['test/setup.ts'],
     // Memory tests call gc() to see what stays alive.
     execArgv: ['--expose-gc'],

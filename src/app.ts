@@ -1,7 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import cors from '@fastify/cors';
-import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyError,
@@ -22,6 +21,7 @@ import { Faults } from './platform/faults.js';
 import { Features } from './platform/features.js';
 import { type GatewayHooks, type GroupDescriptor, setupGatewayGroup } from './platform/group.js';
 import { Journal, redactUrl, SECRET_HEADERS } from './platform/journal.js';
+import { registerOpenapi } from './platform/openapi.js';
 import { RateLimiter } from './platform/rate-limit.js';
 import { BODY_LIMIT, setupRequests } from './platform/request.js';
 import { Scheduler } from './platform/scheduler.js';
@@ -33,8 +33,11 @@ import type { VideoService } from './video/service.js';
 
 /** What an embedding test or `startEmulator` may reach; no plugin receives it. */
 export interface EmulatorInternals {
-  /** Empties every store and puts the clock back to real time; or only the parts named. */
-  reset(only?: readonly string[]): void;
+  /**
+   * Empties every store and puts the clock back to real time; or only the parts named; or,
+   * with a session, only what that session made.
+   */
+  reset(only?: readonly string[], session?: string): void;
   tasks: VideoService;
   callbacks: Callbacks;
   scheduler: Scheduler;
@@ -133,17 +136,19 @@ export async function buildApp(
   const { clock, ids } = deps;
   const features = new Features();
   const scheduler = features.add(new Scheduler(clock, deps.setTimer));
+  const keyring = new Keyring(config.apiKeys, deps.secret);
+  const hashKey = (key: string) => keyring.ownerOf(key);
   const hooks: GatewayHooks = {
     clock,
     setTimer: deps.setTimer,
-    keyring: new Keyring(config.apiKeys),
-    journal: features.add(new Journal(config.journalLimit)),
-    faults: features.add(new Faults()),
+    keyring,
+    journal: features.add(new Journal(config.journalLimit, hashKey)),
+    faults: features.add(new Faults(hashKey)),
     rateLimiter: config.rateLimitRpm
       ? features.add(new RateLimiter(config.rateLimitRpm))
       : undefined,
   };
-  const text = createText(config);
+  const text = createText(config, hashKey);
   const streaming = {
     sleep: deps.sleep,
     monotonic: deps.monotonic,
@@ -186,14 +191,18 @@ export async function buildApp(
   for (const store of [...text.stores, ...groups.flatMap((g) => g.stores)]) features.add(store);
   // Last, so that stores are empty before the clock jumps back.
   features.add({ name: 'clock', reset: () => clock.reset() });
-  const reset = (only?: readonly string[]) => features.reset(only);
+  const reset = (only?: readonly string[], session?: string) => features.reset(only, session);
 
   /**
    * An error raised before a group's hooks ran, in the envelope of the group the path belongs
    * to, or a neutral `{error: {type, message}}` for a path of no group (or none known yet).
    */
   function renderByPath(path: string, status: number, message: string, id: string) {
-    const group = groups.find((g) => path.startsWith(`${g.prefix}/`));
+    const group = groups.find(
+      (g) =>
+        path.startsWith(`${g.prefix}/`) ||
+        (g.alsoAt !== undefined && path.startsWith(`${g.alsoAt.prefix}/`)),
+    );
     const body = group
       ? group.spec.render(new GatewayError(status, message), { id }).body
       : { error: { type: 'invalid_request_error', message } };
@@ -315,16 +324,7 @@ export async function buildApp(
     });
   }
 
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'Media and Text Generation Gateway (emulator)',
-        version: '1.0.0',
-        description:
-          'Video tasks, messages and chat completions, plus the /_emulator control surface.',
-      },
-    },
-  });
+  await registerOpenapi(app);
 
   await app.register(
     controlRoutes({
@@ -335,6 +335,7 @@ export async function buildApp(
       video: video.service,
       callbacks: video.callbacks,
       text,
+      setTimer: deps.setTimer,
       reset,
       listening: () => app.server.listening,
     }),
@@ -342,13 +343,15 @@ export async function buildApp(
   );
   for (const group of groups) {
     if (group.public) await app.register(group.public.routes, { prefix: group.public.prefix });
-    await app.register(
-      async (scope) => {
-        setupGatewayGroup(scope, hooks, group.spec);
-        await scope.register(group.routes);
-      },
-      { prefix: group.prefix },
-    );
+    for (const { prefix, routes } of [group, ...(group.alsoAt ? [group.alsoAt] : [])]) {
+      await app.register(
+        async (scope) => {
+          setupGatewayGroup(scope, hooks, group);
+          await scope.register(routes);
+        },
+        { prefix },
+      );
+    }
   }
 
   app.setNotFoundHandler((request, reply) =>

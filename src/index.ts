@@ -7,7 +7,19 @@ export {
   loadConfig,
   resolveConfig,
 } from './config.js';
-export { type Emulator, type EmulatorOptions, startEmulator } from './emulator.js';
+export {
+  type Emulator,
+  type EmulatorControl,
+  type EmulatorOptions,
+  type JournalQuery,
+  startEmulator,
+  VerificationError,
+  type VerifyCount,
+} from './emulator.js';
 export { type Clock, createClock } from './platform/clock.js';
 export { createDeps, type Deps } from './platform/deps.js';
+export type { FaultRuleInput, FaultRuleView } from './platform/faults.js';
 export { createIds, type Ids } from './platform/ids.js';
+export type { JournalEntry, JournalFilter, NearMiss } from './platform/journal.js';
+export type { RequestMatch } from './platform/match.js';
+export type { StubInput, StubView } from './text/replies.js';

@@ -48,7 +48,12 @@ export function renderChatError(error: GatewayError): RenderedError {
 }
 
 export const chatGroupSpec: GroupSpec = {
-  readKey: readBearerKey,
+  /** `Authorization: Bearer`, or Azure's `api-key` header (the AzureOpenAI clients send it). */
+  readKey(request) {
+    const key = request.headers['api-key'];
+    if (typeof key === 'string' && key.trim() !== '') return key.trim();
+    return readBearerKey(request);
+  },
   missingKey: () =>
     new GatewayError(
       401,

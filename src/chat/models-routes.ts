@@ -38,7 +38,13 @@ const errors = { '4xx': ChatErrorSchema, '5xx': ChatErrorSchema };
 export const modelsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/models',
-    { schema: { summary: 'List the chat models', response: { 200: ModelListSchema, ...errors } } },
+    {
+      schema: {
+        summary: 'List the chat models',
+        operationId: 'listModels',
+        response: { 200: ModelListSchema, ...errors },
+      },
+    },
     async () => ({ object: 'list' as const, data: MODELS }),
   );
 
@@ -47,6 +53,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         summary: 'Retrieve a chat model',
+        operationId: 'retrieveModel',
         params: Type.Object({ model: Type.String({ maxLength: 256 }) }),
         response: { 200: ModelSchema, ...errors },
       },

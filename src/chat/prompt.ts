@@ -321,6 +321,12 @@ function trailingResults(messages: readonly ChatMessage[]): ToolResult[] {
   return results;
 }
 
+/** The prompt replies are keyed on and the user turns so far, as stubs and faults match them. */
+export const chatPromptFacts = (body: Pick<ChatCompletionRequest, 'messages'>) => ({
+  prompt: replyPrompt(body.messages, messageText),
+  turn: body.messages.filter((m) => m.role === 'user' && messageText(m) !== '').length,
+});
+
 export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
   body.messages.forEach((message, i) => {
     if (message.role === 'assistant' && message.content == null && !message.tool_calls?.length) {
@@ -369,13 +375,13 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
       ...(media.blobs.length > 0 ? { blobs: media.blobs } : {}),
     });
   });
-  const userText = (m: ChatMessage) => (m.role === 'user' ? messageText(m) : '');
+  const facts = chatPromptFacts(body);
   const turn: Turn = {
     api: 'chat',
     model: body.model,
-    prompt: replyPrompt(body.messages, messageText),
+    prompt: facts.prompt,
     variant: 0,
-    userTurns: body.messages.filter((m) => userText(m) !== '').length,
+    userTurns: facts.turn,
     results: trailingResults(body.messages),
     tools,
     choice,

@@ -1,5 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, statusMessage } from '../platform/errors.js';
+import { matchContext } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import type { ContentFilter } from '../text/content-filter.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
@@ -7,7 +10,13 @@ import { CHAT_CACHE_MIN_TOKENS, type PromptCache } from '../text/prompt-cache.js
 import type { Replies } from '../text/replies.js';
 import { renderChatError } from './errors.js';
 import { mayReach, readChatPrompt } from './prompt.js';
-import { ChatCompletionRequestSchema, ChatCompletionSchema, ChatErrorSchema } from './schemas.js';
+import {
+  type ChatCompletionRequest,
+  ChatCompletionRequestSchema,
+  ChatCompletionSchema,
+  ChatErrorSchema,
+  ChatStreamFrameSchema,
+} from './schemas.js';
 import { buildChatCompletion, chatUsage, checkChatPrompt, planChat } from './service.js';
 import { chatStream } from './stream.js';
 
@@ -24,50 +33,110 @@ const errorData = (status: number) =>
   `data: ${JSON.stringify(renderChatError(new GatewayError(status, statusMessage(status))).body)}\n\n`;
 
 /**
- * `POST /v1/chat/completions`.
- * @see https://platform.openai.com/docs/api-reference/chat/create
+ * Azure's deployment route: the deployment names the model, so the body's `model` may be left
+ * out or empty, and is not used.
  */
-export const chatRoutes =
-  (options: ChatRoutesOptions): FastifyPluginAsyncTypebox =>
-  async (app) => {
-    const { replies, contentFilter, promptCache, ids, streaming } = options;
+const AzureChatRequestSchema = Type.Object(
+  {
+    ...ChatCompletionRequestSchema.properties,
+    model: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: ChatCompletionRequestSchema.additionalProperties },
+);
 
-    app.post(
-      '/chat/completions',
-      {
-        schema: {
-          summary: 'Create a chat completion, as JSON or as an event stream',
-          body: ChatCompletionRequestSchema,
-          response: { 200: ChatCompletionSchema, '4xx': ChatErrorSchema, '5xx': ChatErrorSchema },
-        },
+/**
+ * `POST /v1/chat/completions`, and Azure's
+ * `POST /openai/deployments/{deployment}/chat/completions?api-version=…` (README "Clients").
+ * @see https://platform.openai.com/docs/api-reference/chat/create
+ * @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#chat-completions
+ */
+export function chatRoutes(options: ChatRoutesOptions): {
+  openai: FastifyPluginAsyncTypebox;
+  azure: FastifyPluginAsyncTypebox;
+} {
+  const { replies, contentFilter, promptCache, ids, streaming } = options;
+  const response = {
+    200: {
+      description: 'The completion; with `stream: true`, its chunks (text/event-stream)',
+      content: {
+        'application/json': { schema: ChatCompletionSchema },
+        'text/event-stream': { schema: ChatStreamFrameSchema },
       },
-      async (request, reply) => {
-        const body = request.body;
-        const prompt = readChatPrompt(body);
-        checkChatPrompt(body.messages, contentFilter);
-        const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
-        const plan = await planChat(body, prompt, replies, contentFilter, ids);
-        const who = {
-          id: ids.next('chat'),
-          created: Math.floor(request.receivedAt / 1000),
-          model: body.model,
-        };
-        const cached = mayReach(prompt.parts, CHAT_CACHE_MIN_TOKENS)
-          ? promptCache.accountChat(
-              `${request.owner}\n${body.model}`,
-              prompt.parts,
-              request.receivedAt,
-            )
-          : 0;
-        const usage = chatUsage(plan, cached);
-        if (!pacing) return buildChatCompletion(who, body, plan, usage);
-        return sendTextStream({
-          request,
-          reply,
-          streaming,
-          produce: chatStream(who, body, plan, usage, pacing),
-          errorFrame: errorData,
-        });
-      },
-    );
+    },
+    '4xx': ChatErrorSchema,
+    '5xx': ChatErrorSchema,
   };
+
+  async function complete(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    body: ChatCompletionRequest,
+  ) {
+    const prompt = readChatPrompt(body);
+    checkChatPrompt(body.messages, contentFilter);
+    const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
+    const plan = await planChat(body, prompt, replies, contentFilter, ids, matchContext(request));
+    const who = {
+      id: ids.next('chat'),
+      created: Math.floor(request.receivedAt / 1000),
+      model: body.model,
+    };
+    const cached = mayReach(prompt.parts, CHAT_CACHE_MIN_TOKENS)
+      ? promptCache.accountChat(
+          `${request.owner}\n${body.model}`,
+          prompt.parts,
+          request.receivedAt,
+          request.session,
+        )
+      : 0;
+    const usage = chatUsage(plan, cached);
+    if (!pacing) return buildChatCompletion(who, body, plan, usage);
+    return sendTextStream({
+      request,
+      reply,
+      streaming,
+      produce: chatStream(who, body, plan, usage, pacing),
+      errorFrame: errorData,
+    });
+  }
+
+  return {
+    openai: async (app) => {
+      app.post(
+        '/chat/completions',
+        {
+          schema: {
+            summary: 'Create a chat completion, as JSON or as an event stream',
+            operationId: 'createChatCompletion',
+            body: ChatCompletionRequestSchema,
+            response,
+          },
+        },
+        (request, reply) => complete(request, reply, request.body),
+      );
+    },
+    azure: async (app) => {
+      app.post(
+        '/deployments/:deployment/chat/completions',
+        {
+          schema: {
+            summary: 'Create a chat completion on an Azure deployment (the AzureOpenAI clients)',
+            operationId: 'createAzureChatCompletion',
+            params: Type.Object({ deployment: Type.String({ minLength: 1, maxLength: 256 }) }),
+            querystring: Type.Object({
+              'api-version': Type.String({
+                minLength: 1,
+                maxLength: 64,
+                description: 'the Azure OpenAI API version, e.g. 2024-10-21',
+              }),
+            }),
+            body: AzureChatRequestSchema,
+            response,
+          },
+        },
+        (request, reply) =>
+          complete(request, reply, { ...request.body, model: request.params.deployment }),
+      );
+    },
+  };
+}

@@ -329,3 +329,79 @@ export const ChatErrorSchema = Type.Object({
 });
 
 export type ChatError = Static<typeof ChatErrorSchema>;
+
+/** What one streamed choice adds: the role first, then content or tool-call pieces. */
+const ChunkDelta = Type.Object({
+  role: Type.Optional(Type.Literal('assistant')),
+  content: N(Type.String()),
+  refusal: N(Type.String()),
+  tool_calls: Type.Optional(
+    Type.Array(
+      Type.Object({
+        index: Type.Integer(),
+        id: Type.Optional(Type.String()),
+        type: Type.Optional(Type.Literal('function')),
+        function: Type.Object({
+          name: Type.Optional(Type.String()),
+          arguments: Type.String({ description: 'a piece of the arguments JSON' }),
+        }),
+      }),
+    ),
+  ),
+  function_call: Type.Optional(
+    Type.Object({ name: Type.Optional(Type.String()), arguments: Type.String() }),
+  ),
+});
+
+/** @see https://platform.openai.com/docs/api-reference/chat-streaming/streaming */
+export const ChatCompletionChunkSchema = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('chat.completion.chunk'),
+  created: Type.Integer(),
+  model: Type.String(),
+  system_fingerprint: Type.String(),
+  service_tier: Type.Optional(Literals(['auto', 'default', 'flex', 'scale', 'priority'])),
+  choices: Type.Array(
+    Type.Object({
+      index: Type.Integer(),
+      delta: ChunkDelta,
+      logprobs: Nullable(ChoiceLogprobsSchema),
+      finish_reason: Nullable(ChatFinishReasonSchema),
+      content_filter_results: Type.Union([ChoiceFilterResultsSchema, EmptyFilterResults]),
+    }),
+    { description: 'one choice; none in the usage chunk' },
+  ),
+  usage: N(
+    Type.Object(ChatUsageSchema.properties, {
+      description: 'with `stream_options.include_usage`: null, and set in the usage chunk',
+    }),
+  ),
+});
+
+/**
+ * The JSON of each `data:` frame of a streamed completion (`stream: true`). Documentation
+ * only: the stream is written by `chatStream`.
+ */
+export const ChatStreamFrameSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        id: Type.Literal(''),
+        object: Type.Literal(''),
+        created: Type.Literal(0),
+        model: Type.Literal(''),
+        choices: Type.Array(Type.Unknown(), { maxItems: 0 }),
+        prompt_filter_results: Type.Array(PromptFilterResultsSchema),
+      },
+      { description: "the first frame: the prompt's content filter results (Azure)" },
+    ),
+    ChatCompletionChunkSchema,
+    Type.Object(ChatErrorSchema.properties, {
+      description: 'the last frame of a stream an injected `stream_error` fault cuts',
+    }),
+  ],
+  {
+    description:
+      'One frame: `data: <this JSON>`, no `event:` line. In order: the prompt filter frame; per choice a role chunk, content chunks (one token each) or tool-call chunks, a finish chunk; with `stream_options.include_usage` a usage chunk; then the literal `data: [DONE]`. A stream an injected `stream_error` fault cuts ends with an error frame instead.',
+  },
+);

@@ -1,6 +1,7 @@
 import { GatewayError } from '../platform/errors.js';
 import { fnv1a } from '../platform/hash.js';
 import type { Ids } from '../platform/ids.js';
+import type { MatchContext } from '../platform/match.js';
 import { countTokens, splitTokens } from '../platform/tokens.js';
 import {
   type ContentFilter,
@@ -104,10 +105,11 @@ export async function planChat(
   replies: Replies,
   filter: ContentFilter,
   ids: Ids,
+  context?: MatchContext,
 ): Promise<ChatPlan> {
   const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   const { turn, legacy, maxTokens } = prompt;
-  const chosen = await replies.replies(turn, body.n ?? 1);
+  const chosen = await replies.replies(turn, body.n ?? 1, context);
   const choices = chosen.map((reply): ChatChoicePlan => {
     let reasoningTokens = 0;
     if (turn.thinking && reply.thinking !== undefined) {

@@ -1,12 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Clock } from '../platform/clock.js';
+import type { FastifyRequest } from 'fastify';
+import type { Clock, SetTimer } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
-import { type Faults, MAX_FAULT_RULES } from '../platform/faults.js';
-import type { Journal } from '../platform/journal.js';
+import { defaultKind, type Faults, MAX_FAULT_RULES } from '../platform/faults.js';
+import { type Journal, type JournalFilter, MAX_JOURNAL_WAITS } from '../platform/journal.js';
+import { MatchError } from '../platform/match.js';
+import {
+  DEFAULT_SESSION,
+  readSession,
+  SESSION_HEADER,
+  SESSION_PATTERN,
+} from '../platform/session.js';
 import { normalizeError } from '../platform/validation.js';
-import { FixtureError, type Fixtures } from '../text/fixtures.js';
+import { FixtureError, type Fixtures, ruleProblem } from '../text/fixtures.js';
 import type { TextEngine } from '../text/index.js';
+import { MAX_STUBS } from '../text/replies.js';
 import type { Callbacks } from '../video/callbacks.js';
 import { TaskRecordSchema } from '../video/schemas.js';
 import type { VideoService } from '../video/service.js';
@@ -21,8 +30,19 @@ import {
   FixturesViewSchema,
   ForceTaskSchema,
   HealthSchema,
+  JournalEntrySchema,
+  JournalQuerySchema,
   JournalSchema,
+  JournalWaitQuerySchema,
   ReadySchema,
+  StubListSchema,
+  StubSchema,
+  StubViewSchema,
+  TaskListSchema,
+  VerifiedSchema,
+  VerifyFailedSchema,
+  VerifySchema,
+  WaitTimeoutSchema,
 } from './schemas.js';
 
 const errors = { '4xx': ControlErrorSchema };
@@ -30,17 +50,50 @@ const errors = { '4xx': ControlErrorSchema };
 export interface ControlOptions {
   /** Whether the server listens (fixtures are loaded before the app exists). */
   listening(): boolean;
-  /** When set, every route but health and ready needs it in `x-emulator-admin-token`. */
+  /** When set, every route but health, ready and openapi.json needs `x-emulator-admin-token`. */
   adminToken: string | undefined;
   clock: Clock;
   journal: Journal;
   faults: Faults;
   video: VideoService;
   callbacks: Callbacks;
-  text: Pick<TextEngine, 'fixtures' | 'reloadFixtures'>;
-  /** Empties every store and puts the clock back to real time. */
-  reset(only?: readonly string[]): void;
+  text: Pick<TextEngine, 'fixtures' | 'reloadFixtures' | 'replies'>;
+  /** Wall-clock timers, for `journal/wait`. */
+  setTimer: SetTimer;
+  /** Empties every store and puts the clock back to real time; or parts; or one session's. */
+  reset(only?: readonly string[], session?: string): void;
 }
+
+/**
+ * The session a control call acts on: its `x-emulator-session` header, else the `session` it
+ * names in its query (reads and resets), else none (reads see every session).
+ */
+function sessionOf(request: FastifyRequest, named?: string): string | undefined {
+  if (request.headers[SESSION_HEADER] === undefined) return named;
+  const session = readSession(request);
+  if (named !== undefined && named !== session) {
+    throw new GatewayError(400, `session: ${named} differs from the ${SESSION_HEADER} header`);
+  }
+  return session;
+}
+
+/** A match that cannot be compiled is the caller's 400, naming the field. */
+function compiled<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    if (err instanceof MatchError) throw new GatewayError(400, err.message);
+    throw err;
+  }
+}
+
+const WAIT_DEFAULT_MS = 30_000;
+
+/**
+ * Routes that never need the admin token: the probes, and the OpenAPI document, which holds no
+ * data (the docs UI at /_emulator/docs, mounted outside this plugin, serves it too).
+ */
+const OPEN_ROUTES = new Set(['/_emulator/health', '/_emulator/ready', '/_emulator/openapi.json']);
 
 /** What `POST /_emulator/reset?only=` can name: each is a registered feature's name. */
 export const RESETTABLE = [
@@ -59,10 +112,10 @@ export const controlRoutes =
   (options: ControlOptions): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { adminToken, clock, journal, faults, video, callbacks, text } = options;
+    const { replies } = text;
 
     app.addHook('onRequest', (request, _reply, done) => {
-      const open = request.routeOptions.url;
-      if (adminToken === undefined || open === '/_emulator/health' || open === '/_emulator/ready')
+      if (adminToken === undefined || OPEN_ROUTES.has(request.routeOptions.url ?? ''))
         return done();
       if (request.headers['x-emulator-admin-token'] !== adminToken) {
         return done(new GatewayError(401, 'x-emulator-admin-token header is missing or wrong.'));
@@ -123,12 +176,19 @@ export const controlRoutes =
                 description: `comma-separated: ${RESETTABLE.join(', ')}`,
               }),
             ),
+            session: Type.Optional(
+              Type.String({
+                pattern: SESSION_PATTERN,
+                description: 'only what this session made (the clock is shared and stays)',
+              }),
+            ),
           }),
           response: { 200: HealthSchema, ...errors },
         },
       },
       async (request) => {
-        options.reset(request.query.only?.split(','));
+        const session = sessionOf(request, request.query.session);
+        options.reset(request.query.only?.split(','), session);
         return { status: 'ok' as const };
       },
     );
@@ -154,23 +214,115 @@ export const controlRoutes =
       },
     );
 
-    app.get(
-      '/requests',
+    const journalFilter = (request: FastifyRequest, query: JournalFilter) =>
+      compiled(() => journal.compile({ ...query, session: sessionOf(request, query.session) }));
+
+    for (const url of ['/journal', '/requests']) {
+      app.get(
+        url,
+        {
+          schema: {
+            summary:
+              url === '/journal'
+                ? 'Journal of gateway requests, oldest first, filtered'
+                : 'The journal (alias of /_emulator/journal)',
+            querystring: JournalQuerySchema,
+            response: { 200: JournalSchema, ...errors },
+          },
+        },
+        async (request) => ({ requests: journal.list(journalFilter(request, request.query)) }),
+      );
+      app.delete(
+        url,
+        { schema: { summary: 'Empty the journal', response: { 200: HealthSchema, ...errors } } },
+        async (request) => {
+          const session = sessionOf(request);
+          if (session === undefined) journal.reset();
+          else journal.resetSession(session);
+          return { status: 'ok' as const };
+        },
+      );
+    }
+
+    app.post(
+      '/journal/verify',
       {
         schema: {
-          summary: 'Journal of gateway requests',
-          response: { 200: JournalSchema, ...errors },
+          summary: 'Check how many journaled requests match: 200, or 409 with the near misses',
+          body: VerifySchema,
+          response: { 200: VerifiedSchema, 409: VerifyFailedSchema, ...errors },
         },
       },
-      async () => ({ requests: journal.list() }),
+      async (request, reply) => {
+        const count = request.body.count ?? { at_least: 1 };
+        const result = journal.verify(journalFilter(request, request.body.match), count);
+        if (result.ok) return { status: 'ok' as const, matched: result.matched };
+        const wanted = Object.entries(count)
+          .map(([how, n]) => `${how.replace('_', ' ')} ${n}`)
+          .join(' and ');
+        return reply.code(409).send({
+          error: {
+            type: 'verification_failed' as const,
+            message: `Expected ${wanted} matching request(s), found ${result.matched}.`,
+          },
+          matched: result.matched,
+          near_misses: result.nearMisses,
+        });
+      },
     );
 
-    app.delete(
-      '/requests',
-      { schema: { summary: 'Empty the journal', response: { 200: HealthSchema, ...errors } } },
-      async () => {
-        journal.reset();
-        return { status: 'ok' as const };
+    app.get(
+      '/journal/wait',
+      {
+        schema: {
+          summary: 'Wait for a matching request: 200 with the first, or 408 after timeout_ms',
+          querystring: JournalWaitQuerySchema,
+          response: { 200: JournalEntrySchema, 408: WaitTimeoutSchema, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const { timeout_ms: timeoutMs = WAIT_DEFAULT_MS, ...query } = request.query;
+        const gone = new AbortController();
+        reply.raw.once('close', () => gone.abort());
+        const found = journal.wait(
+          journalFilter(request, query),
+          timeoutMs,
+          options.setTimer,
+          gone.signal,
+        );
+        if (found === 'busy') {
+          throw new GatewayError(429, `At most ${MAX_JOURNAL_WAITS} waits can be held at once.`);
+        }
+        const entry = await found;
+        if (entry) return entry;
+        return reply.code(408).send({
+          error: {
+            type: 'timeout' as const,
+            message: `No matching request within ${timeoutMs} ms.`,
+          },
+        });
+      },
+    );
+
+    app.get(
+      '/tasks',
+      {
+        schema: {
+          summary: 'Video tasks of every key (or of one session), oldest first, as they are now',
+          querystring: Type.Object(
+            { session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })) },
+            { additionalProperties: false },
+          ),
+          response: { 200: TaskListSchema, ...errors },
+        },
+      },
+      async (request) => {
+        const session = sessionOf(request, request.query.session);
+        const tasks = video.all(clock.now());
+        return {
+          now: clock.now(),
+          tasks: session === undefined ? tasks : tasks.filter((t) => t.session === session),
+        };
       },
     );
 
@@ -200,7 +352,14 @@ export const controlRoutes =
           response: { 200: CallbackListSchema, ...errors },
         },
       },
-      async () => ({ callbacks: callbacks.list(), dropped: callbacks.dropped }),
+      async (request) => {
+        const session = sessionOf(request);
+        const list = callbacks.list();
+        return {
+          callbacks: session === undefined ? list : list.filter((d) => d.session === session),
+          dropped: callbacks.dropped,
+        };
+      },
     );
 
     app.post(
@@ -214,9 +373,19 @@ export const controlRoutes =
       },
       async (request) => {
         const rule = request.body;
-        const kind =
-          rule.kind ??
-          (rule.delay_ms !== undefined && rule.status === undefined ? 'delay' : 'error');
+        const kind = rule.kind ?? defaultKind(rule);
+        if (rule.match?.path !== undefined && rule.path !== undefined) {
+          throw new GatewayError(400, 'path is given twice: as path and as match.path');
+        }
+        if (rule.match?.method !== undefined && rule.method !== undefined) {
+          throw new GatewayError(400, 'method is given twice: as method and as match.method');
+        }
+        if (rule.after_bytes !== undefined && kind !== 'disconnect') {
+          throw new GatewayError(400, `after_bytes is only for kind "disconnect" (not "${kind}")`);
+        }
+        if (rule.seed !== undefined && rule.probability === undefined) {
+          throw new GatewayError(400, 'seed needs probability');
+        }
         if (kind === 'error' && rule.status === undefined) {
           throw new GatewayError(400, 'status is required for kind "error"');
         }
@@ -226,7 +395,8 @@ export const controlRoutes =
         if (kind !== 'delay' && rule.delay_ms !== undefined) {
           throw new GatewayError(400, `delay_ms is only for kind "delay" (not "${kind}")`);
         }
-        const added = faults.add(rule);
+        const session = sessionOf(request) ?? DEFAULT_SESSION;
+        const added = compiled(() => faults.add(rule, session));
         if (!added)
           throw new GatewayError(400, `At most ${MAX_FAULT_RULES} fault rules can be active.`);
         return added;
@@ -236,7 +406,7 @@ export const controlRoutes =
     app.get(
       '/faults',
       { schema: { summary: 'Active fault rules', response: { 200: FaultListSchema, ...errors } } },
-      async () => ({ faults: faults.list() }),
+      async (request) => ({ faults: faults.list(sessionOf(request)) }),
     );
 
     app.delete(
@@ -244,8 +414,83 @@ export const controlRoutes =
       {
         schema: { summary: 'Remove every fault rule', response: { 200: HealthSchema, ...errors } },
       },
-      async () => {
-        faults.reset();
+      async (request) => {
+        const session = sessionOf(request);
+        if (session === undefined) faults.reset();
+        else faults.resetSession(session);
+        return { status: 'ok' as const };
+      },
+    );
+
+    app.delete(
+      '/faults/:id',
+      {
+        schema: {
+          summary: 'Remove one fault rule',
+          params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+          response: { 200: HealthSchema, ...errors },
+        },
+      },
+      async (request) => {
+        if (!faults.remove(request.params.id, sessionOf(request))) {
+          throw new GatewayError(404, `No fault rule ${request.params.id}`);
+        }
+        return { status: 'ok' as const };
+      },
+    );
+
+    app.post(
+      '/replies',
+      {
+        schema: {
+          summary: 'Add a stub: a reply rule for this session that wins over fixture files',
+          body: StubSchema,
+          response: { 200: StubViewSchema, ...errors },
+        },
+      },
+      async (request) => {
+        const problem = ruleProblem(request.body);
+        if (problem) throw new GatewayError(400, problem);
+        const session = sessionOf(request) ?? DEFAULT_SESSION;
+        const added = compiled(() => replies.addStub(request.body, session));
+        if (!added) throw new GatewayError(400, `At most ${MAX_STUBS} stubs can be held.`);
+        return added;
+      },
+    );
+
+    app.get(
+      '/replies',
+      {
+        schema: {
+          summary: 'Stubs, in the order they are tried',
+          response: { 200: StubListSchema, ...errors },
+        },
+      },
+      async (request) => ({ replies: replies.listStubs(sessionOf(request)) }),
+    );
+
+    app.delete(
+      '/replies',
+      { schema: { summary: 'Remove every stub', response: { 200: HealthSchema, ...errors } } },
+      async (request) => {
+        replies.clearStubs(sessionOf(request));
+        return { status: 'ok' as const };
+      },
+    );
+
+    app.delete(
+      '/replies/:id',
+      {
+        schema: {
+          summary: 'Remove one stub',
+          params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+          response: { 200: HealthSchema, ...errors },
+        },
+      },
+      async (request) => {
+        if (!replies.removeStub(request.params.id, sessionOf(request))) {
+          throw new GatewayError(404, `No stub ${request.params.id}`);
+        }
         return { status: 'ok' as const };
       },
     );

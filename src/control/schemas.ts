@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
+import { GROUPS, requestMatchFields } from '../platform/match.js';
 import { Literals } from '../platform/schema-helpers.js';
+import { SESSION_PATTERN } from '../platform/session.js';
 import { BlockedTermSchema, ReplyRuleSchema } from '../text/fixtures.js';
+import { TaskRecordSchema } from '../video/schemas.js';
 
 export const ControlErrorSchema = Type.Object({
   error: Type.Object({ type: Type.String(), message: Type.String() }),
@@ -23,6 +26,12 @@ export const AdvanceSchema = Type.Object(
 
 export const JournalEntrySchema = Type.Object({
   id: Type.String(),
+  group: Literals(GROUPS),
+  session: Type.String(),
+  key_hash: Type.Union([Type.String(), Type.Null()], {
+    description: 'a short fingerprint of the key (never the key)',
+  }),
+  model: Type.Union([Type.String(), Type.Null()]),
   at: Type.Integer(),
   method: Type.String(),
   url: Type.String(),
@@ -50,6 +59,18 @@ export const ForceTaskSchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const TaskListSchema = Type.Object({
+  now: Type.Integer({ description: 'emulator time the statuses are read at' }),
+  tasks: Type.Array(
+    Type.Object({
+      ...TaskRecordSchema.properties,
+      kind: Type.String(),
+      session: Type.String(),
+      key_hash: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
+});
+
 export const CallbackListSchema = Type.Object({
   /** Notifications refused because the log was full of unfinished deliveries. */
   dropped: Type.Integer(),
@@ -57,6 +78,7 @@ export const CallbackListSchema = Type.Object({
     Type.Object({
       id: Type.Integer(),
       task_id: Type.String(),
+      session: Type.String(),
       url: Type.String(),
       task_status: Type.String(),
       state: Literals(['pending', 'delivering', 'delivered', 'failed']),
@@ -69,19 +91,36 @@ export const CallbackListSchema = Type.Object({
   ),
 });
 
+const Match = Type.Object(requestMatchFields, {
+  additionalProperties: false,
+  description: 'which requests the rule is for (README "Stubs"): every field given must hold',
+});
+
 export const FaultRuleSchema = Type.Object(
   {
-    path: Type.String({
-      minLength: 1,
-      maxLength: 2048,
-      pattern: '^/',
-      description: 'exact path, or a prefix ending in *',
-    }),
-    method: Type.Optional(Type.String({ pattern: '^[A-Za-z]{1,16}$' })),
+    path: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        pattern: '^/',
+        description: 'shorthand for match.path: exact path, or a prefix ending in *',
+      }),
+    ),
+    method: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z]{1,16}$', description: 'shorthand for match.method' }),
+    ),
+    match: Type.Optional(Match),
     status: Type.Optional(Type.Integer({ minimum: 400, maximum: 599 })),
     times: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     kind: Type.Optional(Literals(['error', 'disconnect', 'stream_error', 'delay', 'hang'])),
     after_events: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+    after_bytes: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000_000,
+        description: 'streams: the connection is cut once this many bytes were sent',
+      }),
+    ),
     retry_after_s: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
     delay_ms: Type.Optional(
       Type.Integer({
@@ -90,25 +129,166 @@ export const FaultRuleSchema = Type.Object(
         description: 'kind "delay": wait this long, then answer as usual',
       }),
     ),
+    probability: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description: 'the share of matching requests it strikes',
+      }),
+    ),
+    seed: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 4_294_967_295,
+        description:
+          'seeds the draws of `probability` (default 0): the same requests, the same strikes',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
+const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
+
 export const FaultViewSchema = Type.Object({
   id: Type.Integer(),
-  path: Type.String(),
+  session: Type.String(),
+  path: Type.Union([Type.String(), Type.Null()]),
   method: Type.Union([Type.String(), Type.Null()]),
-  kind: Type.String(),
-  status: Type.Union([Type.Integer(), Type.Null()]),
-  times: Type.Union([Type.Integer(), Type.Null()]),
-  remaining: Type.Union([Type.Integer(), Type.Null()]),
+  match: Type.Record(Type.String(), Type.Unknown()),
+  kind: Literals(['error', 'disconnect', 'stream_error', 'delay', 'hang']),
+  status: NullableInt,
+  times: NullableInt,
+  remaining: NullableInt,
   after_events: Type.Integer(),
-  retry_after_s: Type.Union([Type.Integer(), Type.Null()]),
-  delay_ms: Type.Union([Type.Integer(), Type.Null()]),
+  after_bytes: NullableInt,
+  retry_after_s: NullableInt,
+  delay_ms: NullableInt,
+  probability: Type.Union([Type.Number(), Type.Null()]),
+  seed: NullableInt,
   fired: Type.Integer(),
 });
 
 export const FaultListSchema = Type.Object({ faults: Type.Array(FaultViewSchema) });
+
+export const StubSchema = Type.Object(
+  {
+    ...ReplyRuleSchema.properties,
+    priority: Type.Optional(
+      Type.Integer({
+        minimum: -1_000_000,
+        maximum: 1_000_000,
+        description: 'higher wins (default 0); stubs always win over fixture files',
+      }),
+    ),
+    times: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'answers this often, then goes',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const StubViewSchema = Type.Object({
+  ...ReplyRuleSchema.properties,
+  match: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  id: Type.Integer(),
+  session: Type.String(),
+  priority: Type.Optional(Type.Integer()),
+  times: Type.Optional(Type.Integer()),
+  remaining: NullableInt,
+  fired: Type.Integer(),
+});
+
+export const StubListSchema = Type.Object({ replies: Type.Array(StubViewSchema) });
+
+/** The journal filter's fields, as a query string (`GET /_emulator/journal`). */
+export const journalQueryFields = {
+  group: Type.Optional(Literals(GROUPS)),
+  method: Type.Optional(Type.String({ pattern: '^[A-Za-z]{1,16}$' })),
+  path: Type.Optional(
+    Type.String({ pattern: '^/', maxLength: 2048, description: 'exact, or a prefix ending in *' }),
+  ),
+  status: Type.Optional(Type.Integer({ minimum: 0, maximum: 599 })),
+  model: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  key: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: 'a raw key: compared by its fingerprint',
+    }),
+  ),
+  session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })),
+  since: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'emulator time (epoch ms): entries from then on' }),
+  ),
+};
+
+export const JournalQuerySchema = Type.Object(journalQueryFields, { additionalProperties: false });
+
+export const JournalWaitQuerySchema = Type.Object(
+  {
+    ...journalQueryFields,
+    timeout_ms: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 120_000,
+        description: 'how long to wait for a match (default 30000, at most 120000)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const VerifySchema = Type.Object(
+  {
+    match: Type.Object(
+      {
+        ...journalQueryFields,
+        header: requestMatchFields.header,
+        body: requestMatchFields.body,
+      },
+      { additionalProperties: false },
+    ),
+    count: Type.Optional(
+      Type.Object(
+        {
+          exactly: Type.Optional(Type.Integer({ minimum: 0 })),
+          at_least: Type.Optional(Type.Integer({ minimum: 0 })),
+          at_most: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        {
+          additionalProperties: false,
+          minProperties: 1,
+          description: 'default: at_least 1',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const NearMissSchema = Type.Object({
+  request: JournalEntrySchema,
+  differences: Type.Array(
+    Type.Object({ field: Type.String(), expected: Type.Unknown(), actual: Type.Unknown() }),
+  ),
+});
+
+export const VerifiedSchema = Type.Object({ status: Type.Literal('ok'), matched: Type.Integer() });
+
+export const VerifyFailedSchema = Type.Object({
+  error: Type.Object({ type: Type.Literal('verification_failed'), message: Type.String() }),
+  matched: Type.Integer(),
+  near_misses: Type.Array(NearMissSchema),
+});
+
+export const WaitTimeoutSchema = Type.Object({
+  error: Type.Object({ type: Type.Literal('timeout'), message: Type.String() }),
+});
 
 export const FixturesViewSchema = Type.Object({
   rules: Type.Array(

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import { dottedPath, GatewayError } from '../platform/errors.js';
 import { type GroupSpec, type RenderedError, readBearerKey } from '../platform/group.js';
 import type { MessagesError } from './error-schemas.js';

@@ -1,6 +1,8 @@
 import type { GroupDescriptor } from '../platform/group.js';
 import { messagesGroupSpec } from './errors.js';
+import { messagesPromptFacts } from './prompt.js';
 import { type MessagesRoutesOptions, messagesRoutes } from './routes.js';
+import type { MessagesRequest } from './schemas.js';
 
 /**
  * Group B, the messages API, mounted at `/messages-api`.
@@ -13,5 +15,9 @@ export function messagesGroup(options: MessagesRoutesOptions): GroupDescriptor {
     spec: messagesGroupSpec,
     routes: messagesRoutes(options),
     stores: [],
+    facts: {
+      model: (request) => (request.body as { model?: string }).model,
+      prompt: (body) => messagesPromptFacts(body as MessagesRequest),
+    },
   };
 }

@@ -362,6 +362,12 @@ function checkToolPairs(messages: readonly MessageParam[]): void {
 const ASSISTANT_ONLY = new Set(['tool_use', 'thinking', 'redacted_thinking']);
 const USER_ONLY = new Set(['tool_result']);
 
+/** The prompt replies are keyed on and the user turns so far, as stubs and faults match them. */
+export const messagesPromptFacts = (body: Pick<Request, 'messages'>) => ({
+  prompt: replyPrompt(body.messages, textOf),
+  turn: body.messages.filter((m) => m.role === 'user' && textOf(m) !== '').length,
+});
+
 export function readPrompt(body: Request): MessagesPrompt {
   if (body.thread !== undefined) {
     throw new GatewayError(400, 'thread: message threads are not supported by this gateway', {
@@ -504,12 +510,13 @@ export function readPrompt(body: Request): MessagesPrompt {
             : [],
         )
       : [];
+  const facts = messagesPromptFacts(body);
   const turn: Turn = {
     api: 'messages',
     model: body.model,
-    prompt: replyPrompt(body.messages, textOf),
+    prompt: facts.prompt,
     variant: 0,
-    userTurns: body.messages.filter((m) => m.role === 'user' && textOf(m) !== '').length,
+    userTurns: facts.turn,
     results,
     tools: defs,
     choice,

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { statusMessage } from '../platform/errors.js';
+import { matchContext } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
 import { countPrompt, type PromptCache } from '../text/prompt-cache.js';
@@ -11,6 +12,7 @@ import {
   CountTokensRequestSchema,
   CountTokensResponseSchema,
   MessageSchema,
+  MessageStreamEventSchema,
   MessagesRequestSchema,
 } from './schemas.js';
 import { buildMessage, messageStream, messageUsage, outputLimit, planMessage } from './service.js';
@@ -45,17 +47,38 @@ export const messagesRoutes =
       {
         schema: {
           summary: 'Create a message, as JSON or as an event stream',
+          operationId: 'createMessage',
           body: MessagesRequestSchema,
-          response: { 200: MessageSchema, ...errors },
+          response: {
+            200: {
+              description: 'The message; with `stream: true`, its events (text/event-stream)',
+              content: {
+                'application/json': { schema: MessageSchema },
+                'text/event-stream': { schema: MessageStreamEventSchema },
+              },
+            },
+            ...errors,
+          },
         },
       },
       async (request, reply) => {
         const body = request.body;
         const prompt = readPrompt(body);
         const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
-        const scan = promptCache.scan(`${request.owner}\n${body.model}`, prompt.blocks);
+        const scan = promptCache.scan(
+          `${request.owner}\n${body.model}`,
+          prompt.blocks,
+          request.session,
+        );
         const limit = outputLimit(body, scan.total);
-        const done = await planMessage(body, prompt.turn, replies, ids, limit);
+        const done = await planMessage(
+          body,
+          prompt.turn,
+          replies,
+          ids,
+          limit,
+          matchContext(request),
+        );
         // Everything that can refuse the request has run: only now may the cache change.
         const cache = promptCache.commit(scan, request.receivedAt);
         const usage = messageUsage(cache, done.outputTokens);
@@ -76,6 +99,7 @@ export const messagesRoutes =
       {
         schema: {
           summary: 'Count the input tokens of a messages request (the counter usage uses)',
+          operationId: 'countMessageTokens',
           body: CountTokensRequestSchema,
           response: { 200: CountTokensResponseSchema, ...errors },
         },

@@ -304,3 +304,68 @@ export const MessageSchema = Type.Object({
 export type Message = Static<typeof MessageSchema>;
 
 export const CountTokensResponseSchema = Type.Object({ input_tokens: Type.Integer() });
+
+const BlockIndex = Type.Integer({ minimum: 0, description: 'the block in `content`' });
+
+/**
+ * The `data:` of each event of a streamed message (`stream: true`); each event's `event:` line
+ * repeats its `type`. Documentation only: the stream is written by `messageStream`.
+ * @see https://platform.claude.com/docs/en/build-with-claude/streaming
+ */
+export const MessageStreamEventSchema = Type.Union(
+  [
+    Type.Object({
+      type: Type.Literal('message_start'),
+      message: Type.Object({
+        ...MessageSchema.properties,
+        content: Type.Array(ResponseBlockSchema, { maxItems: 0, description: 'always empty' }),
+        stop_reason: Type.Null(),
+        stop_sequence: Type.Null(),
+      }),
+    }),
+    Type.Object({
+      type: Type.Literal('content_block_start'),
+      index: BlockIndex,
+      content_block: Type.Union(ResponseBlockSchema.anyOf, {
+        description: 'the block with its text, thinking, signature and input empty',
+      }),
+    }),
+    Type.Object({ type: Type.Literal('ping') }),
+    Type.Object({
+      type: Type.Literal('content_block_delta'),
+      index: BlockIndex,
+      delta: Type.Union([
+        Type.Object({ type: Type.Literal('text_delta'), text: Type.String() }),
+        Type.Object({ type: Type.Literal('thinking_delta'), thinking: Type.String() }),
+        Type.Object({ type: Type.Literal('signature_delta'), signature: Type.String() }),
+        Type.Object({ type: Type.Literal('input_json_delta'), partial_json: Type.String() }),
+      ]),
+    }),
+    Type.Object({ type: Type.Literal('content_block_stop'), index: BlockIndex }),
+    Type.Object({
+      type: Type.Literal('message_delta'),
+      delta: Type.Object({
+        stop_reason: StopReasonSchema,
+        stop_sequence: Type.Union([Type.String(), Type.Null()]),
+      }),
+      usage: Type.Object(
+        {
+          input_tokens: Type.Integer(),
+          cache_creation_input_tokens: Type.Integer(),
+          cache_read_input_tokens: Type.Integer(),
+          output_tokens: Type.Integer(),
+        },
+        { description: 'cumulative' },
+      ),
+    }),
+    Type.Object({ type: Type.Literal('message_stop') }),
+    Type.Object({
+      type: Type.Literal('error'),
+      error: Type.Object({ type: Type.String(), message: Type.String() }),
+    }),
+  ],
+  {
+    description:
+      'One event: `event: <type>` then `data: <this JSON>`. In order: message_start; per content block content_block_start, its content_block_delta events and content_block_stop (a ping after the first start); message_delta; message_stop. A stream an injected `stream_error` fault cuts ends with an `error` event instead.',
+  },
+);

@@ -1,5 +1,6 @@
 import { fieldError, GatewayError } from '../platform/errors.js';
 import type { Ids } from '../platform/ids.js';
+import type { MatchContext } from '../platform/match.js';
 import {
   type FrameTemplate,
   frameTemplate,
@@ -38,8 +39,9 @@ export async function planMessage(
   ids: Ids,
   /** The tokens the reply may have: `max_tokens`, or less when the context window ends first. */
   limit: number,
+  context?: MatchContext,
 ): Promise<MessageDone> {
-  const [chosen] = await replies.replies(turn);
+  const [chosen] = await replies.replies(turn, 1, context);
   if (!chosen) throw new Error('the reply engine answered nothing');
   const content: ResponseBlock[] = [];
   let budget = limit;

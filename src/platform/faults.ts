@@ -4,6 +4,15 @@
  */
 
 import type { Feature } from './features.js';
+import { REDACTED } from './journal.js';
+import {
+  type CompiledMatch,
+  compileMatch,
+  type MatchTarget,
+  meets,
+  type RequestMatch,
+} from './match.js';
+import { DEFAULT_SESSION } from './session.js';
 
 export type FaultKind = 'error' | 'disconnect' | 'stream_error' | 'delay' | 'hang';
 
@@ -12,42 +21,57 @@ export const MAX_DELAY_MS = 600_000;
 export const HANG_MS = 600_000;
 
 export interface FaultRuleInput {
-  path: string;
+  /** Shorthand for `match.path`. */
+  path?: string;
+  /** Shorthand for `match.method`. */
   method?: string;
+  match?: RequestMatch;
   status?: number;
   times?: number;
   kind?: FaultKind;
   after_events?: number;
+  after_bytes?: number;
   retry_after_s?: number;
   delay_ms?: number;
+  probability?: number;
+  seed?: number;
 }
 
 export interface FaultRuleView {
   id: number;
-  path: string;
+  session: string;
+  path: string | null;
   method: string | null;
+  match: RequestMatch;
   kind: FaultKind;
   status: number | null;
   times: number | null;
   remaining: number | null;
   after_events: number;
+  after_bytes: number | null;
   retry_after_s: number | null;
   delay_ms: number | null;
+  probability: number | null;
+  seed: number | null;
   fired: number;
 }
 
 interface FaultRule {
   id: number;
-  path: string;
-  prefix: boolean;
-  method: string | undefined;
+  session: string;
+  match: CompiledMatch;
   kind: FaultKind;
   status: number | undefined;
   times: number | undefined;
   remaining: number | undefined;
   afterEvents: number;
+  afterBytes: number | undefined;
   retryAfterS: number | undefined;
   delayMs: number | undefined;
+  probability: number | undefined;
+  seed: number | undefined;
+  /** The seeded draws of a rule with a probability. */
+  random: (() => number) | undefined;
   fired: number;
 }
 
@@ -57,12 +81,30 @@ export interface Fault {
   /** Unset: the group's default (500, or 529 for a messages stream). */
   status: number | undefined;
   afterEvents: number;
+  /** A stream cut (the connection dropped) once this many bytes of it were sent. */
+  afterBytes?: number;
   retryAfterS: number | undefined;
   /** A `delay` fault's wait before the request goes on as usual. */
   delayMs?: number;
   /** What the journal shows. */
   label: string;
 }
+
+/** mulberry32: a small seeded generator, so a fault with a probability strikes the same way each run. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** A rule that acts on a stream: it waits until the request is known to stream. */
+const forStreams = (rule: FaultRule) =>
+  rule.kind === 'stream_error' || rule.afterBytes !== undefined;
 
 export const FAULT_HEADER = 'x-emulator-fault';
 export const MAX_FAULT_RULES = 1000;
@@ -90,36 +132,56 @@ export class Faults implements Feature {
   private rules: FaultRule[] = [];
   private nextId = 1;
 
+  constructor(private readonly hashKey: (key: string) => string) {}
+
   get size(): number {
     return this.rules.length;
   }
 
-  /** Adds a rule; undefined when MAX_FAULT_RULES are already active. */
-  add(input: FaultRuleInput): FaultRuleView | undefined {
+  /**
+   * Adds a rule to a session; undefined when MAX_FAULT_RULES are already active. Throws
+   * MatchError for a match that cannot be compiled.
+   */
+  add(input: FaultRuleInput, session = DEFAULT_SESSION): FaultRuleView | undefined {
     if (this.rules.length >= MAX_FAULT_RULES) return undefined;
-    const prefix = input.path.endsWith('*');
+    const source: RequestMatch = {
+      ...(input.path === undefined ? {} : { path: input.path }),
+      ...(input.method === undefined ? {} : { method: input.method }),
+      ...input.match,
+    };
     const rule: FaultRule = {
       id: this.nextId++,
-      path: prefix ? input.path.slice(0, -1) : input.path,
-      prefix,
-      method: input.method?.toUpperCase(),
-      kind:
-        input.kind ??
-        (input.delay_ms !== undefined && input.status === undefined ? 'delay' : 'error'),
+      session,
+      match: compileMatch(source, this.hashKey),
+      kind: input.kind ?? defaultKind(input),
       status: input.status,
       times: input.times,
       remaining: input.times,
       afterEvents: input.after_events ?? 0,
+      afterBytes: input.after_bytes,
       retryAfterS: input.retry_after_s,
       delayMs: input.delay_ms,
+      probability: input.probability,
+      seed: input.seed,
+      random: input.probability === undefined ? undefined : seeded(input.seed ?? 0),
       fired: 0,
     };
     this.rules.push(rule);
     return view(rule);
   }
 
-  list(): FaultRuleView[] {
-    return this.rules.map(view);
+  /** The rules of one session, or of all when none is named. */
+  list(session?: string): FaultRuleView[] {
+    return this.rules.filter((r) => session === undefined || r.session === session).map(view);
+  }
+
+  /** Removes one rule; false when there is none of that id (in that session). */
+  remove(id: number, session?: string): boolean {
+    const before = this.rules.length;
+    this.rules = this.rules.filter(
+      (r) => r.id !== id || (session !== undefined && r.session !== session),
+    );
+    return this.rules.length < before;
   }
 
   reset(): void {
@@ -127,18 +189,31 @@ export class Faults implements Feature {
     this.nextId = 1;
   }
 
+  resetSession(session: string): void {
+    this.rules = this.rules.filter((r) => r.session !== session);
+  }
+
   /**
-   * The first rule matching this request, consumed once: `now` takes error and disconnect rules
-   * (as the request arrives), `stream` takes stream_error rules (once it is known to stream),
-   * so a stream rule is never spent on a plain request.
+   * The first rule of the request's session that matches it, consumed once. Phase `now` (as the
+   * request arrives, before its body is read) takes the rules that need no body; phase `body`
+   * takes those that read the body, and, when the request streams, the stream rules (so a
+   * stream rule is never spent on a plain request). A rule with a probability strikes when its
+   * seeded draw says so, and is passed over otherwise.
    */
-  take(method: string, path: string, phase: 'now' | 'stream'): Fault | undefined {
-    const rule = this.rules.find(
-      (r) =>
-        (r.prefix ? path.startsWith(r.path) : path === r.path) &&
-        (r.method === undefined || r.method === method) &&
-        (r.kind === 'stream_error') === (phase === 'stream'),
-    );
+  take(
+    target: MatchTarget,
+    session: string,
+    phase: 'now' | 'body',
+    streaming = false,
+  ): Fault | undefined {
+    const rule = this.rules.find((r) => {
+      if (r.session !== session) return false;
+      if (forStreams(r)) {
+        if (phase === 'now' || !streaming) return false;
+      } else if (r.match.needsBody !== (phase === 'body')) return false;
+      if (!meets(r.match, target)) return false;
+      return r.random === undefined || r.random() < (r.probability ?? 1);
+    });
     if (!rule) return undefined;
     rule.fired++;
     if (rule.remaining !== undefined && --rule.remaining <= 0) {
@@ -148,27 +223,46 @@ export class Faults implements Feature {
       kind: rule.kind,
       status: rule.status,
       afterEvents: rule.afterEvents,
+      ...(rule.afterBytes === undefined ? {} : { afterBytes: rule.afterBytes }),
       retryAfterS: rule.retryAfterS,
       ...(rule.delayMs === undefined ? {} : { delayMs: rule.delayMs }),
       label: `rule ${rule.id}: ${rule.kind}${rule.status ? ` ${rule.status}` : ''}${
         rule.delayMs === undefined ? '' : ` ${rule.delayMs} ms`
-      }`,
+      }${rule.afterBytes === undefined ? '' : ` after ${rule.afterBytes} bytes`}`,
     };
   }
 }
 
+/** The kind a rule that names none has: what its other fields imply. */
+export function defaultKind(input: FaultRuleInput): FaultKind {
+  if (input.after_bytes !== undefined) return 'disconnect';
+  if (input.delay_ms !== undefined && input.status === undefined) return 'delay';
+  return 'error';
+}
+
+/** A match as shown: a key is never echoed. */
+export function shownMatch(match: RequestMatch): RequestMatch {
+  return match.key === undefined ? match : { ...match, key: REDACTED };
+}
+
 function view(rule: FaultRule): FaultRuleView {
+  const source = rule.match.source;
   return {
     id: rule.id,
-    path: rule.prefix ? `${rule.path}*` : rule.path,
-    method: rule.method ?? null,
+    session: rule.session,
+    path: source.path ?? null,
+    method: rule.match.method ?? null,
+    match: shownMatch(source),
     kind: rule.kind,
     status: rule.status ?? null,
     times: rule.times ?? null,
     remaining: rule.remaining ?? null,
     after_events: rule.afterEvents,
+    after_bytes: rule.afterBytes ?? null,
     retry_after_s: rule.retryAfterS ?? null,
     delay_ms: rule.delayMs ?? null,
+    probability: rule.probability ?? null,
+    seed: rule.probability === undefined ? null : (rule.seed ?? 0),
     fired: rule.fired,
   };
 }

@@ -6,6 +6,8 @@ export interface Feature {
   /** The name a reset knows it by (`tasks`, `cache`, `journal`, ...). */
   readonly name: string;
   reset?(): void;
+  /** Forgets what one session made (a feature without sessions keeps everything). */
+  resetSession?(session: string): void;
   close?(): void;
 }
 
@@ -22,10 +24,15 @@ export class Features {
     return this.all.map((f) => f.name);
   }
 
-  /** Resets every feature, or only those named (in registration order either way). */
-  reset(only?: readonly string[]): void {
+  /**
+   * Resets every feature, or only those named (in registration order either way); with a
+   * session, only what that session made.
+   */
+  reset(only?: readonly string[], session?: string): void {
     for (const feature of this.all) {
-      if (!only || only.includes(feature.name)) feature.reset?.();
+      if (only && !only.includes(feature.name)) continue;
+      if (session === undefined) feature.reset?.();
+      else feature.resetSession?.(session);
     }
   }
 

@@ -12,8 +12,10 @@ import {
 } from './faults.js';
 import type { Feature } from './features.js';
 import { type Journal, redactUrl } from './journal.js';
+import type { MatchContext, MatchTarget } from './match.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
 import type { GatewayRuntime } from './request.js';
+import { ownerIn, readSession } from './session.js';
 import { normalizeError } from './validation.js';
 
 export interface RenderedError {
@@ -34,10 +36,22 @@ export interface GroupDescriptor {
   spec: GroupSpec;
   /** The group's routes, mounted under `prefix` behind the shared request hooks. */
   routes: FastifyPluginAsync;
+  /** More routes of the group at another prefix, behind the same hooks (Azure's chat path). */
+  alsoAt?: { prefix: string; routes: FastifyPluginAsync };
   /** Routes that need no key (video results, like a CDN link), mounted at their own prefix. */
   public?: { prefix: string; routes: FastifyPluginAsync };
   /** What `/_emulator/reset` empties and `close` stops. */
   stores: Feature[];
+  /** What stubs, faults and the journal read of a request's body. */
+  facts: RequestFacts;
+}
+
+/** What a match or the journal reads of a parsed request (README "Stubs"). */
+export interface RequestFacts {
+  /** The model the request names (chat: the body's, else the Azure deployment's). */
+  model(request: FastifyRequest): string | undefined;
+  /** The text a `prompt_regex` is tried on, and the user turn it is (text groups). */
+  prompt(body: unknown): { prompt: string | undefined; turn: number | undefined };
 }
 
 const BEARER = /^bearer /i;
@@ -127,6 +141,12 @@ export function sendGroupError(
   return reply.code(status).send(body);
 }
 
+/** A request's session and match view, for the reply engine's stubs. */
+export function matchContext(request: FastifyRequest): MatchContext | undefined {
+  const runtime = request.gateway;
+  return runtime && { session: request.session, target: runtime.target(request) };
+}
+
 /** Bytes and time a refused request may still send before its connection is dropped. */
 const LINGER_BYTES = 64 * 1024 * 1024;
 const LINGER_MS = 10_000;
@@ -168,9 +188,38 @@ function readTheRest(request: FastifyRequest, reply: FastifyReply): void {
  * Wires one API group inside its encapsulated plugin: key check, rate limit, injected faults,
  * error envelope, not-found route, request-id header and the request journal.
  */
-export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spec: GroupSpec) {
+export function setupGatewayGroup(
+  app: FastifyInstance,
+  hooks: GatewayHooks,
+  group: Pick<GroupDescriptor, 'name' | 'spec' | 'facts'>,
+) {
   const { keyring, journal, faults, rateLimiter, clock } = hooks;
+  const { name, spec, facts } = group;
+
+  /** The request as a match sees it; the body's facts are read only if a rule asks. */
+  function targetOf(request: FastifyRequest): MatchTarget {
+    let read: { prompt: string | undefined; turn: number | undefined } | undefined;
+    const promptFacts = () => {
+      read ??=
+        request.body === undefined
+          ? { prompt: undefined, turn: undefined }
+          : facts.prompt(request.body);
+      return read;
+    };
+    return {
+      group: name,
+      method: request.method,
+      path: pathOf(request.url),
+      keyHash: request.keyHash,
+      headers: request.headers,
+      body: request.body,
+      model: () => (request.body === undefined ? undefined : facts.model(request)),
+      prompt: () => promptFacts().prompt,
+      turn: () => promptFacts().turn,
+    };
+  }
   const runtime: GatewayRuntime = {
+    target: targetOf,
     completed(request, reply) {
       record(request, reply.statusCode, elapsedMs(reply));
     },
@@ -196,14 +245,20 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
     request.receivedAt = clock.now();
     request.gateway = runtime;
     if (spec.requestIdHeader) reply.header(spec.requestIdHeader, request.id);
+    try {
+      request.session = readSession(request);
+    } catch (err) {
+      return done(err as Error);
+    }
     const key = spec.readKey(request);
     if (!key) return done(spec.missingKey());
     if (!keyring.accepts(key)) return done(spec.invalidKey());
-    request.owner = keyring.ownerOf(key);
+    request.keyHash = keyring.ownerOf(key);
+    request.owner = ownerIn(request.keyHash, request.session);
     const refused = spec.checkHeaders?.(request);
     if (refused) return done(refused);
     if (rateLimiter) {
-      const rate = rateLimiter.hit(request.owner, request.receivedAt);
+      const rate = rateLimiter.hit(request.keyHash, request.receivedAt);
       if (spec.rateLimitHeaders) {
         reply.header('x-ratelimit-limit-requests', String(rate.limit));
         reply.header('x-ratelimit-remaining-requests', String(rate.remaining));
@@ -229,7 +284,7 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
         return done();
       }
     } else {
-      fault = faults.take(request.method, pathOf(request.url), 'now');
+      fault = faults.take(targetOf(request), request.session, 'now');
       if (!fault) return done();
     }
     strike(fault, request, reply, done);
@@ -240,17 +295,17 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
     if (request.pendingFault === undefined && faults.size === 0) return done();
     const streaming = (request.body as { stream?: unknown } | undefined)?.stream === true;
     const fault =
-      request.pendingFault ??
-      (streaming ? faults.take(request.method, pathOf(request.url), 'stream') : undefined);
+      request.pendingFault ?? faults.take(targetOf(request), request.session, 'body', streaming);
     if (!fault) return done();
-    if (!streaming) {
+    if (!streaming || (fault.kind !== 'stream_error' && fault.afterBytes === undefined)) {
       strike(fault, request, reply, done);
       return;
     }
     request.fault = fault.label;
     request.streamFault = {
-      afterEvents: fault.afterEvents,
-      status: fault.status ?? spec.streamErrorStatus,
+      ...(fault.afterBytes === undefined
+        ? { afterEvents: fault.afterEvents, status: fault.status ?? spec.streamErrorStatus }
+        : { afterBytes: fault.afterBytes }),
     };
     done();
   });
@@ -317,6 +372,10 @@ export function setupGatewayGroup(app: FastifyInstance, hooks: GatewayHooks, spe
   ): void {
     journal.record({
       id: request.id,
+      group: name,
+      session: request.session,
+      keyHash: request.keyHash,
+      model: request.body === undefined ? undefined : facts.model(request),
       at: request.receivedAt,
       method: request.method,
       url: request.url,

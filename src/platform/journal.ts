@@ -1,4 +1,14 @@
 import type { Feature } from './features.js';
+import type { GroupName } from './group.js';
+import {
+  type CompiledMatch,
+  compileMatch,
+  type MatchTarget,
+  mismatches,
+  parseJsonPath,
+  type RequestMatch,
+  selectPath,
+} from './match.js';
 
 export const REDACTED = '[REDACTED]';
 
@@ -61,6 +71,11 @@ export const JOURNAL_BODY_LIMIT = 8192;
 
 export interface JournalInput {
   id: string;
+  group: GroupName;
+  session: string;
+  /** The key's fingerprint ('' when the request was refused before its key was read). */
+  keyHash: string;
+  model: string | undefined;
   at: number;
   method: string;
   url: string;
@@ -83,6 +98,10 @@ interface StoredEntry extends Omit<JournalInput, 'rawBody'> {
 
 export interface JournalEntry {
   id: string;
+  group: GroupName;
+  session: string;
+  key_hash: string | null;
+  model: string | null;
   at: number;
   method: string;
   url: string;
@@ -118,7 +137,6 @@ function flatten(headers: Headers): Record<string, string> {
   return out;
 }
 
-/** A ring buffer of the latest `limit` gateway requests; the oldest entries go first. */
 /**
  * The first JOURNAL_BODY_LIMIT characters of a large body, as a copy: a plain `slice` would be a
  * view that keeps the whole (up to 32 MB) body alive for as long as the entry lives.
@@ -127,21 +145,72 @@ function preview(raw: string): string {
   return Buffer.from(raw.slice(0, JOURNAL_BODY_LIMIT), 'utf16le').toString('utf16le');
 }
 
+/** The journal filter (README "Journal"): match fields, plus the status, session and time. */
+export interface JournalFilter
+  extends Pick<RequestMatch, 'group' | 'method' | 'path' | 'model' | 'key' | 'header' | 'body'> {
+  status?: number;
+  session?: string;
+  /** Emulator time in epoch ms: entries received at or after it. */
+  since?: number;
+}
+
+interface CompiledFilter {
+  source: JournalFilter;
+  match: CompiledMatch;
+  status: number | undefined;
+  session: string | undefined;
+  since: number | undefined;
+}
+
+/** A field of a match that an entry does not meet. */
+export interface Difference {
+  field: string;
+  expected: unknown;
+  actual: unknown;
+}
+
+export interface NearMiss {
+  request: JournalEntry;
+  differences: Difference[];
+}
+
+/** Near misses a failed verification lists. */
+const NEAR_MISSES = 5;
+/** Waits (`journal/wait`) held at once. */
+export const MAX_JOURNAL_WAITS = 1000;
+
+interface Waiter {
+  filter: CompiledFilter;
+  resolve(entry: JournalEntry | undefined): void;
+}
+
+/**
+ * A ring buffer of the latest `limit` gateway requests (the oldest go first), to list, filter,
+ * verify and wait on.
+ */
 export class Journal implements Feature {
   readonly name = 'journal';
   private entries: Array<StoredEntry | undefined>;
   private next = 0;
   private count = 0;
+  private readonly waiters = new Set<Waiter>();
 
-  constructor(private readonly limit: number) {
+  constructor(
+    private readonly limit: number,
+    private readonly hashKey: (key: string) => string,
+  ) {
     this.entries = new Array(limit);
   }
 
   record(input: JournalInput): void {
     if (this.limit === 0) return;
     const raw = input.rawBody;
-    this.entries[this.next] = {
+    const entry: StoredEntry = {
       id: input.id,
+      group: input.group,
+      session: input.session,
+      keyHash: input.keyHash,
+      model: input.model,
       at: input.at,
       method: input.method,
       url: redactUrl(input.url),
@@ -153,19 +222,92 @@ export class Journal implements Feature {
       ...(input.fault === undefined ? {} : { fault: input.fault }),
       ...(input.aborted ? { aborted: true, bytesSent: input.bytesSent ?? 0 } : {}),
     };
+    this.entries[this.next] = entry;
     this.next = (this.next + 1) % this.limit;
     this.count = Math.min(this.count + 1, this.limit);
+    if (this.waiters.size > 0) this.wake(entry);
   }
 
-  /** Oldest first. */
-  list(): JournalEntry[] {
+  /** Compiles a filter; throws MatchError for a body path it cannot read. */
+  compile(filter: JournalFilter): CompiledFilter {
+    const { status, session, since, ...match } = filter;
+    return {
+      source: filter,
+      match: compileMatch(match, this.hashKey, 'match'),
+      status,
+      session,
+      since,
+    };
+  }
+
+  /** Oldest first; only the entries a filter takes, when one is given. */
+  list(filter?: CompiledFilter): JournalEntry[] {
     const out: JournalEntry[] = [];
-    const start = (this.next - this.count + this.limit) % this.limit;
-    for (let i = 0; i < this.count; i++) {
-      const e = this.entries[(start + i) % this.limit] as StoredEntry;
-      out.push(toWire(e));
+    for (const e of this.stored()) {
+      if (!filter || this.differences(filter, e).length === 0) out.push(toWire(e));
     }
     return out;
+  }
+
+  /**
+   * How many entries a filter takes, and, when that count is not what `count` asks, the
+   * entries of the filter's session (and time) closest to it, with the fields that differ.
+   */
+  verify(
+    filter: CompiledFilter,
+    count: { exactly?: number; at_least?: number; at_most?: number },
+  ): { ok: boolean; matched: number; nearMisses: NearMiss[] } {
+    let matched = 0;
+    const misses: Array<{ entry: StoredEntry; differences: Difference[] }> = [];
+    for (const e of this.stored()) {
+      const differences = this.differences(filter, e);
+      if (differences === OUT_OF_SCOPE) continue;
+      if (differences.length === 0) matched++;
+      else misses.push({ entry: e, differences });
+    }
+    const ok =
+      (count.exactly === undefined || matched === count.exactly) &&
+      (count.at_least === undefined || matched >= count.at_least) &&
+      (count.at_most === undefined || matched <= count.at_most);
+    if (ok) return { ok, matched, nearMisses: [] };
+    // Fewest differences first; the newest first among equals.
+    const nearMisses = misses
+      .map((miss, order) => ({ ...miss, order }))
+      .sort((a, b) => a.differences.length - b.differences.length || b.order - a.order)
+      .slice(0, NEAR_MISSES)
+      .map(({ entry, differences }) => ({ request: toWire(entry), differences }));
+    return { ok, matched, nearMisses };
+  }
+
+  /**
+   * The first entry a filter takes: one already held, or the next one recorded within
+   * `timeoutMs` (undefined when the time passes, the caller gives up, or too many wait).
+   */
+  wait(
+    filter: CompiledFilter,
+    timeoutMs: number,
+    setTimer: (fn: () => void, ms: number) => () => void,
+    gone: AbortSignal,
+  ): Promise<JournalEntry | undefined> | 'busy' {
+    for (const e of this.stored()) {
+      if (this.differences(filter, e).length === 0) return Promise.resolve(toWire(e));
+    }
+    if (this.waiters.size >= MAX_JOURNAL_WAITS) return 'busy';
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        filter,
+        resolve: (entry) => {
+          this.waiters.delete(waiter);
+          cancel();
+          gone.removeEventListener('abort', leave);
+          resolve(entry);
+        },
+      };
+      const leave = () => waiter.resolve(undefined);
+      const cancel = setTimer(leave, timeoutMs);
+      gone.addEventListener('abort', leave, { once: true });
+      this.waiters.add(waiter);
+    });
   }
 
   reset(): void {
@@ -174,23 +316,143 @@ export class Journal implements Feature {
     this.count = 0;
   }
 
+  /** Forgets one session's entries; the others keep their order. */
+  resetSession(session: string): void {
+    const kept = [...this.stored()].filter((e) => e.session !== session);
+    this.reset();
+    for (const e of kept) {
+      this.entries[this.next] = e;
+      this.next = (this.next + 1) % this.limit;
+      this.count++;
+    }
+  }
+
+  /** Ends the waits (at shutdown). */
+  close(): void {
+    for (const waiter of [...this.waiters]) waiter.resolve(undefined);
+  }
+
   get size(): number {
     return this.count;
   }
+
+  /** Entries oldest first. */
+  private *stored(): Generator<StoredEntry> {
+    const start = (this.next - this.count + this.limit) % this.limit;
+    for (let i = 0; i < this.count; i++)
+      yield this.entries[(start + i) % this.limit] as StoredEntry;
+  }
+
+  private wake(entry: StoredEntry): void {
+    for (const waiter of [...this.waiters]) {
+      if (this.differences(waiter.filter, entry).length === 0) waiter.resolve(toWire(entry));
+    }
+  }
+
+  /** The fields an entry differs in; OUT_OF_SCOPE for another session or an earlier time. */
+  private differences(filter: CompiledFilter, e: StoredEntry): Difference[] {
+    if (filter.session !== undefined && e.session !== filter.session) return OUT_OF_SCOPE;
+    if (filter.since !== undefined && e.at < filter.since) return OUT_OF_SCOPE;
+    let body: unknown;
+    let parsed = false;
+    const target: MatchTarget = {
+      group: e.group,
+      method: e.method,
+      path: pathOf(e.url),
+      keyHash: e.keyHash,
+      headers: e.headers,
+      get body() {
+        if (!parsed) {
+          body = bodyOf(e);
+          parsed = true;
+        }
+        return body;
+      },
+      model: () => e.model,
+      prompt: () => undefined,
+      turn: () => undefined,
+    };
+    const out: Difference[] = [];
+    if (filter.status !== undefined && e.status !== filter.status) {
+      out.push({ field: 'status', expected: filter.status, actual: e.status });
+    }
+    for (const field of mismatches(filter.match, target)) {
+      out.push({
+        field,
+        expected: expectedOf(filter.source, field),
+        actual: actualOf(target, e, field),
+      });
+    }
+    return out;
+  }
 }
 
-function toWire(e: StoredEntry): JournalEntry {
-  const truncated = e.bodyBytes > JOURNAL_BODY_LIMIT;
+const OUT_OF_SCOPE: Difference[] = [{ field: 'scope', expected: null, actual: null }];
+
+const pathOf = (url: string) => {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+};
+
+function expectedOf(filter: JournalFilter, field: string): unknown {
+  if (field === 'key') return REDACTED;
+  if (field.startsWith('header.')) {
+    const name = field.slice(7);
+    const entry = Object.entries(filter.header ?? {}).find(([n]) => n.toLowerCase() === name);
+    return entry?.[1];
+  }
+  if (field.startsWith('body.')) return filter.body?.[field.slice(5)];
+  return filter[field as keyof JournalFilter];
+}
+
+function actualOf(target: MatchTarget, e: StoredEntry, field: string): unknown {
+  switch (field) {
+    case 'group':
+      return e.group;
+    case 'path':
+      return target.path;
+    case 'method':
+      return e.method;
+    case 'model':
+      return e.model ?? null;
+    case 'key':
+      return shownKeyHash(e.keyHash);
+  }
+  if (field.startsWith('header.')) {
+    const value = e.headers[field.slice(7)];
+    return value === undefined ? null : typeof value === 'string' ? value : value.join(', ');
+  }
+  if (field.startsWith('body.')) {
+    const found = selectPath(target.body, parseJsonPath(field.slice(5)));
+    return found.length === 0 ? null : found.length === 1 ? found[0] : found;
+  }
+  return null;
+}
+
+/** A key fingerprint as shown: enough to tell keys apart, too little to look one up. */
+export const shownKeyHash = (keyHash: string) => (keyHash === '' ? null : keyHash.slice(0, 12));
+
+function bodyOf(e: StoredEntry): unknown {
   let body: unknown = e.body ?? null;
-  if (e.body !== undefined && !truncated) {
+  if (e.body !== undefined && e.bodyBytes <= JOURNAL_BODY_LIMIT) {
     try {
       body = JSON.parse(e.body);
     } catch {
       body = e.body;
     }
   }
+  return body;
+}
+
+function toWire(e: StoredEntry): JournalEntry {
+  const truncated = e.bodyBytes > JOURNAL_BODY_LIMIT;
+  const body = bodyOf(e);
   return {
     id: e.id,
+    group: e.group,
+    session: e.session,
+    key_hash: shownKeyHash(e.keyHash),
+    model: e.model ?? null,
     at: e.at,
     method: e.method,
     url: e.url,

@@ -2,12 +2,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from './errors.js';
 import type { Fault } from './faults.js';
 import { parseJsonBody } from './json-body.js';
+import type { MatchTarget } from './match.js';
+import { DEFAULT_SESSION } from './session.js';
 import type { SseResult } from './sse.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Opaque id of the API key that made the request (never the key itself). */
+    /** Opaque id of the API key and session that made the request (never the key itself). */
     owner: string;
+    /** The key's fingerprint (an HMAC under the process secret). */
+    keyHash: string;
+    /** The request's session (`x-emulator-session`, else the default one). */
+    session: string;
     /** Emulator time at arrival: the one clock reading a request's work uses. */
     receivedAt: number;
     /** The request body as received, kept for the journal. */
@@ -29,13 +35,15 @@ export interface GatewayRuntime {
   completed(request: FastifyRequest, reply: FastifyReply): void;
   /** Journals and logs a stream that did not end: the client left, stopped reading, or it failed. */
   streamAborted(request: FastifyRequest, reply: FastifyReply, result: SseResult): void;
+  /** The request as stubs and faults match it. */
+  target(request: FastifyRequest): MatchTarget;
 }
 
-/** A `stream_error` fault as a streaming route applies it. */
-export interface StreamFault {
-  afterEvents: number;
-  status: number;
-}
+/**
+ * A stream fault as a streaming route applies it: an error frame after some events
+ * (`stream_error`), or the connection cut after some bytes (`after_bytes`).
+ */
+export type StreamFault = { afterEvents: number; status: number } | { afterBytes: number };
 
 /** Upstream accepts 32 MB request bodies. @see https://platform.claude.com/docs/en/api/errors */
 export const BODY_LIMIT = 32 * 1024 * 1024;
@@ -46,6 +54,8 @@ export const BODY_LIMIT = 32 * 1024 * 1024;
  */
 export function setupRequests(app: FastifyInstance): void {
   app.decorateRequest('owner', '');
+  app.decorateRequest('keyHash', '');
+  app.decorateRequest('session', DEFAULT_SESSION);
   app.decorateRequest('receivedAt', 0);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('fault', undefined);

@@ -213,6 +213,8 @@ export interface SseOptions {
   stallMs: number;
   /** A `stream_error` fault: events let through, then this error frame instead of the rest. */
   fault?: { afterEvents: number; error: string };
+  /** An `after_bytes` fault: the connection is cut once this many bytes were sent. */
+  cutAfterBytes?: number;
 }
 
 export interface SseResult {
@@ -221,7 +223,7 @@ export interface SseResult {
   /** Bytes written to the socket. */
   bytes: number;
   /** Why it did not complete, when it did not. */
-  reason?: 'client closed' | 'write stalled' | 'error';
+  reason?: 'client closed' | 'write stalled' | 'error' | 'cut by fault';
 }
 
 /**
@@ -253,9 +255,36 @@ export async function sendSse(
   res.once('close', onClose);
   let wake: (() => void) | undefined;
 
+  let budget = options.cutAfterBytes ?? Number.POSITIVE_INFINITY;
+  /**
+   * Parts within an `after_bytes` fault's budget: the rest of a part that crosses it is
+   * dropped, and the connection is ended after what was let through (undefined then).
+   */
+  const withinBudget = (parts: Buffer[]): Buffer[] | undefined => {
+    if (budget === Number.POSITIVE_INFINITY) return parts;
+    const kept: Buffer[] = [];
+    for (const part of parts) {
+      if (part.length <= budget) {
+        kept.push(part);
+        budget -= part.length;
+        continue;
+      }
+      if (budget > 0) kept.push(part.subarray(0, budget));
+      for (const piece of kept) {
+        res.write(piece);
+        result.bytes += piece.length;
+      }
+      result.reason = 'cut by fault';
+      res.socket?.end();
+      return undefined;
+    }
+    return kept;
+  };
+
   /** Writes what the sink holds; false when the client is gone or stalled. */
   const flush = async (sink: SseSink): Promise<boolean> => {
-    const parts = sink.take();
+    const parts = withinBudget(sink.take());
+    if (parts === undefined) return false;
     if (parts.length === 0) return !closed;
     let ok = true;
     res.cork();
@@ -324,8 +353,8 @@ export async function sendSse(
       if (closed) return finish();
     }
     if (options.fault) sink.raw(options.fault.error);
-    const parts = sink.take();
-    if (closed) return finish();
+    const parts = withinBudget(sink.take());
+    if (parts === undefined || closed) return finish();
     // The last parts go out in one corked write (no copy into one buffer), then the end.
     // (Ending while corked loses the parts on Node 24.)
     for (const part of parts) result.bytes += part.length;

@@ -2,7 +2,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import safeRegex from 'safe-regex2';
+import {
+  compileMatch,
+  MatchError,
+  type RequestMatch,
+  requestMatchFields,
+  safePattern,
+} from '../platform/match.js';
 import { Literals } from '../platform/schema-helpers.js';
 import { normalizeError } from '../platform/validation.js';
 import { FINISH_REASONS, STOP_REASONS } from './agent.js';
@@ -42,10 +48,12 @@ export type ReplyStep = Static<typeof ReplyStepSchema>;
 
 export const RuleMatchSchema = Type.Object(
   {
+    ...requestMatchFields,
     contains: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000 })),
-    regex: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+    regex: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1000, description: 'the same as prompt_regex' }),
+    ),
     flags: Type.Optional(Type.String({ pattern: '^[imsu]*$' })),
-    turn: Type.Optional(Type.Integer({ minimum: 1, description: 'the nth user turn' })),
     after_tool: Type.Optional(
       Type.String({ minLength: 1, description: 'the last turn holds a result of this tool' }),
     ),
@@ -83,6 +91,17 @@ export const ReplyRuleSchema = Type.Object(
 );
 export type ReplyRuleData = Static<typeof ReplyRuleSchema>;
 
+/**
+ * The fields of a rule's match that only the request answers (the group, model, turn and
+ * prompt are read from the conversation itself).
+ */
+export function sharedMatch(match: RuleMatch): RequestMatch {
+  const { path, method, key, header, body } = match;
+  return Object.fromEntries(
+    Object.entries({ path, method, key, header, body }).filter(([, v]) => v !== undefined),
+  ) as RequestMatch;
+}
+
 const answers = (step: ReplyStep) =>
   step.reply !== undefined || step.tool_calls !== undefined || step.json !== undefined;
 
@@ -92,22 +111,27 @@ const answers = (step: ReplyStep) =>
  */
 export function ruleProblem(rule: ReplyRuleData): string | undefined {
   const match = rule.match ?? {};
-  if (match.contains !== undefined && match.regex !== undefined) {
-    return 'match: takes "contains" or "regex", not both';
+  const patterns = [match.contains, match.regex, match.prompt_regex].filter((p) => p !== undefined);
+  if (patterns.length > 1) {
+    return 'match: takes one of "contains", "regex" and "prompt_regex"';
   }
-  if (match.flags !== undefined && match.regex === undefined) {
+  const pattern = match.regex ?? match.prompt_regex;
+  if (match.flags !== undefined && pattern === undefined) {
     return 'match.flags: needs "regex"';
   }
-  if (match.regex !== undefined) {
-    try {
-      new RegExp(match.regex, match.flags);
-    } catch (err) {
-      return `match.regex: ${(err as Error).message}`;
+  if (match.group === 'video') return 'match.group: replies are for "chat" and "messages"';
+  try {
+    if (pattern !== undefined) {
+      safePattern(
+        pattern,
+        match.flags,
+        match.regex === undefined ? 'match.prompt_regex' : 'match.regex',
+      );
     }
-    // A prompt is client input: a pattern with nested repetition could stall the process.
-    if (!safeRegex(match.regex)) {
-      return 'match.regex: could take exponential time on some prompts (nested repetition); simplify it';
-    }
+    compileMatch(sharedMatch(match), (key) => key);
+  } catch (err) {
+    if (err instanceof MatchError) return err.message;
+    throw err;
   }
   if (rule.sequence) {
     const idle = rule.sequence.findIndex((step) => !answers(step));

@@ -25,9 +25,9 @@ export interface TextEngine {
   stores: Feature[];
 }
 
-export function createText(settings: TextSettings): TextEngine {
+export function createText(settings: TextSettings, hashKey: (key: string) => string): TextEngine {
   const loaded = loadFixtures(settings.fixturesDir);
-  const replies = new Replies(loaded);
+  const replies = new Replies(loaded, hashKey);
   const contentFilter = new ContentFilter(loaded.blockedTerms);
   const promptCache = new PromptCache({
     ttlS: settings.promptCacheTtlS,

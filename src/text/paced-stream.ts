@@ -60,9 +60,11 @@ export async function sendTextStream(stream: TextStream): Promise<FastifyReply> 
     monotonic: streaming.monotonic,
     setTimer: streaming.setTimer,
     stallMs: streaming.stallMs,
-    ...(fault
-      ? { fault: { afterEvents: fault.afterEvents, error: stream.errorFrame(fault.status) } }
-      : {}),
+    ...(fault === undefined
+      ? {}
+      : 'afterBytes' in fault
+        ? { cutAfterBytes: fault.afterBytes }
+        : { fault: { afterEvents: fault.afterEvents, error: stream.errorFrame(fault.status) } }),
   });
   if (!result.completed) request.gateway?.streamAborted(request, reply, result);
   return reply;

@@ -1,5 +1,6 @@
 import type { Feature } from '../platform/features.js';
 import { PrefixScanner } from '../platform/prefix-hash.js';
+import { DEFAULT_SESSION } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
 
 /**
@@ -33,6 +34,7 @@ export interface PromptScan {
   /** The prefix key of each block the cache may read or write. */
   keys: Map<number, string>;
   blocks: readonly PromptBlock[];
+  session: string;
 }
 
 export interface CacheUsage {
@@ -81,6 +83,13 @@ export interface ChatPromptPart {
 interface Entry {
   expiresAt: number;
   ttlMs: number;
+  /** The session that wrote it (README "Sessions"). */
+  session: string;
+  /** The tokens of the prefix it stands for. */
+  tokens: number;
+  createdAt: number;
+  /** Times it was read. */
+  reads: number;
 }
 
 export interface PromptCacheOptions {
@@ -104,18 +113,30 @@ export class PromptCache implements Feature {
     this.entries.clear();
   }
 
+  resetSession(session: string): void {
+    for (const [key, entry] of this.entries)
+      if (entry.session === session) this.entries.delete(key);
+  }
+
   /**
    * Reads a messages prompt once, left to right: every input token, and the key of each prefix
    * that could be read or written. Pure: the cache is not touched until `commit`.
    */
-  scan(scope: string, blocks: readonly PromptBlock[]): PromptScan {
+  scan(scope: string, blocks: readonly PromptBlock[], session = DEFAULT_SESSION): PromptScan {
     const breakpoints: number[] = [];
     blocks.forEach((block, i) => {
       if (block.cache) breakpoints.push(i);
     });
     const last = breakpoints.at(-1);
     if (last === undefined)
-      return { total: countPrompt(blocks), breakpoints, prefix: [], keys: new Map(), blocks };
+      return {
+        total: countPrompt(blocks),
+        breakpoints,
+        prefix: [],
+        keys: new Map(),
+        blocks,
+        session,
+      };
     const candidates = new Set<number>();
     for (const b of breakpoints) {
       for (let j = Math.max(0, b - LOOKBACK_BLOCKS + 1); j <= b; j++) candidates.add(j);
@@ -133,7 +154,7 @@ export class PromptCache implements Feature {
       if (candidates.has(i)) keys.set(i, scanner.key());
     }
     const total = scanner.tokens + countPrompt(blocks.slice(last + 1));
-    return { total, breakpoints, prefix, keys, blocks };
+    return { total, breakpoints, prefix, keys, blocks, session };
   }
 
   /**
@@ -142,7 +163,7 @@ export class PromptCache implements Feature {
    * the input tokens are what lies after.
    */
   commit(scan: PromptScan, now: number): CacheUsage {
-    const { total, breakpoints, prefix, keys, blocks } = scan;
+    const { total, breakpoints, prefix, keys, blocks, session } = scan;
     let readAt = -1;
     let read = 0;
     for (const j of [...keys.keys()].sort((x, y) => y - x)) {
@@ -166,14 +187,20 @@ export class PromptCache implements Feature {
       if (ttl === '1h') creation1h += written;
       else creation5m += written;
       covered = tokens;
-      this.put(keys.get(b) as string, ttl === '1h' ? HOUR_MS : this.options.ttlS * 1000, now);
+      const ttlMs = ttl === '1h' ? HOUR_MS : this.options.ttlS * 1000;
+      this.put(keys.get(b) as string, ttlMs, now, session, tokens);
     }
     return { total, input: total - read - creation, read, creation, creation5m, creation1h };
   }
 
   /** `scan` then `commit`: accounts one messages request and updates the cache. */
-  account(scope: string, blocks: readonly PromptBlock[], now: number): CacheUsage {
-    return this.commit(this.scan(scope, blocks), now);
+  account(
+    scope: string,
+    blocks: readonly PromptBlock[],
+    now: number,
+    session = DEFAULT_SESSION,
+  ): CacheUsage {
+    return this.commit(this.scan(scope, blocks, session), now);
   }
 
   /**
@@ -182,7 +209,12 @@ export class PromptCache implements Feature {
    * `messages` are the prompt's parts in order, each with its framing tokens; returns the
    * cached tokens.
    */
-  accountChat(scope: string, messages: ReadonlyArray<ChatPromptPart>, now: number): number {
+  accountChat(
+    scope: string,
+    messages: ReadonlyArray<ChatPromptPart>,
+    now: number,
+    session = DEFAULT_SESSION,
+  ): number {
     const scanner = new PrefixScanner(scope);
     const boundaries: Array<{ tokens: number; key: string }> = [];
     for (const message of messages) {
@@ -202,7 +234,9 @@ export class PromptCache implements Feature {
       }
     }
     for (const boundary of boundaries) {
-      if (boundary.tokens > cached) this.put(boundary.key, this.options.ttlS * 1000, now);
+      if (boundary.tokens > cached) {
+        this.put(boundary.key, this.options.ttlS * 1000, now, session, boundary.tokens);
+      }
     }
     return cached;
   }
@@ -214,13 +248,21 @@ export class PromptCache implements Feature {
     this.entries.delete(key);
     if (entry.expiresAt <= now) return false;
     entry.expiresAt = now + entry.ttlMs;
+    entry.reads++;
     this.entries.set(key, entry);
     return true;
   }
 
-  private put(key: string, ttlMs: number, now: number): void {
+  private put(key: string, ttlMs: number, now: number, session: string, tokens: number): void {
     this.entries.delete(key);
-    this.entries.set(key, { expiresAt: now + ttlMs, ttlMs });
+    this.entries.set(key, {
+      expiresAt: now + ttlMs,
+      ttlMs,
+      session,
+      tokens,
+      createdAt: now,
+      reads: 0,
+    });
     if (this.entries.size > this.options.maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);

@@ -1,4 +1,7 @@
 import type { Feature } from '../platform/features.js';
+import { REDACTED } from '../platform/journal.js';
+import { type CompiledMatch, compileMatch, type MatchContext, meets } from '../platform/match.js';
+import { DEFAULT_SESSION } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
 import {
   defaultPlan,
@@ -10,82 +13,155 @@ import {
   thinkingText,
   toolInput,
 } from './agent.js';
-import type { Fixtures, LoadedRule, ReplyStep } from './fixtures.js';
+import {
+  type Fixtures,
+  type LoadedRule,
+  type ReplyRuleData,
+  type ReplyStep,
+  sharedMatch,
+} from './fixtures.js';
 
 export type { ReplyApi };
 
 /** A reply, and what a scripted rule says about it. */
 export interface ChosenReply extends Plan {
   /** The rule that gave it, if one did. */
-  rule?: LoadedRule;
+  rule?: LoadedRule | StubRule;
   /** The step of the rule that gave it: its reasons replace the natural ones. */
   step?: ReplyStep;
 }
 
 interface CompiledRule {
-  rule: LoadedRule;
+  rule: LoadedRule | StubRule;
   regex?: RegExp;
+  /** What the request itself must be (group, path, key, header, body); none: any. */
+  request?: CompiledMatch;
   /** Token count of a plain-text reply with no `$n` references, counted once. */
   tokens?: number;
-  /** Times the rule answered: the next step of a sequence. */
-  used: number;
+  /** Times the rule answered in each session: the next step of a sequence. */
+  used: Map<string, number>;
 }
+
+/** A reply rule added at run time (`POST /_emulator/replies`). */
+export interface StubInput extends ReplyRuleData {
+  /** Higher wins; equal priorities go in the order they were added. Default 0. */
+  priority?: number;
+  /** Answers this many times, then is removed. */
+  times?: number;
+}
+
+export interface StubRule extends StubInput {
+  id: number;
+  session: string;
+}
+
+interface Stub extends CompiledRule {
+  rule: StubRule;
+  remaining: number | undefined;
+  fired: number;
+}
+
+/** Stubs held at once, over all sessions. */
+export const MAX_STUBS = 1000;
+/** Sessions a rule counts its sequence steps for; the oldest is forgotten past this. */
+const SEQUENCE_SESSIONS = 1000;
 
 const hasReferences = (text: string) => /\$(\d|&)/.test(text);
 
 /**
- * The reply engine shared by chat and messages: the first scripted rule that matches a turn
+ * The reply engine shared by chat and messages: the stubs of the request's session (highest
+ * priority first), then the fixture rules in file order; the first rule that matches a turn
  * answers it (text, tool calls, JSON, thinking; a sequence answers with its steps in turn);
  * any other turn gets the default reply (agent.ts).
  */
 export class Replies implements Feature {
   readonly name = 'stubs';
   private compiled: CompiledRule[] = [];
+  private stubs: Stub[] = [];
+  private nextStubId = 1;
 
-  constructor(fixtures: Fixtures) {
+  constructor(
+    fixtures: Fixtures,
+    private readonly hashKey: (key: string) => string,
+  ) {
     this.load(fixtures);
   }
 
   load(fixtures: Fixtures): void {
-    this.compiled = fixtures.rules.map((rule) => {
-      const entry: CompiledRule = { rule, used: 0 };
-      if (rule.match?.regex !== undefined) {
-        entry.regex = new RegExp(rule.match.regex, rule.match.flags);
-      }
-      if (
-        rule.reply !== undefined &&
-        rule.json === undefined &&
-        !rule.sequence &&
-        !hasReferences(rule.reply)
-      ) {
-        entry.tokens = countTokens(rule.reply);
-      }
-      return entry;
-    });
+    this.compiled = fixtures.rules.map((rule) => this.compile(rule));
   }
 
   get rules(): LoadedRule[] {
-    return this.compiled.map((c) => c.rule);
+    return this.compiled.map((c) => c.rule as LoadedRule);
   }
 
-  /** Starts every sequence over. */
+  /**
+   * Adds a stub (a rule already checked against the schema) to a session. Throws a
+   * MatchError-like message for a rule that cannot be used; undefined when MAX_STUBS are held.
+   */
+  addStub(input: StubInput, session: string): StubView | undefined {
+    if (this.stubs.length >= MAX_STUBS) return undefined;
+    const rule: StubRule = { ...input, id: this.nextStubId++, session };
+    const stub: Stub = { ...this.compile(rule), rule, remaining: input.times, fired: 0 };
+    // Highest priority first; a stable sort keeps equals in the order they came.
+    this.stubs = [...this.stubs, stub].sort(
+      (a, b) => (b.rule.priority ?? 0) - (a.rule.priority ?? 0),
+    );
+    return stubView(stub);
+  }
+
+  /** The stubs of one session, or of all, in the order they are tried. */
+  listStubs(session?: string): StubView[] {
+    return this.stubs
+      .filter((s) => session === undefined || s.rule.session === session)
+      .map(stubView);
+  }
+
+  /** Removes one stub; false when there is none of that id (in that session). */
+  removeStub(id: number, session?: string): boolean {
+    const before = this.stubs.length;
+    this.stubs = this.stubs.filter(
+      (s) => s.rule.id !== id || (session !== undefined && s.rule.session !== session),
+    );
+    return this.stubs.length < before;
+  }
+
+  /** Removes the stubs of one session, or all of them. */
+  clearStubs(session?: string): void {
+    this.stubs = session === undefined ? [] : this.stubs.filter((s) => s.rule.session !== session);
+  }
+
+  /** Removes every stub and starts every sequence over. */
   reset(): void {
-    for (const entry of this.compiled) entry.used = 0;
+    this.stubs = [];
+    this.nextStubId = 1;
+    for (const entry of this.compiled) entry.used.clear();
+  }
+
+  resetSession(session: string): void {
+    this.clearStubs(session);
+    for (const entry of this.compiled) entry.used.delete(session);
   }
 
   /**
    * The replies of a turn, one per choice (chat `n`): a scripted reply is the same for every
    * choice and advances a sequence once; default replies differ per choice.
    */
-  async replies(turn: Turn, choices = 1): Promise<ChosenReply[]> {
-    for (const entry of this.compiled) {
-      const found = this.matches(entry, turn);
+  async replies(turn: Turn, choices = 1, context?: MatchContext): Promise<ChosenReply[]> {
+    const session = context?.session ?? DEFAULT_SESSION;
+    for (const entry of this.candidates(session)) {
+      const found = this.matches(entry, turn, context);
       if (!found) continue;
       const { rule } = entry;
+      const used = entry.used.get(session) ?? 0;
       const step = rule.sequence
-        ? (rule.sequence[Math.min(entry.used, rule.sequence.length - 1)] as ReplyStep)
+        ? (rule.sequence[Math.min(used, rule.sequence.length - 1)] as ReplyStep)
         : rule;
-      entry.used++;
+      entry.used.delete(session);
+      if (entry.used.size >= SEQUENCE_SESSIONS)
+        entry.used.delete(entry.used.keys().next().value as string);
+      entry.used.set(session, used + 1);
+      if ('fired' in entry) this.spend(entry as Stub);
       const plan = await scriptedPlan(step, turn, found, step === rule ? entry.tokens : undefined);
       return Array.from({ length: choices }, () => ({ ...plan, rule, step }));
     }
@@ -96,8 +172,42 @@ export class Replies implements Feature {
     return plans;
   }
 
+  private *candidates(session: string): Generator<CompiledRule> {
+    for (const stub of this.stubs) if (stub.rule.session === session) yield stub;
+    yield* this.compiled;
+  }
+
+  private spend(stub: Stub): void {
+    stub.fired++;
+    if (stub.remaining !== undefined && --stub.remaining <= 0) {
+      this.stubs = this.stubs.filter((s) => s !== stub);
+    }
+  }
+
+  private compile(rule: LoadedRule | StubRule): CompiledRule {
+    const entry: CompiledRule = { rule, used: new Map() };
+    const match = rule.match ?? {};
+    const pattern = match.regex ?? match.prompt_regex;
+    if (pattern !== undefined) entry.regex = new RegExp(pattern, match.flags);
+    const request = sharedMatch(match);
+    if (Object.keys(request).length > 0) entry.request = compileMatch(request, this.hashKey);
+    if (
+      rule.reply !== undefined &&
+      rule.json === undefined &&
+      !rule.sequence &&
+      !hasReferences(rule.reply)
+    ) {
+      entry.tokens = countTokens(rule.reply);
+    }
+    return entry;
+  }
+
   /** The regex match (or true) when a rule applies to a turn, else undefined. */
-  private matches(entry: CompiledRule, turn: Turn): RegExpExecArray | true | undefined {
+  private matches(
+    entry: CompiledRule,
+    turn: Turn,
+    context: MatchContext | undefined,
+  ): RegExpExecArray | true | undefined {
     const { rule } = entry;
     if (rule.api !== undefined && rule.api !== turn.api) return undefined;
     if (rule.model !== undefined) {
@@ -105,6 +215,8 @@ export class Replies implements Feature {
       if (!models.includes(turn.model)) return undefined;
     }
     const match = rule.match ?? {};
+    if (match.group !== undefined && match.group !== turn.api) return undefined;
+    if (match.model !== undefined && match.model !== turn.model) return undefined;
     if (match.turn !== undefined && match.turn !== turn.userTurns) return undefined;
     if (match.after_tool !== undefined && !turn.results.some((r) => r.name === match.after_tool)) {
       return undefined;
@@ -115,10 +227,28 @@ export class Replies implements Feature {
     ) {
       return undefined;
     }
+    if (entry.request && (!context || !meets(entry.request, context.target))) return undefined;
     if (match.contains !== undefined && !turn.prompt.includes(match.contains)) return undefined;
     if (entry.regex) return entry.regex.exec(turn.prompt) ?? undefined;
     return true;
   }
+}
+
+/** A stub as the control surface shows it: its rule (a key never echoed) and its use. */
+export interface StubView extends StubRule {
+  remaining: number | null;
+  fired: number;
+}
+
+function stubView(stub: Stub): StubView {
+  const { rule } = stub;
+  const match = rule.match?.key === undefined ? rule.match : { ...rule.match, key: REDACTED };
+  return {
+    ...rule,
+    ...(match === undefined ? {} : { match }),
+    remaining: stub.remaining ?? null,
+    fired: stub.fired,
+  };
 }
 
 /** A rule's reply for a turn: `$n` filled in, JSON and tool inputs made where asked. */

@@ -2,6 +2,7 @@ import type { Clock, SetTimer } from '../platform/clock.js';
 import type { Feature } from '../platform/features.js';
 import { redactUrl } from '../platform/journal.js';
 import type { Scheduler } from '../platform/scheduler.js';
+import { sessionOfOwner } from '../platform/session.js';
 import type { CallbackGuard } from './callback-guard.js';
 import type { TaskStatus } from './schemas.js';
 
@@ -41,6 +42,7 @@ interface Delivery {
 export interface DeliveryView {
   id: number;
   task_id: string;
+  session: string;
   url: string;
   task_status: TaskStatus;
   state: DeliveryState;
@@ -113,7 +115,10 @@ export class Callbacks implements Feature {
     private readonly options: CallbackOptions = DEFAULT_CALLBACK_OPTIONS,
   ) {}
 
-  /** Queues one notification of `owner`'s task; `body` is the JSON text to POST. */
+  /**
+   * Queues one notification of `owner`'s task (keys take turns per key and session);
+   * `body` is the JSON text to POST.
+   */
   enqueue(taskId: string, owner: string, url: string, status: TaskStatus, body: string): void {
     if ((this.waiting.get(owner) ?? 0) >= this.options.perKey || !this.makeRoom()) {
       this.dropped++;
@@ -150,6 +155,7 @@ export class Callbacks implements Feature {
     return [...this.deliveries.values()].map((d) => ({
       id: d.id,
       task_id: d.taskId,
+      session: sessionOfOwner(d.owner),
       url: d.url,
       task_status: d.status,
       state: d.state,
@@ -198,8 +204,37 @@ export class Callbacks implements Feature {
     this.settle();
   }
 
+  /** Forgets one session's deliveries: retries cancelled, attempts in flight aborted. */
+  resetSession(session: string): void {
+    for (const delivery of [...this.deliveries.values()]) {
+      if (sessionOfOwner(delivery.owner) !== session) continue;
+      delivery.cancelRetry?.();
+      const abort = this.inFlight.get(delivery);
+      if (abort) {
+        this.inFlight.delete(delivery);
+        abort();
+        this.unload(delivery.host);
+      }
+      this.deliveries.delete(delivery.id);
+      this.perTask.delete(delivery.taskId);
+      this.waiting.delete(delivery.owner);
+    }
+    for (const owner of this.ready.keys()) {
+      if (sessionOfOwner(owner) === session) this.ready.delete(owner);
+    }
+    this.turns = this.turns.filter((owner) => this.ready.has(owner));
+    this.pump();
+    this.settle();
+  }
+
   close(): void {
     this.reset();
+  }
+
+  private unload(host: string): void {
+    const load = (this.hostLoad.get(host) ?? 1) - 1;
+    if (load > 0) this.hostLoad.set(host, load);
+    else this.hostLoad.delete(host);
   }
 
   private isIdle(): boolean {
@@ -302,9 +337,7 @@ export class Callbacks implements Feature {
   ): void {
     if (!this.inFlight.has(delivery)) return; // reset meanwhile
     this.inFlight.delete(delivery);
-    const load = (this.hostLoad.get(delivery.host) ?? 1) - 1;
-    if (load > 0) this.hostLoad.set(delivery.host, load);
-    else this.hostLoad.delete(delivery.host);
+    this.unload(delivery.host);
     delivery.lastStatus = status;
     delivery.lastError = error;
     delivery.updatedAt = this.clock.now();

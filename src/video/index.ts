@@ -53,6 +53,10 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
       routes: mediaRoutes({ video: service, clock, clip: loadClip(options.fixturesDir) }),
     },
     stores: [service, callbacks],
+    facts: {
+      model: (request) => (request.body as { model_name?: string }).model_name,
+      prompt: (body) => ({ prompt: (body as { prompt?: string }).prompt, turn: undefined }),
+    },
     service,
     callbacks,
   };

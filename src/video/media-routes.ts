@@ -31,7 +31,9 @@ export interface MediaRoutesOptions {
   clip: Buffer;
 }
 
-const NOT_FOUND = { error: { type: 'not_found', message: 'No such video' } };
+const NOT_FOUND = { error: { type: 'not_found' as const, message: 'No such video' } };
+
+const Mp4 = { 'video/mp4': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } };
 
 /**
  * Result videos, public like a CDN link: `GET /media/videos/{token}/{video_id}.mp4` serves the shipped
@@ -51,10 +53,23 @@ export const mediaRoutes =
       {
         schema: {
           summary: 'A result video (MP4, Range supported)',
+          operationId: 'getResultVideo',
           params: Type.Object({
             token: Type.String({ pattern: '^[A-Za-z0-9_-]{22}$' }),
             file: Type.String({ pattern: '^[A-Za-z0-9_-]+\\.mp4$' }),
           }),
+          response: {
+            200: { description: 'The whole clip', content: Mp4 },
+            206: { description: 'The bytes a `Range: bytes=…` header asked for', content: Mp4 },
+            404: Type.Object(
+              { error: Type.Object({ type: Type.Literal('not_found'), message: Type.String() }) },
+              { description: 'No succeeded task has this token and file' },
+            ),
+            416: Type.Unsafe<void>({
+              type: 'null',
+              description: 'The range starts past the end of the clip',
+            }),
+          },
         },
       },
       async (request, reply) => {

@@ -69,11 +69,14 @@ export const videoRoutes =
       publicBase ?? `${request.protocol}://${request.host}`;
 
     function kind<S extends TSchema>(name: VideoKind, body: S, check: (b: Static<S>) => TaskSpec) {
+      // `motion-control` → `MotionControl`: the operation ids' noun.
+      const noun = name.replace(/(^|-)([a-z])/g, (_, _dash, c: string) => c.toUpperCase());
       app.post(
         `/v1/videos/${name}`,
         {
           schema: {
             summary: `Create a ${name} task`,
+            operationId: `create${noun}Task`,
             body,
             response: { 200: CreatedEnvelopeSchema, ...errors },
           },
@@ -101,6 +104,7 @@ export const videoRoutes =
         {
           schema: {
             summary: `Query a ${name} task by task_id or external_task_id`,
+            operationId: `get${noun}Task`,
             params: TaskParamsSchema,
             response: { 200: TaskEnvelopeSchema, ...errors },
           },
@@ -118,6 +122,7 @@ export const videoRoutes =
         {
           schema: {
             summary: `List this key's ${name} tasks, newest first`,
+            operationId: `list${noun}Tasks`,
             querystring: ListQuerySchema,
             response: { 200: TaskListEnvelopeSchema, ...errors },
           },

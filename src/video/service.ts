@@ -2,7 +2,9 @@ import { timingSafeEqual } from 'node:crypto';
 import { fieldError } from '../platform/errors.js';
 import type { Feature } from '../platform/features.js';
 import type { Ids } from '../platform/ids.js';
+import { shownKeyHash } from '../platform/journal.js';
 import type { Scheduler } from '../platform/scheduler.js';
+import { keyOfOwner, sessionOfOwner } from '../platform/session.js';
 import type { Callbacks } from './callbacks.js';
 import type { VideoKind } from './models.js';
 import type { TaskSpec } from './rules.js';
@@ -140,6 +142,25 @@ export class VideoService implements Feature {
     for (const task of this.pendingJobs.keys()) this.cancelJobs(task);
     this.store.clear();
     this.baseUrls.clear();
+  }
+
+  /** Forgets one session's tasks, and their callbacks still due. */
+  resetSession(session: string): void {
+    for (const task of this.store.removeWhere((t) => sessionOfOwner(t.owner) === session)) {
+      this.cancelJobs(task);
+    }
+  }
+
+  /** Every task held, oldest first, as it is at `now` (the control surface). */
+  all(
+    now: number,
+  ): Array<TaskRecord & { kind: VideoKind; session: string; key_hash: string | null }> {
+    return this.store.all().map((task) => ({
+      ...taskRecord(task, now),
+      kind: task.kind,
+      session: sessionOfOwner(task.owner),
+      key_hash: shownKeyHash(keyOfOwner(task.owner)),
+    }));
   }
 
   private cancelJobs(task: Task): void {

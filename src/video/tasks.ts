@@ -171,6 +171,26 @@ export class TaskStore {
     return page;
   }
 
+  /** Removes the tasks a test takes and returns them. */
+  removeWhere(take: (task: Task) => boolean): Task[] {
+    const removed: Task[] = [];
+    for (const task of this.tasks.values()) {
+      if (take(task)) removed.push(task);
+    }
+    for (const task of removed) this.remove(task);
+    return removed;
+  }
+
+  /** Every task held, oldest first. */
+  all(): Task[] {
+    const out: Task[] = [];
+    for (let i = this.head; i < this.order.length; i++) {
+      const task = this.order[i] as Task;
+      if (this.tasks.get(task.id) === task) out.push(task);
+    }
+    return out;
+  }
+
   clear(): void {
     this.tasks.clear();
     this.byExternal.clear();

@@ -14,7 +14,7 @@ describe('bounded state', () => {
   });
 
   it('fault rules: at most MAX_FAULT_RULES', () => {
-    const faults = new Faults();
+    const faults = new Faults((key) => key);
     for (let i = 0; i < MAX_FAULT_RULES; i++)
       expect(faults.add({ path: '/x', status: 500 })).toBeDefined();
     expect(faults.add({ path: '/x', status: 500 })).toBeUndefined();

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -182,6 +182,25 @@ const ROUTES: FuzzRoute[] = [
   },
   {
     method: 'POST',
+    url: '/_emulator/replies',
+    headers: {},
+    shape: controlShape,
+    valid: {
+      match: { group: 'chat', body: { '$.messages[-1].content': 'hi' }, prompt_regex: 'h(i)' },
+      reply: 'stub $1',
+      priority: 2,
+      times: 1,
+    },
+  },
+  {
+    method: 'POST',
+    url: '/_emulator/journal/verify',
+    headers: {},
+    shape: controlShape,
+    valid: { match: { group: 'chat', body: { '$.model': 'm' } }, count: { at_most: 3 } },
+  },
+  {
+    method: 'POST',
     url: '/_emulator/tasks/1',
     headers: {},
     shape: controlShape,
@@ -233,6 +252,8 @@ beforeAll(async () => {
   t = await buildTestApp({ logLevel: 'silent' });
 });
 afterAll(() => t.app.close());
+// A fuzzed fault rule or stub may match every request: each test starts clean.
+afterEach(() => t.app.emulator.reset());
 
 describe.each(ROUTES)('fuzzing $method $url', (route) => {
   it('never answers 5xx, and every 4xx is in the group shape', async () => {

@@ -60,6 +60,10 @@ describe('/_emulator control surface', () => {
     expect(requests).toHaveLength(2);
     expect(requests[0]).toEqual({
       id: 'req_1',
+      group: 'chat',
+      session: 'default',
+      key_hash: expect.stringMatching(/^[\w-]{12}$/),
+      model: 'm',
       at: T0,
       method: 'POST',
       url: '/v1/chat/completions',
@@ -218,16 +222,16 @@ describe('/_emulator control surface', () => {
     expect((await t.inject({ url: '/_emulator/requests' })).json().requests).toEqual([]);
   });
 
-  it('requires the admin token on every route but health when one is set', async () => {
+  it('requires the admin token on every route but health, ready and the OpenAPI document when one is set', async () => {
     t = await buildTestApp({ adminToken: 'letmein' });
     expect((await t.inject({ url: '/_emulator/health' })).statusCode).toBe(200);
+    expect((await t.inject({ url: '/_emulator/openapi.json' })).statusCode).toBe(200);
     for (const [method, url] of [
       ['POST', '/_emulator/reset'],
       ['GET', '/_emulator/clock'],
       ['POST', '/_emulator/clock/advance'],
       ['GET', '/_emulator/requests'],
       ['DELETE', '/_emulator/requests'],
-      ['GET', '/_emulator/openapi.json'],
     ] as const) {
       const denied = await t.inject({ method, url, payload: { ms: 1 } });
       expect(denied.statusCode).toBe(401);
@@ -261,7 +265,10 @@ describe('/_emulator control surface', () => {
       'model',
       'messages',
     ]);
-    expect(Object.keys(chatPost.responses)).toEqual(['200', '4XX', '5XX']);
+    expect(Object.keys(chatPost.responses)).toEqual([
+      ...['200', '400', '401', '413', '415', '429', '500'],
+      ...['4XX', '5XX'],
+    ]);
     expect(Object.keys(doc.paths)).toContain('/_emulator/clock/advance');
   });
 

@@ -151,15 +151,20 @@ describe('fault rules', () => {
     });
     expect(rule.json()).toEqual({
       id: 1,
+      session: 'default',
       path: '/v1/chat/completions',
       method: null,
+      match: { path: '/v1/chat/completions' },
       kind: 'error',
       status: 429,
       times: 2,
       remaining: 2,
       after_events: 0,
+      after_bytes: null,
       retry_after_s: 7,
       delay_ms: null,
+      probability: null,
+      seed: null,
       fired: 0,
     });
     const first = await send(CHAT);
@@ -484,6 +489,124 @@ describe('delay and hang', () => {
         type: 'invalid_request_error',
         message: 'delay_ms is only for kind "delay" (not "error")',
       },
+    });
+  });
+});
+
+describe('fault rules: the shared match, probability and after_bytes', () => {
+  it('match on group, model, key, header and a body JSON path (read once the body is)', async () => {
+    await addRule({ match: { group: 'messages', model: 'm' }, status: 529 });
+    await addRule({ match: { key: 'bad-key' }, status: 403 });
+    await addRule({ match: { header: { 'x-tenant': 'slow' } }, status: 504 });
+    await addRule({ match: { body: { '$.messages[0].content': 'boom' } }, status: 502 });
+    await addRule({ match: { group: 'chat', prompt_regex: '^explode' }, status: 500 });
+    expect((await send(CHAT)).statusCode).toBe(200);
+    expect((await send(MESSAGES)).statusCode).toBe(529);
+    expect(
+      (await send(MESSAGES, { payload: { ...MESSAGES.payload, model: 'other' } })).statusCode,
+    ).toBe(200);
+    expect((await send(CHAT, { headers: { authorization: 'Bearer bad-key' } })).statusCode).toBe(
+      403,
+    );
+    expect((await send(CHAT, { headers: { 'x-tenant': 'slow' } })).statusCode).toBe(504);
+    const boom = { ...CHAT.payload, messages: [{ role: 'user', content: 'boom' }] };
+    expect((await send(CHAT, { payload: boom })).statusCode).toBe(502);
+    const explode = { ...CHAT.payload, messages: [{ role: 'user', content: 'explode now' }] };
+    expect((await send(CHAT, { payload: explode })).statusCode).toBe(500);
+    expect(
+      (await send(VIDEO, { payload: { ...VIDEO.payload, prompt: 'explode' } })).statusCode,
+    ).toBe(200);
+    const listed = await t.inject({ url: '/_emulator/faults' });
+    expect(listed.body).not.toContain('bad-key');
+    expect(listed.json().faults[1].match).toEqual({ key: '[REDACTED]' });
+  });
+
+  it('probability: a seeded share of matching requests, the same on every run', async () => {
+    const run = async () => {
+      await t.inject({ method: 'DELETE', url: '/_emulator/faults' });
+      await addRule({ path: '/v1/chat/completions', status: 500, probability: 0.3, seed: 42 });
+      const statuses: number[] = [];
+      for (let i = 0; i < 40; i++) statuses.push((await send(CHAT)).statusCode);
+      return statuses;
+    };
+    const first = await run();
+    const failed = first.filter((s) => s === 500).length;
+    expect(failed).toBeGreaterThan(4);
+    expect(failed).toBeLessThan(20);
+    expect(await run()).toEqual(first);
+    const rule = (await t.inject({ url: '/_emulator/faults' })).json().faults[0];
+    expect(rule).toMatchObject({ probability: 0.3, seed: 42, fired: failed });
+  });
+
+  it('are validated: after_bytes, probability, seed, a match given twice, a bad JSON path', async () => {
+    for (const [rule, message] of [
+      [{ status: 500, probability: 1.5 }, 'probability must be less than or equal to 1'],
+      [{ status: 500, seed: 3 }, 'seed needs probability'],
+      [
+        { kind: 'stream_error', after_bytes: 10 },
+        'after_bytes is only for kind "disconnect" (not "stream_error")',
+      ],
+      [
+        { path: '/a', match: { path: '/b' }, status: 500 },
+        'path is given twice: as path and as match.path',
+      ],
+      [
+        { match: { body: { 'messages[0]': 1 } }, status: 500 },
+        'match.body.messages[0]: must start with $',
+      ],
+      [
+        { match: { body: { '$..x': 1 } }, status: 500 },
+        'match.body.$..x: is not a JSON path this emulator reads (at 1)',
+      ],
+      [
+        { match: { prompt_regex: '(x+x+)+y' }, status: 500 },
+        'match.prompt_regex: could take exponential time on some prompts (nested repetition); simplify it',
+      ],
+    ] as const) {
+      const res = await addRule(rule);
+      expect(res.statusCode, JSON.stringify(rule)).toBe(400);
+      expect(res.json().error.message).toContain(message);
+    }
+  });
+});
+
+describe('after_bytes', () => {
+  let emulator: Emulator;
+  afterEach(() => emulator?.close());
+
+  it('cuts a stream once that many bytes were sent; a plain request is not touched', async () => {
+    emulator = await startEmulator({ logLevel: 'silent' });
+    await emulator.fault({ path: '/v1/chat/completions', after_bytes: 100 });
+    const plain = await fetch(`${emulator.url}${CHAT.url}`, {
+      method: 'POST',
+      headers: { ...CHAT.headers, 'content-type': 'application/json' },
+      body: JSON.stringify(CHAT.payload),
+    });
+    expect(plain.status).toBe(200);
+    const res = await fetch(`${emulator.url}${CHAT.url}`, {
+      method: 'POST',
+      headers: { ...CHAT.headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...CHAT.payload, stream: true, max_tokens: 200 }),
+    });
+    expect(res.status).toBe(200);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let received = 0;
+    const failure = await (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return undefined;
+        received += value.length;
+      }
+    })().catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(Error);
+    expect(received).toBe(100);
+    const [entry] = await emulator
+      .journal({ path: '/v1/chat/completions', status: 200 })
+      .then((rows) => rows.filter((r) => r.aborted));
+    expect(entry).toMatchObject({
+      aborted: true,
+      bytes_sent: 100,
+      fault: 'rule 1: disconnect after 100 bytes',
     });
   });
 });

@@ -390,7 +390,7 @@ describe('agent rules', () => {
   it.each([
     [
       { rules: [{ match: { contains: 'x', regex: 'y' }, reply: 'z' }] },
-      /rules\.0\.match: takes "contains" or "regex", not both/,
+      /rules\.0\.match: takes one of "contains", "regex" and "prompt_regex"/,
     ],
     [{ rules: [{ match: { flags: 'i' }, reply: 'z' }] }, /rules\.0\.match\.flags: needs "regex"/],
     [

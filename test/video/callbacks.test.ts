@@ -101,6 +101,7 @@ describe('video callbacks', () => {
       {
         id: 1,
         task_id: '1000001',
+        session: 'default',
         url: hook.url,
         task_status: 'processing',
         state: 'delivered',
@@ -113,6 +114,7 @@ describe('video callbacks', () => {
       {
         id: 2,
         task_id: '1000001',
+        session: 'default',
         url: hook.url,
         task_status: 'succeed',
         state: 'delivered',
@@ -271,6 +273,7 @@ describe('callbacks never turn against the emulator', () => {
       expect((await deliveries())[0]).toEqual({
         id: 1,
         task_id: '1000001',
+        session: 'default',
         url: trap.url,
         task_status: 'processing',
         state: 'failed',

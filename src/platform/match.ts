@@ -1,0 +1,260 @@
+import { isDeepStrictEqual } from 'node:util';
+import { type Static, Type } from '@sinclair/typebox';
+import safeRegex from 'safe-regex2';
+import type { GroupName } from './group.js';
+import { Literals } from './schema-helpers.js';
+
+/**
+ * The one `match` object stubs, fault rules and journal checks share (README "Stubs"): which
+ * requests a rule is for. Every field given must hold; an empty match takes every request.
+ */
+export const GROUPS = ['video', 'messages', 'chat'] as const;
+
+export const requestMatchFields = {
+  group: Type.Optional(Literals(GROUPS)),
+  path: Type.Optional(
+    Type.String({
+      pattern: '^/',
+      maxLength: 2048,
+      description: 'the request path without its query: exact, or a prefix ending in *',
+    }),
+  ),
+  method: Type.Optional(Type.String({ pattern: '^[A-Za-z]{1,16}$' })),
+  model: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 256, description: 'the model (or Azure deployment)' }),
+  ),
+  key: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: 'the raw API key; only its fingerprint is kept, never the key',
+    }),
+  ),
+  header: Type.Optional(
+    Type.Record(Type.String({ pattern: "^[!#-'*+.^-z|~0-9A-Za-z-]{1,256}$" }), Type.String(), {
+      maxProperties: 32,
+      description: 'header name → exact value',
+    }),
+  ),
+  body: Type.Optional(
+    Type.Record(Type.String({ pattern: '^\\$', maxLength: 512 }), Type.Unknown(), {
+      maxProperties: 32,
+      description:
+        'JSON path → value: `$.a.b`, `$["a b"]`, `$.list[0]`, `$.list[-1]` (last), `$.list[*]` (any)',
+    }),
+  ),
+  prompt_regex: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      description:
+        'a regular expression the prompt (the last user text; a video task’s prompt) must match',
+    }),
+  ),
+  turn: Type.Optional(Type.Integer({ minimum: 1, description: 'the nth user turn' })),
+};
+
+export const RequestMatchSchema = Type.Object(requestMatchFields, { additionalProperties: false });
+export type RequestMatch = Static<typeof RequestMatchSchema>;
+
+/** The request a match is tried on; what needs the body is read only when a rule asks. */
+export interface MatchTarget {
+  group: GroupName;
+  method: string;
+  /** The path without its query. */
+  path: string;
+  /** The key's fingerprint. */
+  keyHash: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed body (undefined before it is read, or for a request without one). */
+  body: unknown;
+  model(): string | undefined;
+  prompt(): string | undefined;
+  turn(): number | undefined;
+}
+
+/** Who asks, for a stub: the session it must belong to, and the request it must match. */
+export interface MatchContext {
+  session: string;
+  target: MatchTarget;
+}
+
+type Segment = string | number | '*';
+
+export interface CompiledMatch {
+  source: RequestMatch;
+  group?: GroupName;
+  path?: { value: string; prefix: boolean };
+  method?: string;
+  model?: string;
+  keyHash?: string;
+  header?: Array<[string, string]>;
+  body?: Array<{ path: string; segments: Segment[]; value: unknown }>;
+  prompt?: RegExp;
+  turn?: number;
+  /** It reads the body: it can be tried only once the body is parsed. */
+  needsBody: boolean;
+}
+
+export class MatchError extends Error {
+  override name = 'MatchError';
+  /** The field at fault (`match.body.$.a[`), and what is wrong with it. */
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field}: ${problem}`);
+  }
+}
+
+/** Parses the JSON path subset `$`, `.name`, `["name"]`, `[n]`, `[-n]`, `[*]`, `.*`. */
+export function parseJsonPath(path: string): Segment[] {
+  const segments: Segment[] = [];
+  const syntax = /\.([A-Za-z_$][\w$-]*|\*)|\[(-?\d{1,9}|\*|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\]/y;
+  if (!path.startsWith('$')) throw new MatchError(path, 'must start with $');
+  syntax.lastIndex = 1;
+  while (syntax.lastIndex < path.length) {
+    const at = syntax.lastIndex;
+    const step = syntax.exec(path);
+    if (!step) throw new MatchError(path, `is not a JSON path this emulator reads (at ${at})`);
+    const [, name, bracket] = step;
+    if (name !== undefined) segments.push(name);
+    else if (bracket === '*') segments.push('*');
+    else if (bracket?.startsWith("'") || bracket?.startsWith('"')) {
+      segments.push(bracket.slice(1, -1).replace(/\\(.)/g, '$1'));
+    } else segments.push(Number(bracket));
+  }
+  return segments;
+}
+
+/** The values a path selects in `value` (several through `*`). */
+export function selectPath(value: unknown, segments: readonly Segment[]): unknown[] {
+  let current: unknown[] = [value];
+  for (const segment of segments) {
+    const next: unknown[] = [];
+    for (const node of current) {
+      if (node === null || typeof node !== 'object') continue;
+      if (segment === '*') {
+        next.push(...(Array.isArray(node) ? node : Object.values(node)));
+      } else if (typeof segment === 'number') {
+        if (!Array.isArray(node)) continue;
+        const index = segment < 0 ? node.length + segment : segment;
+        if (index >= 0 && index < node.length) next.push(node[index]);
+      } else if (Object.hasOwn(node, segment)) {
+        next.push((node as Record<string, unknown>)[segment]);
+      }
+    }
+    current = next;
+  }
+  return current;
+}
+
+/** A checked, compiled regular expression for client text; refused if it could stall. */
+export function safePattern(pattern: string, flags: string | undefined, field: string): RegExp {
+  let regex: RegExp;
+  try {
+    regex = new RegExp(pattern, flags);
+  } catch (err) {
+    throw new MatchError(field, (err as Error).message);
+  }
+  // A prompt is client input: a pattern with nested repetition could stall the process.
+  if (!safeRegex(pattern)) {
+    throw new MatchError(
+      field,
+      'could take exponential time on some prompts (nested repetition); simplify it',
+    );
+  }
+  return regex;
+}
+
+/** Compiles a match; `hashKey` turns a raw key into its fingerprint. Throws MatchError. */
+export function compileMatch(
+  match: RequestMatch,
+  hashKey: (key: string) => string,
+  prefix = 'match',
+): CompiledMatch {
+  const compiled: CompiledMatch = { source: match, needsBody: false };
+  if (match.group !== undefined) compiled.group = match.group;
+  if (match.path !== undefined) {
+    const prefixed = match.path.endsWith('*');
+    compiled.path = { value: prefixed ? match.path.slice(0, -1) : match.path, prefix: prefixed };
+  }
+  if (match.method !== undefined) compiled.method = match.method.toUpperCase();
+  if (match.key !== undefined) compiled.keyHash = hashKey(match.key);
+  if (match.header !== undefined) {
+    compiled.header = Object.entries(match.header).map(([name, value]) => [
+      name.toLowerCase(),
+      value,
+    ]);
+  }
+  if (match.body !== undefined) {
+    compiled.body = Object.entries(match.body).map(([path, value]) => {
+      try {
+        return { path, segments: parseJsonPath(path), value };
+      } catch (err) {
+        throw new MatchError(`${prefix}.body.${path}`, (err as MatchError).problem);
+      }
+    });
+  }
+  if (match.prompt_regex !== undefined) {
+    compiled.prompt = safePattern(match.prompt_regex, undefined, `${prefix}.prompt_regex`);
+  }
+  if (match.model !== undefined) compiled.model = match.model;
+  if (match.turn !== undefined) compiled.turn = match.turn;
+  compiled.needsBody =
+    match.model !== undefined ||
+    match.body !== undefined ||
+    match.prompt_regex !== undefined ||
+    match.turn !== undefined;
+  return compiled;
+}
+
+const headerValue = (value: string | string[] | undefined) =>
+  typeof value === 'string' ? value : value?.join(', ');
+
+/**
+ * The fields of a match a request does not meet, in the order of the match (empty: it
+ * matches). `prompt_regex` is checked last and its result kept for `$n` references.
+ */
+export function mismatches(
+  m: CompiledMatch,
+  t: MatchTarget,
+  found?: { exec?: RegExpExecArray },
+): string[] {
+  const differ: string[] = [];
+  if (m.group !== undefined && m.group !== t.group) differ.push('group');
+  if (
+    m.path !== undefined &&
+    !(m.path.prefix ? t.path.startsWith(m.path.value) : t.path === m.path.value)
+  ) {
+    differ.push('path');
+  }
+  if (m.method !== undefined && m.method !== t.method) differ.push('method');
+  if (m.keyHash !== undefined && m.keyHash !== t.keyHash) differ.push('key');
+  if (m.header) {
+    for (const [name, value] of m.header) {
+      if (headerValue(t.headers[name]) !== value) differ.push(`header.${name}`);
+    }
+  }
+  if (m.model !== undefined && t.model() !== m.model) differ.push('model');
+  if (m.turn !== undefined && t.turn() !== m.turn) differ.push('turn');
+  if (m.body) {
+    for (const { path, segments, value } of m.body) {
+      if (!selectPath(t.body, segments).some((v) => isDeepStrictEqual(v, value))) {
+        differ.push(`body.${path}`);
+      }
+    }
+  }
+  if (m.prompt) {
+    const prompt = t.prompt();
+    const exec = prompt === undefined ? null : m.prompt.exec(prompt);
+    if (!exec) differ.push('prompt_regex');
+    else if (found) found.exec = exec;
+  }
+  return differ;
+}
+
+/** Whether a request meets a match (the cheap fields first, and no list built). */
+export function meets(m: CompiledMatch, t: MatchTarget): boolean {
+  return mismatches(m, t).length === 0;
+}

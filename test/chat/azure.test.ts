@@ -1,0 +1,75 @@
+import { AzureOpenAI } from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Emulator, startEmulator } from '../../src/emulator.js';
+
+let emu: Emulator;
+beforeAll(async () => {
+  emu = await startEmulator({ apiKeys: ['azure-key'] });
+});
+afterAll(() => emu.close());
+
+const client = (apiKey = 'azure-key') =>
+  new AzureOpenAI({
+    endpoint: emu.url,
+    apiKey,
+    apiVersion: '2024-10-21',
+    deployment: 'my-gpt4o',
+    maxRetries: 0,
+  });
+
+describe('Azure deployment path: /openai/deployments/{deployment}/chat/completions', () => {
+  it('answers the AzureOpenAI client (api-key header); the deployment names the model', async () => {
+    const res = await client().chat.completions.create({
+      model: '',
+      messages: [{ role: 'user', content: 'hello azure' }],
+    });
+    expect(res.object).toBe('chat.completion');
+    expect(res.model).toBe('my-gpt4o');
+    expect(res.choices[0]?.message.role).toBe('assistant');
+    const [entry] = await emu.journal({ path: '/openai/deployments/my-gpt4o/chat/completions' });
+    expect(entry).toMatchObject({ group: 'chat', model: 'my-gpt4o', status: 200 });
+    expect(entry?.headers['api-key']).toBe('[REDACTED]');
+    expect(entry?.url).toBe('/openai/deployments/my-gpt4o/chat/completions?api-version=2024-10-21');
+  });
+
+  it('streams, as on /v1', async () => {
+    const stream = await client().chat.completions.create({
+      model: '',
+      stream: true,
+      messages: [{ role: 'user', content: 'stream please' }],
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
+  });
+
+  it('refuses a wrong key and a missing api-version in the chat envelope', async () => {
+    const wrong = await client('nope')
+      .chat.completions.create({ model: '', messages: [{ role: 'user', content: 'x' }] })
+      .catch((err: unknown) => err);
+    expect(wrong).toMatchObject({ status: 401, code: 'invalid_api_key' });
+    const res = await fetch(`${emu.url}/openai/deployments/d/chat/completions`, {
+      method: 'POST',
+      headers: { 'api-key': 'azure-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()) as unknown).toEqual({
+      error: {
+        message: "Missing required parameter: 'api-version'.",
+        type: 'invalid_request_error',
+        param: 'api-version',
+        code: 'missing_required_parameter',
+      },
+    });
+    const unknown = await fetch(`${emu.url}/openai/deployments/d/embeddings?api-version=1`, {
+      method: 'POST',
+      headers: { 'api-key': 'azure-key', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { type: string } }).error.type).toBe(
+      'invalid_request_error',
+    );
+  });
+});

@@ -1,0 +1,232 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Journal, MAX_JOURNAL_WAITS } from '../../src/platform/journal.js';
+import { buildTestApp, T0, type TestApp, testDeps } from '../helpers/app.js';
+
+let t: TestApp;
+afterEach(() => t?.app.close());
+
+/** Wall-clock timers the test fires by hand. */
+function manualTimers() {
+  const due: Array<{ fn: () => void; ms: number; cancelled: boolean }> = [];
+  return {
+    due,
+    setTimer: (fn: () => void, ms: number) => {
+      const timer = { fn, ms, cancelled: false };
+      due.push(timer);
+      return () => {
+        timer.cancelled = true;
+      };
+    },
+    fireAll() {
+      for (const timer of due.splice(0)) if (!timer.cancelled) timer.fn();
+    },
+  };
+}
+
+const journal = async (query = '', headers: Record<string, string> = {}) => {
+  const res = await t.inject({ url: `/_emulator/journal${query}`, headers });
+  expect(res.statusCode).toBe(200);
+  return res.json().requests as Array<Record<string, unknown>>;
+};
+
+const ask = (content: string, model = 'm', options: Parameters<TestApp['chat']>[1] = {}) =>
+  t.chat({ model, messages: [{ role: 'user', content }] }, options);
+
+describe('GET /_emulator/journal', () => {
+  it('filters by group, method, path, status, model, key, session and since', async () => {
+    t = await buildTestApp();
+    await ask('a', 'm1', { key: 'key-a' });
+    t.deps.clock.advance(1000);
+    await ask('b', 'm2', { key: 'key-b', headers: { 'x-emulator-session': 's1' } });
+    await t.video('text2video/1');
+    await t.chat({}, { key: null });
+    const ids = (rows: Array<Record<string, unknown>>) => rows.map((r) => r.id);
+    expect(ids(await journal())).toEqual(['req_1', 'req_2', 'req_3', 'req_4']);
+    expect(ids(await journal('?group=chat'))).toEqual(['req_1', 'req_2', 'req_4']);
+    expect(ids(await journal('?group=video&method=GET'))).toEqual(['req_3']);
+    expect(ids(await journal('?path=/videogen/*'))).toEqual(['req_3']);
+    expect(ids(await journal('?status=401'))).toEqual(['req_4']);
+    expect(ids(await journal('?status=404'))).toEqual(['req_3']);
+    expect(ids(await journal('?model=m2'))).toEqual(['req_2']);
+    expect(ids(await journal('?key=key-a'))).toEqual(['req_1']);
+    expect(ids(await journal('?session=s1'))).toEqual(['req_2']);
+    expect(ids(await journal('', { 'x-emulator-session': 's1' }))).toEqual(['req_2']);
+    expect(ids(await journal(`?since=${T0 + 1000}`))).toEqual(['req_2', 'req_3', 'req_4']);
+    // today's name stays as an alias
+    const alias = await t.inject({ url: '/_emulator/requests?model=m1' });
+    expect(alias.json().requests.map((r: { id: string }) => r.id)).toEqual(['req_1']);
+    // the raw key is never echoed, and a refused request has no key fingerprint
+    const all = await t.inject({ url: '/_emulator/journal?key=key-a' });
+    expect(all.body).not.toContain('key-a');
+    const rows = await journal();
+    expect(rows[0]).toMatchObject({ group: 'chat', session: 'default', model: 'm1' });
+    expect(rows[0]?.key_hash).toMatch(/^[\w-]{12}$/);
+    expect(rows[0]?.key_hash).not.toBe(rows[1]?.key_hash);
+    expect(rows[3]).toMatchObject({ status: 401, key_hash: null, model: null });
+  });
+
+  it('refuses a bad filter with a 400 naming the field', async () => {
+    t = await buildTestApp();
+    for (const [query, field] of [
+      ['?group=images', 'group'],
+      ['?status=abc', 'status'],
+      ['?since=-1', 'since'],
+      ['?session=a%20b', 'session'],
+      ['?path=nope', 'path'],
+    ]) {
+      const res = await t.inject({ url: `/_emulator/journal${query}` });
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json().error.message).toContain(field);
+    }
+    const clash = await t.inject({
+      url: '/_emulator/journal?session=a',
+      headers: { 'x-emulator-session': 'b' },
+    });
+    expect(clash.statusCode).toBe(400);
+    expect(clash.json().error.message).toBe(
+      'session: a differs from the x-emulator-session header',
+    );
+  });
+});
+
+describe('POST /_emulator/journal/verify', () => {
+  const verify = (body: object, headers: Record<string, string> = {}) =>
+    t.inject({ method: 'POST', url: '/_emulator/journal/verify', payload: body, headers });
+
+  it('answers 200 when the count holds (exactly, at_least, at_most; default at least 1)', async () => {
+    t = await buildTestApp();
+    await ask('hello', 'gpt-x');
+    await ask('again', 'gpt-x');
+    const match = { group: 'chat', path: '/v1/chat/completions', model: 'gpt-x' };
+    expect((await verify({ match, count: { exactly: 2 } })).json()).toEqual({
+      status: 'ok',
+      matched: 2,
+    });
+    expect((await verify({ match })).json()).toEqual({ status: 'ok', matched: 2 });
+    expect((await verify({ match, count: { at_least: 1, at_most: 2 } })).statusCode).toBe(200);
+    const byBody = await verify({
+      match: { body: { '$.messages[0].content': 'again' } },
+      count: { exactly: 1 },
+    });
+    expect(byBody.json()).toEqual({ status: 'ok', matched: 1 });
+  });
+
+  it('answers 409 with the near misses: closest first, and which fields differ', async () => {
+    t = await buildTestApp();
+    await ask('hello', 'gpt-x');
+    await ask('hello', 'gpt-y', { headers: { 'x-tenant': 'b' } });
+    await t.video('text2video/1');
+    const res = await verify({
+      match: { group: 'chat', model: 'gpt-z', header: { 'X-Tenant': 'a' } },
+      count: { exactly: 1 },
+    });
+    expect(res.statusCode).toBe(409);
+    const body = res.json();
+    expect(body.error).toEqual({
+      type: 'verification_failed',
+      message: 'Expected exactly 1 matching request(s), found 0.',
+    });
+    expect(body.matched).toBe(0);
+    expect(
+      body.near_misses.map((miss: { request: { id: string }; differences: unknown }) => [
+        miss.request.id,
+        miss.differences,
+      ]),
+    ).toEqual([
+      [
+        'req_2',
+        [
+          { field: 'header.x-tenant', expected: 'a', actual: 'b' },
+          { field: 'model', expected: 'gpt-z', actual: 'gpt-y' },
+        ],
+      ],
+      [
+        'req_1',
+        [
+          { field: 'header.x-tenant', expected: 'a', actual: null },
+          { field: 'model', expected: 'gpt-z', actual: 'gpt-x' },
+        ],
+      ],
+      [
+        'req_3',
+        [
+          { field: 'group', expected: 'chat', actual: 'video' },
+          { field: 'header.x-tenant', expected: 'a', actual: null },
+          { field: 'model', expected: 'gpt-z', actual: null },
+        ],
+      ],
+    ]);
+    const tooMany = await verify({ match: { group: 'chat' }, count: { at_most: 1 } });
+    expect(tooMany.statusCode).toBe(409);
+    expect(tooMany.json().error.message).toBe('Expected at most 1 matching request(s), found 2.');
+  });
+
+  it('sees only its own session when the call carries the header', async () => {
+    t = await buildTestApp();
+    await ask('mine', 'm', { headers: { 'x-emulator-session': 'a' } });
+    await ask('theirs', 'm', { headers: { 'x-emulator-session': 'b' } });
+    const res = await verify(
+      { match: { group: 'chat' }, count: { exactly: 1 } },
+      { 'x-emulator-session': 'a' },
+    );
+    expect(res.json()).toEqual({ status: 'ok', matched: 1 });
+  });
+});
+
+describe('GET /_emulator/journal/wait', () => {
+  it('answers at once with a match already there after `since`', async () => {
+    t = await buildTestApp();
+    await ask('early');
+    const res = await t.inject({ url: `/_emulator/journal/wait?group=chat&since=${T0}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id: 'req_1', group: 'chat' });
+  });
+
+  it('waits for the first match to arrive, then answers 200 with it', async () => {
+    const timers = manualTimers();
+    t = await buildTestApp({}, { ...testDeps(), setTimer: timers.setTimer });
+    await ask('not this one', 'other');
+    const waiting = t.inject({ url: '/_emulator/journal/wait?model=wanted&timeout_ms=5000' });
+    await new Promise((resolve) => setImmediate(resolve));
+    await ask('this one', 'wanted');
+    const res = await waiting;
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id: 'req_3', model: 'wanted' }); // req_2: the wait itself
+    // its timer was cancelled
+    expect(timers.due.find((d) => d.ms === 5000)?.cancelled).toBe(true);
+  });
+
+  it('answers 408 when timeout_ms passes', async () => {
+    const timers = manualTimers();
+    t = await buildTestApp({}, { ...testDeps(), setTimer: timers.setTimer });
+    const waiting = t.inject({ url: '/_emulator/journal/wait?group=video&timeout_ms=250' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(timers.due.map((d) => d.ms)).toContain(250);
+    timers.fireAll();
+    const res = await waiting;
+    expect(res.statusCode).toBe(408);
+    expect(res.json()).toEqual({
+      error: { type: 'timeout', message: 'No matching request within 250 ms.' },
+    });
+    const tooLong = await t.inject({ url: '/_emulator/journal/wait?timeout_ms=120001' });
+    expect(tooLong.statusCode).toBe(400);
+    expect(tooLong.json().error.message).toContain('timeout_ms');
+  });
+
+  it(`holds at most ${MAX_JOURNAL_WAITS} waits; a caller that leaves frees its place`, async () => {
+    const timers = manualTimers();
+    const store = new Journal(10, (key) => key);
+    const filter = store.compile({ model: 'never' });
+    const leave = new AbortController();
+    const waits = Array.from({ length: MAX_JOURNAL_WAITS }, () =>
+      store.wait(filter, 1000, timers.setTimer, leave.signal),
+    );
+    expect(waits.every((w) => w instanceof Promise)).toBe(true);
+    expect(store.wait(filter, 1000, timers.setTimer, new AbortController().signal)).toBe('busy');
+    leave.abort();
+    expect(await Promise.all(waits)).toEqual(Array(MAX_JOURNAL_WAITS).fill(undefined));
+    expect(store.wait(filter, 1000, timers.setTimer, new AbortController().signal)).toBeInstanceOf(
+      Promise,
+    );
+  });
+});
