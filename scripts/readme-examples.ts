@@ -9,7 +9,10 @@ let readme = readFileSync(readmeUrl, 'utf8');
 readme = readme.replace(
   /<!-- example: ([\w.-]+) -->\n[\s\S]*?<!-- \/example -->/g,
   (_, file: string) => {
-    const code = readFileSync(new URL(`../examples/${file}`, import.meta.url), 'utf8').trim();
+    // Examples import the package from source; the README shows the published name.
+    const code = readFileSync(new URL(`../examples/${file}`, import.meta.url), 'utf8')
+      .trim()
+      .replaceAll("'../src/index.js'", "'gateway-emulator'");
     return `<!-- example: ${file} -->\n\`\`\`ts\n${code}\n\`\`\`\n<!-- /example -->`;
   },
 );

@@ -21,6 +21,7 @@ import { Faults } from './platform/faults.js';
 import { Features } from './platform/features.js';
 import { type GatewayHooks, type GroupDescriptor, setupGatewayGroup } from './platform/group.js';
 import { Journal, redactUrl, SECRET_HEADERS } from './platform/journal.js';
+import { Metrics } from './platform/metrics.js';
 import { registerOpenapi } from './platform/openapi.js';
 import { RateLimiter } from './platform/rate-limit.js';
 import { BODY_LIMIT, setupRequests } from './platform/request.js';
@@ -147,8 +148,13 @@ export async function buildApp(
     rateLimiter: config.rateLimitRpm
       ? features.add(new RateLimiter(config.rateLimitRpm))
       : undefined,
+    metrics: undefined,
   };
   const text = createText(config, hashKey);
+  // Tasks are read at each scrape, through `video` (made below).
+  const metrics = new Metrics(() => video.service.countByStatus(clock.now()));
+  hooks.metrics = metrics;
+  text.promptCache.onLookup = (group, hit) => metrics.cacheLookup(group, hit);
   const streaming = {
     sleep: deps.sleep,
     monotonic: deps.monotonic,
@@ -182,6 +188,7 @@ export async function buildApp(
     fixturesDir: config.fixturesDir,
     secret: deps.secret,
   });
+  video.callbacks.onAttempt = (outcome) => metrics.callback(outcome);
   const { replies, contentFilter, promptCache } = text;
   const groups: GroupDescriptor[] = [
     video,
@@ -304,6 +311,11 @@ export async function buildApp(
   setupRequests(app);
   app.setValidatorCompiler(validatorCompiler());
   app.addHook('onClose', async () => features.close());
+  // The metrics library loads once the server answers, so that it does not delay the first answer.
+  app.addHook('onListen', (done) => {
+    setImmediate(() => void metrics.load());
+    done();
+  });
 
   if (config.corsOrigins) {
     // Opt-in CORS for browser apps: preflights are answered before any key check, and the
@@ -336,6 +348,7 @@ export async function buildApp(
       callbacks: video.callbacks,
       text,
       setTimer: deps.setTimer,
+      metrics,
       reset,
       listening: () => app.server.listening,
     }),

@@ -6,6 +6,7 @@ import { GatewayError } from '../platform/errors.js';
 import { defaultKind, type Faults, MAX_FAULT_RULES } from '../platform/faults.js';
 import { type Journal, type JournalFilter, MAX_JOURNAL_WAITS } from '../platform/journal.js';
 import { MatchError } from '../platform/match.js';
+import type { Metrics } from '../platform/metrics.js';
 import {
   DEFAULT_SESSION,
   readSession,
@@ -60,6 +61,7 @@ export interface ControlOptions {
   text: Pick<TextEngine, 'fixtures' | 'reloadFixtures' | 'replies'>;
   /** Wall-clock timers, for `journal/wait`. */
   setTimer: SetTimer;
+  metrics: Metrics;
   /** Empties every store and puts the clock back to real time; or parts; or one session's. */
   reset(only?: readonly string[], session?: string): void;
 }
@@ -526,6 +528,31 @@ export const controlRoutes =
           if (err instanceof FixtureError) throw new GatewayError(400, err.message);
           throw err;
         }
+      },
+    );
+
+    app.get(
+      '/metrics',
+      {
+        schema: {
+          summary:
+            'Prometheus metrics: requests by group and status, stream durations, tasks by status, cache hits and misses, callback attempts',
+          produces: ['text/plain'],
+          response: {
+            200: {
+              description: 'Prometheus text exposition format 0.0.4',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+            ...errors,
+          },
+        },
+      },
+      async (_request, reply) => {
+        const { contentType, body } = await options.metrics.text();
+        return reply
+          .type(contentType)
+          .serializer((payload: unknown) => payload as string)
+          .send(body);
       },
     );
 

@@ -13,6 +13,7 @@ import {
 import type { Feature } from './features.js';
 import { type Journal, redactUrl } from './journal.js';
 import type { MatchContext, MatchTarget } from './match.js';
+import type { Metrics } from './metrics.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
 import type { GatewayRuntime } from './request.js';
 import { ownerIn, readSession } from './session.js';
@@ -92,6 +93,8 @@ export interface GatewayHooks {
   journal: Journal;
   faults: Faults;
   rateLimiter: RateLimiter | undefined;
+  /** Requests and streams counted for `/_emulator/metrics`. */
+  metrics: Metrics | undefined;
 }
 
 const DEFAULT_RETRY_AFTER_S = 1;
@@ -220,6 +223,9 @@ export function setupGatewayGroup(
   }
   const runtime: GatewayRuntime = {
     target: targetOf,
+    streamEnded(seconds, completed) {
+      hooks.metrics?.stream(name, seconds, completed);
+    },
     completed(request, reply) {
       record(request, reply.statusCode, elapsedMs(reply));
     },
@@ -370,6 +376,7 @@ export function setupGatewayGroup(
     durationMs: number,
     stream?: { aborted: boolean; bytesSent: number },
   ): void {
+    hooks.metrics?.request(name, status);
     journal.record({
       id: request.id,
       group: name,

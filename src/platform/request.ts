@@ -37,6 +37,8 @@ export interface GatewayRuntime {
   streamAborted(request: FastifyRequest, reply: FastifyReply, result: SseResult): void;
   /** The request as stubs and faults match it. */
   target(request: FastifyRequest): MatchTarget;
+  /** A stream ended after `seconds` of wall time (for the metrics). */
+  streamEnded(seconds: number, completed: boolean): void;
 }
 
 /**

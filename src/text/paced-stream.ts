@@ -55,6 +55,7 @@ export interface TextStream {
 export async function sendTextStream(stream: TextStream): Promise<FastifyReply> {
   const { request, reply, streaming } = stream;
   const fault = request.streamFault;
+  const started = streaming.monotonic();
   const result = await sendSse(reply, stream.produce, {
     sleep: streaming.sleep,
     monotonic: streaming.monotonic,
@@ -67,5 +68,6 @@ export async function sendTextStream(stream: TextStream): Promise<FastifyReply> 
         : { fault: { afterEvents: fault.afterEvents, error: stream.errorFrame(fault.status) } }),
   });
   if (!result.completed) request.gateway?.streamAborted(request, reply, result);
+  request.gateway?.streamEnded((streaming.monotonic() - started) / 1000, result.completed);
   return reply;
 }

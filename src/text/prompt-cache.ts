@@ -102,6 +102,8 @@ export class PromptCache implements Feature {
   readonly name = 'cache';
   /** Least recently used first. */
   private readonly entries = new Map<string, Entry>();
+  /** Told of each prompt that could read the cache, and whether it did (metrics). */
+  onLookup: ((group: 'messages' | 'chat', hit: boolean) => void) | undefined;
 
   constructor(private readonly options: PromptCacheOptions) {}
 
@@ -190,6 +192,7 @@ export class PromptCache implements Feature {
       const ttlMs = ttl === '1h' ? HOUR_MS : this.options.ttlS * 1000;
       this.put(keys.get(b) as string, ttlMs, now, session, tokens);
     }
+    if (keys.size > 0) this.onLookup?.('messages', readAt !== -1);
     return { total, input: total - read - creation, read, creation, creation5m, creation1h };
   }
 
@@ -233,6 +236,7 @@ export class PromptCache implements Feature {
         break;
       }
     }
+    if (boundaries.length > 0) this.onLookup?.('chat', cached > 0);
     for (const boundary of boundaries) {
       if (boundary.tokens > cached) {
         this.put(boundary.key, this.options.ttlS * 1000, now, session, boundary.tokens);

@@ -104,6 +104,8 @@ export class Callbacks implements Feature {
   private readonly waiting = new Map<string, number>();
   /** Notifications refused because the log or the key's queue was full. */
   dropped = 0;
+  /** Told how each attempt ended (metrics). */
+  onAttempt: ((outcome: 'delivered' | 'failed' | 'retry') => void) | undefined;
   private nextId = 1;
   private idleWaiters: Array<() => void> = [];
 
@@ -343,12 +345,14 @@ export class Callbacks implements Feature {
     delivery.updatedAt = this.clock.now();
     if (error === null || permanent || delivery.attempts >= this.options.maxAttempts) {
       delivery.state = error === null ? 'delivered' : 'failed';
+      this.onAttempt?.(delivery.state);
       const left = (this.waiting.get(delivery.owner) ?? 1) - 1;
       if (left > 0) this.waiting.set(delivery.owner, left);
       else this.waiting.delete(delivery.owner);
       this.startNextOf(delivery.taskId);
     } else {
       delivery.state = 'pending';
+      this.onAttempt?.('retry');
       const wait = this.options.backoffMs * 2 ** (delivery.attempts - 1);
       delivery.cancelRetry = this.scheduler.at(this.clock.now() + wait, () => {
         delivery.cancelRetry = undefined;

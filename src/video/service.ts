@@ -151,6 +151,16 @@ export class VideoService implements Feature {
     }
   }
 
+  /** How many tasks are in each status at `now`. */
+  countByStatus(now: number): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const task of this.store.all()) {
+      const status = statusAt(task, now).status;
+      counts.set(status, (counts.get(status) ?? 0) + 1);
+    }
+    return counts;
+  }
+
   /** Every task held, oldest first, as it is at `now` (the control surface). */
   all(
     now: number,

@@ -15,7 +15,9 @@ import { signThinking } from '../../src/text/agent.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const example = (name: string) =>
-  readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8').trim();
+  readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8')
+    .trim()
+    .replaceAll("'../src/index.js'", "'gateway-emulator'");
 
 let emulator: Emulator;
 beforeAll(async () => {
@@ -32,12 +34,15 @@ const FILM = {
 };
 
 describe('README agent examples', () => {
-  it.each(['openai-agent.ts', 'anthropic-agent.ts', 'vercel-ai.ts', 'langchain.ts'])(
-    '%s is in the README verbatim',
-    (name) => {
-      expect(README).toContain(example(name));
-    },
-  );
+  it.each([
+    'openai-agent.ts',
+    'anthropic-agent.ts',
+    'vercel-ai.ts',
+    'langchain.ts',
+    'in-tests.test.ts',
+  ])('%s is in the README verbatim', (name) => {
+    expect(README).toContain(example(name));
+  });
 
   it('OpenAI SDK: runTools ends with an answer from the tool, parse gives a typed film', async () => {
     const { answer, film } = await openaiAgent(emulator.url);
