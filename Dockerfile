@@ -7,6 +7,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts/bundle.mjs ./scripts/
+COPY ui ./ui
 RUN npm run build
 
 # Runtime stage: production dependencies and compiled output only, run as a non-root user.
@@ -24,4 +26,4 @@ USER node
 EXPOSE 4010
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4010)+'/_emulator/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "dist/server.js"]
+CMD ["node", "dist/server.bundle.js"]

@@ -28,7 +28,7 @@ const MEMORY_TASKS = quick ? 2000 : 20_000;
 
 function startEmulator(env: Record<string, string> = {}): Promise<Server> {
   return startServer(
-    'dist/server.js',
+    'dist/server.bundle.js',
     [],
     { LOG_LEVEL: 'warn', FIXTURES_DIR, ...env },
     '/_emulator/health',

@@ -3,4 +3,4 @@ import module from 'node:module';
 
 // Node 22.1+ keeps compiled code between runs, which makes start-up several times faster.
 module.enableCompileCache?.();
-await import('../dist/server.js');
+await import('../dist/server.bundle.js');

@@ -4,6 +4,8 @@ import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 export const DEFAULT_FIXTURES_DIR = fileURLToPath(new URL('../fixtures', import.meta.url));
+/** The dashboard's built files (`npm run build` makes them from ui/). */
+export const UI_DIR = fileURLToPath(new URL('../dist/ui', import.meta.url));
 
 const LogLevel = Type.Union(
   ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),

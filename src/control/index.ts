@@ -4,7 +4,12 @@ import type { FastifyRequest } from 'fastify';
 import type { Clock, SetTimer } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import { defaultKind, type Faults, MAX_FAULT_RULES } from '../platform/faults.js';
-import { type Journal, type JournalFilter, MAX_JOURNAL_WAITS } from '../platform/journal.js';
+import {
+  type Journal,
+  type JournalFilter,
+  MAX_JOURNAL_WAITS,
+  MAX_JOURNAL_WATCHERS,
+} from '../platform/journal.js';
 import { MatchError } from '../platform/match.js';
 import type { Metrics } from '../platform/metrics.js';
 import {
@@ -22,6 +27,7 @@ import { TaskRecordSchema } from '../video/schemas.js';
 import type { VideoService } from '../video/service.js';
 import {
   AdvanceSchema,
+  CacheListSchema,
   CallbackListSchema,
   ClockSchema,
   ControlErrorSchema,
@@ -31,6 +37,7 @@ import {
   FixturesViewSchema,
   ForceTaskSchema,
   HealthSchema,
+  JournalDetailSchema,
   JournalEntrySchema,
   JournalQuerySchema,
   JournalSchema,
@@ -45,6 +52,7 @@ import {
   VerifySchema,
   WaitTimeoutSchema,
 } from './schemas.js';
+import { UI_PATHS, uiRoutes } from './ui.js';
 
 const errors = { '4xx': ControlErrorSchema };
 
@@ -58,7 +66,7 @@ export interface ControlOptions {
   faults: Faults;
   video: VideoService;
   callbacks: Callbacks;
-  text: Pick<TextEngine, 'fixtures' | 'reloadFixtures' | 'replies'>;
+  text: Pick<TextEngine, 'fixtures' | 'reloadFixtures' | 'replies' | 'promptCache'>;
   /** Wall-clock timers, for `journal/wait`. */
   setTimer: SetTimer;
   metrics: Metrics;
@@ -95,7 +103,12 @@ const WAIT_DEFAULT_MS = 30_000;
  * Routes that never need the admin token: the probes, and the OpenAPI document, which holds no
  * data (the docs UI at /_emulator/docs, mounted outside this plugin, serves it too).
  */
-const OPEN_ROUTES = new Set(['/_emulator/health', '/_emulator/ready', '/_emulator/openapi.json']);
+const OPEN_ROUTES = new Set([
+  '/_emulator/health',
+  '/_emulator/ready',
+  '/_emulator/openapi.json',
+  ...UI_PATHS,
+]);
 
 /** What `POST /_emulator/reset?only=` can name: each is a registered feature's name. */
 export const RESETTABLE = [
@@ -246,6 +259,68 @@ export const controlRoutes =
       );
     }
 
+    app.get(
+      '/journal/stream',
+      {
+        schema: {
+          summary:
+            'The live journal: each request as it is journaled, as server-sent events (`event: entry`)',
+          querystring: Type.Object(
+            { session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })) },
+            { additionalProperties: false },
+          ),
+          produces: ['text/event-stream'],
+          response: {
+            200: {
+              description: 'one `event: entry` with a journal entry (without its response) each',
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
+            },
+            ...errors,
+          },
+        },
+      },
+      async (request, reply) => {
+        const session = sessionOf(request, request.query.session);
+        const raw = reply.raw;
+        const stop = journal.watch((entry) => {
+          if (session === undefined || entry.session === session) {
+            raw.write(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
+          }
+        });
+        if (!stop) {
+          throw new GatewayError(429, `At most ${MAX_JOURNAL_WATCHERS} live journals at once.`);
+        }
+        reply.hijack();
+        raw.writeHead(200, {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache',
+          'x-accel-buffering': 'no',
+        });
+        raw.socket?.setTimeout(0);
+        raw.write(': live journal\n\n');
+        raw.once('close', stop);
+      },
+    );
+
+    app.get(
+      '/journal/:id',
+      {
+        schema: {
+          summary: 'One journal entry, with what was answered (a JSON body, or the stream as sent)',
+          params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+          response: { 200: JournalDetailSchema, ...errors },
+        },
+      },
+      async (request) => {
+        const entry = journal.get(request.params.id);
+        const session = sessionOf(request);
+        if (!entry || (session !== undefined && entry.session !== session)) {
+          throw new GatewayError(404, `No journal entry ${request.params.id}`);
+        }
+        return entry;
+      },
+    );
+
     app.post(
       '/journal/verify',
       {
@@ -324,6 +399,33 @@ export const controlRoutes =
         return {
           now: clock.now(),
           tasks: session === undefined ? tasks : tasks.filter((t) => t.session === session),
+        };
+      },
+    );
+
+    app.get(
+      '/cache',
+      {
+        schema: {
+          summary:
+            'Live prompt-cache entries, most recently used first: tokens, reads, time left (never the text)',
+          querystring: Type.Object(
+            {
+              session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })),
+              limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 200 })),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: CacheListSchema, ...errors },
+        },
+      },
+      async (request) => {
+        const session = sessionOf(request, request.query.session);
+        const now = clock.now();
+        return {
+          now,
+          size: text.promptCache.size,
+          entries: text.promptCache.list(now, request.query.limit ?? 200, session),
         };
       },
     );
@@ -555,6 +657,8 @@ export const controlRoutes =
           .send(body);
       },
     );
+
+    await app.register(uiRoutes(adminToken !== undefined));
 
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   };

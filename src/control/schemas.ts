@@ -51,6 +51,33 @@ export const JournalEntrySchema = Type.Object({
 
 export const JournalSchema = Type.Object({ requests: Type.Array(JournalEntrySchema) });
 
+export const JournalDetailSchema = Type.Object({
+  ...JournalEntrySchema.properties,
+  response: Type.Unknown({
+    description: 'the JSON answer, or the first 8 KiB of an event stream as sent',
+  }),
+  response_truncated: Type.Boolean(),
+});
+
+export const CacheListSchema = Type.Object({
+  now: Type.Integer({ description: 'emulator time the entries are read at' }),
+  size: Type.Integer({ description: 'entries held, live or expired' }),
+  entries: Type.Array(
+    Type.Object({
+      id: Type.String({ description: 'the start of the prefix hash' }),
+      session: Type.String(),
+      key_hash: Type.String(),
+      model: Type.String(),
+      tokens: Type.Integer(),
+      reads: Type.Integer(),
+      created_at: Type.Integer(),
+      expires_at: Type.Integer(),
+      ttl_ms: Type.Integer(),
+      time_left_ms: Type.Integer(),
+    }),
+  ),
+});
+
 export const ForceTaskSchema = Type.Object(
   {
     status: Literals(['submitted', 'processing', 'succeed', 'failed']),
@@ -67,6 +94,11 @@ export const TaskListSchema = Type.Object({
       kind: Type.String(),
       session: Type.String(),
       key_hash: Type.Union([Type.String(), Type.Null()]),
+      progress: Type.Integer({
+        minimum: 0,
+        maximum: 100,
+        description: 'percent of the way from creation to the result, on the emulator clock',
+      }),
     }),
   ),
 });

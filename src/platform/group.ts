@@ -364,6 +364,12 @@ export function setupGatewayGroup(
     reply.raw.destroy();
   }
 
+  // What was answered, for the journal (a string already made; no copy).
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    if (typeof payload === 'string') request.responseBody = payload;
+    done(null, payload);
+  });
+
   app.setErrorHandler((err, request, reply) => sendGroupError(spec, err, request, reply));
 
   app.setNotFoundHandler((request) => {
@@ -390,6 +396,9 @@ export function setupGatewayGroup(
       durationMs,
       headers: request.headers,
       rawBody: request.rawBody,
+      response: request.streamCapture
+        ? Buffer.concat(request.streamCapture.parts).toString()
+        : request.responseBody,
       ...(request.fault === undefined ? {} : { fault: request.fault }),
       ...stream,
     });

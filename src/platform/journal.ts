@@ -84,6 +84,8 @@ export interface JournalInput {
   /** The request's own headers object; secret values are blanked in it when recorded. */
   headers: Headers;
   rawBody: string | undefined;
+  /** What was answered: the JSON body, or the first bytes of an event stream. */
+  response?: string | undefined;
   fault?: string;
   /** A stream the client left (or that stalled or failed) before it ended. */
   aborted?: boolean;
@@ -91,9 +93,11 @@ export interface JournalInput {
   bytesSent?: number;
 }
 
-interface StoredEntry extends Omit<JournalInput, 'rawBody'> {
+interface StoredEntry extends Omit<JournalInput, 'rawBody' | 'response'> {
   body: string | undefined;
   bodyBytes: number;
+  response: string | undefined;
+  responseBytes: number;
 }
 
 export interface JournalEntry {
@@ -178,6 +182,8 @@ export interface NearMiss {
 const NEAR_MISSES = 5;
 /** Waits (`journal/wait`) held at once. */
 export const MAX_JOURNAL_WAITS = 1000;
+/** Live journal streams (`journal/stream`) at once. */
+export const MAX_JOURNAL_WATCHERS = 100;
 
 interface Waiter {
   filter: CompiledFilter;
@@ -194,6 +200,7 @@ export class Journal implements Feature {
   private next = 0;
   private count = 0;
   private readonly waiters = new Set<Waiter>();
+  private readonly watchers = new Set<(entry: JournalEntry) => void>();
 
   constructor(
     private readonly limit: number,
@@ -219,6 +226,11 @@ export class Journal implements Feature {
       headers: redactInPlace(input.headers),
       body: raw === undefined || raw.length <= JOURNAL_BODY_LIMIT ? raw : preview(raw),
       bodyBytes: raw?.length ?? 0,
+      response:
+        input.response === undefined || input.response.length <= JOURNAL_BODY_LIMIT
+          ? input.response
+          : preview(input.response),
+      responseBytes: input.response?.length ?? 0,
       ...(input.fault === undefined ? {} : { fault: input.fault }),
       ...(input.aborted ? { aborted: true, bytesSent: input.bytesSent ?? 0 } : {}),
     };
@@ -226,6 +238,38 @@ export class Journal implements Feature {
     this.next = (this.next + 1) % this.limit;
     this.count = Math.min(this.count + 1, this.limit);
     if (this.waiters.size > 0) this.wake(entry);
+    if (this.watchers.size > 0) {
+      const wire = toWire(entry);
+      for (const watcher of this.watchers) watcher(wire);
+    }
+  }
+
+  /**
+   * Calls `listener` with each entry recorded from now on (the live journal); returns the way
+   * to stop. Undefined when MAX_JOURNAL_WATCHERS already watch.
+   */
+  watch(listener: (entry: JournalEntry) => void): (() => void) | undefined {
+    if (this.watchers.size >= MAX_JOURNAL_WATCHERS) return undefined;
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
+  /** One entry by id, with what was answered (`response`), or undefined. */
+  get(id: string): (JournalEntry & { response: unknown; response_truncated: boolean }) | undefined {
+    for (const e of this.stored()) {
+      if (e.id !== id) continue;
+      const truncated = e.responseBytes > JOURNAL_BODY_LIMIT;
+      let response: unknown = e.response ?? null;
+      if (e.response !== undefined && !truncated && e.response.startsWith('{')) {
+        try {
+          response = JSON.parse(e.response);
+        } catch {
+          response = e.response;
+        }
+      }
+      return { ...toWire(e), response, response_truncated: truncated };
+    }
+    return undefined;
   }
 
   /** Compiles a filter; throws MatchError for a body path it cannot read. */

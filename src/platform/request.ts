@@ -18,6 +18,10 @@ declare module 'fastify' {
     receivedAt: number;
     /** The request body as received, kept for the journal. */
     rawBody: string | undefined;
+    /** The JSON answer, for the journal. */
+    responseBody: string | undefined;
+    /** The first bytes of an event stream answer, for the journal. */
+    streamCapture: StreamCapture | undefined;
     /** The injected fault this request got, for the journal. */
     fault: string | undefined;
     /** A `stream_error` fault asked for by header, waiting to see whether the request streams. */
@@ -27,6 +31,13 @@ declare module 'fastify' {
     /** The group that took the request, for what happens after its hooks (an aborted stream). */
     gateway: GatewayRuntime | undefined;
   }
+}
+
+/** The first bytes of a stream, as the SSE writer sent them (bounded by `limit`). */
+export interface StreamCapture {
+  parts: Buffer[];
+  bytes: number;
+  limit: number;
 }
 
 /** What a group offers a request after its hooks have run. */
@@ -61,6 +72,8 @@ export function setupRequests(app: FastifyInstance): void {
   app.decorateRequest('receivedAt', 0);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('fault', undefined);
+  app.decorateRequest('responseBody', undefined);
+  app.decorateRequest('streamCapture', undefined);
   app.decorateRequest('pendingFault', undefined);
   app.decorateRequest('streamFault', undefined);
   app.decorateRequest('gateway', undefined);

@@ -215,6 +215,8 @@ export interface SseOptions {
   fault?: { afterEvents: number; error: string };
   /** An `after_bytes` fault: the connection is cut once this many bytes were sent. */
   cutAfterBytes?: number;
+  /** Keeps a copy of the first bytes sent (the journal shows them). */
+  capture?: { parts: Buffer[]; bytes: number; limit: number };
 }
 
 export interface SseResult {
@@ -255,6 +257,18 @@ export async function sendSse(
   res.once('close', onClose);
   let wake: (() => void) | undefined;
 
+  const capture = options.capture;
+  /** Copies what fits of the parts about to be sent into the capture. */
+  const keep = (parts: Buffer[]) => {
+    if (!capture) return;
+    for (const part of parts) {
+      const room = capture.limit - capture.bytes;
+      if (room <= 0) return;
+      const piece = Buffer.from(part.subarray(0, room));
+      capture.parts.push(piece);
+      capture.bytes += piece.length;
+    }
+  };
   let budget = options.cutAfterBytes ?? Number.POSITIVE_INFINITY;
   /**
    * Parts within an `after_bytes` fault's budget: the rest of a part that crosses it is
@@ -270,6 +284,7 @@ export async function sendSse(
         continue;
       }
       if (budget > 0) kept.push(part.subarray(0, budget));
+      keep(kept);
       for (const piece of kept) {
         res.write(piece);
         result.bytes += piece.length;
@@ -286,6 +301,7 @@ export async function sendSse(
     const parts = withinBudget(sink.take());
     if (parts === undefined) return false;
     if (parts.length === 0) return !closed;
+    keep(parts);
     let ok = true;
     res.cork();
     for (const part of parts) {
@@ -355,6 +371,7 @@ export async function sendSse(
     if (options.fault) sink.raw(options.fault.error);
     const parts = withinBudget(sink.take());
     if (parts === undefined || closed) return finish();
+    keep(parts);
     // The last parts go out in one corked write (no copy into one buffer), then the end.
     // (Ending while corked loses the parts on Node 24.)
     for (const part of parts) result.bytes += part.length;

@@ -1,6 +1,6 @@
 import type { Feature } from '../platform/features.js';
 import { PrefixScanner } from '../platform/prefix-hash.js';
-import { DEFAULT_SESSION } from '../platform/session.js';
+import { DEFAULT_SESSION, keyOfOwner } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
 
 /**
@@ -35,6 +35,7 @@ export interface PromptScan {
   keys: Map<number, string>;
   blocks: readonly PromptBlock[];
   session: string;
+  scope: string;
 }
 
 export interface CacheUsage {
@@ -85,6 +86,8 @@ interface Entry {
   ttlMs: number;
   /** The session that wrote it (README "Sessions"). */
   session: string;
+  /** Whose it is: the key owner and model (`owner\nmodel`). */
+  scope: string;
   /** The tokens of the prefix it stands for. */
   tokens: number;
   createdAt: number;
@@ -96,6 +99,23 @@ export interface PromptCacheOptions {
   ttlS: number;
   minTokens: number;
   maxEntries: number;
+}
+
+/** A cache entry as `GET /_emulator/cache` shows it. */
+export interface CacheEntryView {
+  /** The start of the entry's prefix hash. */
+  id: string;
+  session: string;
+  key_hash: string;
+  model: string;
+  /** Tokens of the prefix it stands for. */
+  tokens: number;
+  /** Times it was read (each read renews it). */
+  reads: number;
+  created_at: number;
+  expires_at: number;
+  ttl_ms: number;
+  time_left_ms: number;
 }
 
 export class PromptCache implements Feature {
@@ -113,6 +133,33 @@ export class PromptCache implements Feature {
 
   reset(): void {
     this.entries.clear();
+  }
+
+  /**
+   * Live entries, most recently used first (at most `limit`), for the control surface: never
+   * the text, only the key's fingerprint, the model and the counts.
+   */
+  list(now: number, limit: number, session?: string): CacheEntryView[] {
+    const out: CacheEntryView[] = [];
+    const all = [...this.entries];
+    for (let i = all.length - 1; i >= 0 && out.length < limit; i--) {
+      const [key, entry] = all[i] as [string, Entry];
+      if (entry.expiresAt <= now || (session !== undefined && entry.session !== session)) continue;
+      const newline = entry.scope.indexOf('\n');
+      out.push({
+        id: key.slice(0, 16),
+        session: entry.session,
+        key_hash: keyOfOwner(entry.scope.slice(0, newline)).slice(0, 12),
+        model: entry.scope.slice(newline + 1),
+        tokens: entry.tokens,
+        reads: entry.reads,
+        created_at: entry.createdAt,
+        expires_at: entry.expiresAt,
+        ttl_ms: entry.ttlMs,
+        time_left_ms: entry.expiresAt - now,
+      });
+    }
+    return out;
   }
 
   resetSession(session: string): void {
@@ -138,6 +185,7 @@ export class PromptCache implements Feature {
         keys: new Map(),
         blocks,
         session,
+        scope,
       };
     const candidates = new Set<number>();
     for (const b of breakpoints) {
@@ -156,7 +204,7 @@ export class PromptCache implements Feature {
       if (candidates.has(i)) keys.set(i, scanner.key());
     }
     const total = scanner.tokens + countPrompt(blocks.slice(last + 1));
-    return { total, breakpoints, prefix, keys, blocks, session };
+    return { total, breakpoints, prefix, keys, blocks, session, scope };
   }
 
   /**
@@ -165,7 +213,7 @@ export class PromptCache implements Feature {
    * the input tokens are what lies after.
    */
   commit(scan: PromptScan, now: number): CacheUsage {
-    const { total, breakpoints, prefix, keys, blocks, session } = scan;
+    const { total, breakpoints, prefix, keys, blocks, session, scope } = scan;
     let readAt = -1;
     let read = 0;
     for (const j of [...keys.keys()].sort((x, y) => y - x)) {
@@ -190,7 +238,7 @@ export class PromptCache implements Feature {
       else creation5m += written;
       covered = tokens;
       const ttlMs = ttl === '1h' ? HOUR_MS : this.options.ttlS * 1000;
-      this.put(keys.get(b) as string, ttlMs, now, session, tokens);
+      this.put(keys.get(b) as string, ttlMs, now, session, scope, tokens);
     }
     if (keys.size > 0) this.onLookup?.('messages', readAt !== -1);
     return { total, input: total - read - creation, read, creation, creation5m, creation1h };
@@ -239,7 +287,7 @@ export class PromptCache implements Feature {
     if (boundaries.length > 0) this.onLookup?.('chat', cached > 0);
     for (const boundary of boundaries) {
       if (boundary.tokens > cached) {
-        this.put(boundary.key, this.options.ttlS * 1000, now, session, boundary.tokens);
+        this.put(boundary.key, this.options.ttlS * 1000, now, session, scope, boundary.tokens);
       }
     }
     return cached;
@@ -257,12 +305,20 @@ export class PromptCache implements Feature {
     return true;
   }
 
-  private put(key: string, ttlMs: number, now: number, session: string, tokens: number): void {
+  private put(
+    key: string,
+    ttlMs: number,
+    now: number,
+    session: string,
+    scope: string,
+    tokens: number,
+  ): void {
     this.entries.delete(key);
     this.entries.set(key, {
       expiresAt: now + ttlMs,
       ttlMs,
       session,
+      scope,
       tokens,
       createdAt: now,
       reads: 0,

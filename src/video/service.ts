@@ -29,6 +29,15 @@ export interface VideoSettings {
   maxTasks: number;
 }
 
+/** How far a task is on its timeline, in percent (a forced final status is 100). */
+function progressOf(task: Task, now: number): number {
+  const view = statusAt(task, now);
+  if (view.status === 'succeed' || view.status === 'failed') return 100;
+  const total = task.queueMs + task.renderMs;
+  if (total <= 0) return 100;
+  return Math.max(0, Math.min(99, Math.floor(((now - task.createdAt) / total) * 100)));
+}
+
 /**
  * The video group's one door: every route and the control surface go through it. Tasks live on
  * the emulator clock; each caller passes the `now` its request read once. Each automatic status
@@ -164,12 +173,15 @@ export class VideoService implements Feature {
   /** Every task held, oldest first, as it is at `now` (the control surface). */
   all(
     now: number,
-  ): Array<TaskRecord & { kind: VideoKind; session: string; key_hash: string | null }> {
+  ): Array<
+    TaskRecord & { kind: VideoKind; session: string; key_hash: string | null; progress: number }
+  > {
     return this.store.all().map((task) => ({
       ...taskRecord(task, now),
       kind: task.kind,
       session: sessionOfOwner(task.owner),
       key_hash: shownKeyHash(keyOfOwner(task.owner)),
+      progress: progressOf(task, now),
     }));
   }
 

@@ -117,17 +117,21 @@ describe('the process', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
+    let err = '';
     child.stdout.on('data', (chunk) => {
       out += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      err += chunk;
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     await vi.waitFor(() => expect(out).toContain('Server listening at'), { timeout: 20_000 });
     child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await exited, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
     const messages = out
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line).msg);
-    expect(messages.slice(-2)).toEqual(['shutting down: draining', 'drained']);
+    expect(messages.slice(-2), out).toEqual(['shutting down: draining', 'drained']);
   }, 30_000);
 });

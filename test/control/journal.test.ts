@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Journal, MAX_JOURNAL_WAITS } from '../../src/platform/journal.js';
+import { Journal, MAX_JOURNAL_WAITS, MAX_JOURNAL_WATCHERS } from '../../src/platform/journal.js';
 import { buildTestApp, T0, type TestApp, testDeps } from '../helpers/app.js';
 
 let t: TestApp;
@@ -228,5 +228,16 @@ describe('GET /_emulator/journal/wait', () => {
     expect(store.wait(filter, 1000, timers.setTimer, new AbortController().signal)).toBeInstanceOf(
       Promise,
     );
+  });
+});
+
+describe('live journal watchers', () => {
+  it(`are bounded at ${MAX_JOURNAL_WATCHERS}; one that stops frees its place`, () => {
+    const store = new Journal(10, (key) => key);
+    const stops = Array.from({ length: MAX_JOURNAL_WATCHERS }, () => store.watch(() => {}));
+    expect(stops.every((stop) => typeof stop === 'function')).toBe(true);
+    expect(store.watch(() => {})).toBeUndefined();
+    stops[0]?.();
+    expect(store.watch(() => {})).toBeTypeOf('function');
   });
 });
