@@ -10,7 +10,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { chatGroup } from './chat/index.js';
-import type { Config } from './config.js';
+import { type Config, resolveConfig } from './config.js';
 import { controlRoutes } from './control/index.js';
 import { messagesGroup } from './messages/index.js';
 import { Keyring } from './platform/auth.js';
@@ -27,6 +27,9 @@ import { RateLimiter } from './platform/rate-limit.js';
 import { BODY_LIMIT, setupRequests } from './platform/request.js';
 import { Scheduler } from './platform/scheduler.js';
 import { lazySerializers, validatorCompiler } from './platform/validation.js';
+import { checkDrift } from './record/drift.js';
+import { Recordings } from './record/recordings.js';
+import { Upstream } from './record/upstream.js';
 import { createText } from './text/index.js';
 import type { Callbacks } from './video/callbacks.js';
 import { videoGroup } from './video/index.js';
@@ -149,7 +152,27 @@ export async function buildApp(
       ? features.add(new RateLimiter(config.rateLimitRpm))
       : undefined,
     metrics: undefined,
+    upstream: undefined,
   };
+  const recordings = features.add(new Recordings(config.recordingsDir));
+  if (config.upstreamMode !== 'off') {
+    const base = config.upstreamUrl;
+    hooks.upstream = new Upstream({
+      mode: config.upstreamMode,
+      urls: {
+        ...((config.upstreamUrlVideo ?? base) ? { video: config.upstreamUrlVideo ?? base } : {}),
+        ...((config.upstreamUrlMessages ?? base)
+          ? { messages: config.upstreamUrlMessages ?? base }
+          : {}),
+        ...((config.upstreamUrlChat ?? base) ? { chat: config.upstreamUrlChat ?? base } : {}),
+      },
+      recordings,
+      strict: config.replayStrict,
+      pacing: config.replayPacing,
+      sleep: deps.sleep,
+      monotonic: deps.monotonic,
+    });
+  }
   const text = createText(config, hashKey);
   // Tasks are read at each scrape, through `video` (made below).
   const metrics = new Metrics(() => video.service.countByStatus(clock.now()));
@@ -349,6 +372,26 @@ export async function buildApp(
       text,
       setTimer: deps.setTimer,
       metrics,
+      recordingsDir: config.recordingsDir,
+      // The drift check runs the recordings against a fresh emulator of this configuration.
+      drift: (dir) =>
+        checkDrift(
+          dir,
+          () =>
+            buildApp(
+              resolveConfig({
+                ...config,
+                upstreamMode: 'off',
+                logLevel: 'silent',
+                adminToken: undefined,
+                apiKeys: undefined,
+                rateLimitRpm: undefined,
+                journalLimit: 0,
+              }),
+              createDeps(),
+            ),
+          { queueMs: config.videoQueueMs, renderMs: config.videoRenderMs },
+        ),
       reset,
       listening: () => app.server.listening,
     }),

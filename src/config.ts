@@ -11,6 +11,7 @@ const LogLevel = Type.Union(
   ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
 );
 const Millis = Type.Integer({ minimum: 0, maximum: 86_400_000 });
+const UpstreamUrl = Type.String({ pattern: '^https?://[^\\s/@]+(/[^\\s]*)?$' });
 
 export const ConfigSchema = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
@@ -42,6 +43,19 @@ export const ConfigSchema = Type.Object({
   callbackAllowedHosts: Type.Optional(
     Type.Array(Type.String({ pattern: '^(\\*\\.)?[A-Za-z0-9.:\\[\\]-]+$' }), { minItems: 1 }),
   ),
+  upstreamMode: Type.Union([
+    Type.Literal('off'),
+    Type.Literal('record'),
+    Type.Literal('replay'),
+    Type.Literal('proxy'),
+  ]),
+  upstreamUrl: Type.Optional(UpstreamUrl),
+  upstreamUrlVideo: Type.Optional(UpstreamUrl),
+  upstreamUrlMessages: Type.Optional(UpstreamUrl),
+  upstreamUrlChat: Type.Optional(UpstreamUrl),
+  recordingsDir: Type.Optional(Type.String({ minLength: 1 })),
+  replayStrict: Type.Boolean(),
+  replayPacing: Type.Union([Type.Literal('recorded'), Type.Literal('instant')]),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -66,9 +80,12 @@ export const DEFAULT_CONFIG: Config = {
   shutdownGraceMs: 10_000,
   journalLimit: 1000,
   maxTasks: 100_000,
+  upstreamMode: 'off',
+  replayStrict: false,
+  replayPacing: 'recorded',
 };
 
-type Kind = 'int' | 'string' | 'list';
+type Kind = 'int' | 'string' | 'list' | 'bool';
 
 /** Every setting: its env variable, its CLI flag, and how the raw text is read. */
 const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; kind: Kind }> = [
@@ -122,6 +139,24 @@ const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; ki
     flag: 'callback-allowed-hosts',
     kind: 'list',
   },
+  { key: 'upstreamMode', env: 'UPSTREAM_MODE', flag: 'upstream-mode', kind: 'string' },
+  { key: 'upstreamUrl', env: 'UPSTREAM_URL', flag: 'upstream-url', kind: 'string' },
+  {
+    key: 'upstreamUrlVideo',
+    env: 'UPSTREAM_URL_VIDEO',
+    flag: 'upstream-url-video',
+    kind: 'string',
+  },
+  {
+    key: 'upstreamUrlMessages',
+    env: 'UPSTREAM_URL_MESSAGES',
+    flag: 'upstream-url-messages',
+    kind: 'string',
+  },
+  { key: 'upstreamUrlChat', env: 'UPSTREAM_URL_CHAT', flag: 'upstream-url-chat', kind: 'string' },
+  { key: 'recordingsDir', env: 'RECORDINGS_DIR', flag: 'recordings-dir', kind: 'string' },
+  { key: 'replayStrict', env: 'REPLAY_STRICT', flag: 'replay-strict', kind: 'bool' },
+  { key: 'replayPacing', env: 'REPLAY_PACING', flag: 'replay-pacing', kind: 'string' },
 ];
 
 export class ConfigError extends Error {
@@ -130,6 +165,14 @@ export class ConfigError extends Error {
 
 function readValue(raw: string, kind: Kind): unknown {
   if (kind === 'int') return /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  if (kind === 'bool') {
+    const value = raw.trim().toLowerCase();
+    return value === 'true' || value === '1'
+      ? true
+      : value === 'false' || value === '0'
+        ? false
+        : raw;
+  }
   if (kind === 'list') {
     return raw
       .split(',')
@@ -149,6 +192,8 @@ function describe(schema: unknown): string {
     return `an integer between ${s.minimum ?? 0}${max}`;
   }
   if (s.type === 'array') return 'a comma-separated list of non-empty values';
+  if (s.type === 'boolean') return 'true or false';
+  if ((s as { enum?: string[] }).enum) return `one of ${(s as { enum: string[] }).enum.join(', ')}`;
   return 'a valid value (http(s) URL for PUBLIC_BASE_URL, non-empty otherwise)';
 }
 
@@ -166,6 +211,19 @@ export function resolveConfig(partial: Partial<Config> = {}): Config {
     const fieldSchema = key ? ConfigSchema.properties[key] : undefined;
     const got = key ? JSON.stringify(config[key]) : '';
     throw new ConfigError(`${name} must be ${describe(fieldSchema)} (got ${got})`);
+  }
+  // What the upstream modes need (README "Record and replay").
+  const mode = config.upstreamMode;
+  const anyUpstream =
+    config.upstreamUrl ??
+    config.upstreamUrlVideo ??
+    config.upstreamUrlMessages ??
+    config.upstreamUrlChat;
+  if ((mode === 'record' || mode === 'proxy') && anyUpstream === undefined) {
+    throw new ConfigError(`UPSTREAM_MODE=${mode} needs UPSTREAM_URL (or UPSTREAM_URL_<GROUP>)`);
+  }
+  if ((mode === 'record' || mode === 'replay') && config.recordingsDir === undefined) {
+    throw new ConfigError(`UPSTREAM_MODE=${mode} needs RECORDINGS_DIR`);
   }
   return config;
 }

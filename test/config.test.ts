@@ -26,6 +26,9 @@ describe('loadConfig', () => {
       shutdownGraceMs: 10_000,
       journalLimit: 1000,
       maxTasks: 100_000,
+      upstreamMode: 'off',
+      replayStrict: false,
+      replayPacing: 'recorded',
     });
   });
 
@@ -55,6 +58,14 @@ describe('loadConfig', () => {
       LOG_FORMAT: 'json',
       JOURNAL_LIMIT: '50',
       MAX_TASKS: '500',
+      UPSTREAM_MODE: 'proxy',
+      UPSTREAM_URL: 'https://gateway.example/base',
+      UPSTREAM_URL_VIDEO: 'https://video.example',
+      UPSTREAM_URL_MESSAGES: 'http://127.0.0.1:9000',
+      UPSTREAM_URL_CHAT: 'https://chat.example',
+      RECORDINGS_DIR: '/data/recordings',
+      REPLAY_STRICT: 'true',
+      REPLAY_PACING: 'instant',
     });
     expect(config).toEqual({
       port: 8080,
@@ -81,7 +92,33 @@ describe('loadConfig', () => {
       logFormat: 'json',
       journalLimit: 50,
       maxTasks: 500,
+      upstreamMode: 'proxy',
+      upstreamUrl: 'https://gateway.example/base',
+      upstreamUrlVideo: 'https://video.example',
+      upstreamUrlMessages: 'http://127.0.0.1:9000',
+      upstreamUrlChat: 'https://chat.example',
+      recordingsDir: '/data/recordings',
+      replayStrict: true,
+      replayPacing: 'instant',
     });
+  });
+
+  it('refuses upstream modes without what they need, naming the variable', () => {
+    expect(() => loadConfig({ UPSTREAM_MODE: 'record', RECORDINGS_DIR: '/r' })).toThrow(
+      'UPSTREAM_MODE=record needs UPSTREAM_URL (or UPSTREAM_URL_<GROUP>)',
+    );
+    expect(() => loadConfig({ UPSTREAM_MODE: 'replay' })).toThrow(
+      'UPSTREAM_MODE=replay needs RECORDINGS_DIR',
+    );
+    expect(() => loadConfig({ UPSTREAM_MODE: 'rewind' })).toThrow(
+      'UPSTREAM_MODE must be one of off, record, replay, proxy (got "rewind")',
+    );
+    expect(() => loadConfig({ REPLAY_STRICT: 'maybe' })).toThrow(
+      'REPLAY_STRICT must be true or false (got "maybe")',
+    );
+    expect(() => loadConfig({ UPSTREAM_URL: 'https://user:pw@gateway.example' })).toThrow(
+      'UPSTREAM_URL must be',
+    );
   });
 
   it('lets CLI flags override env', () => {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
@@ -19,6 +20,7 @@ import {
   SESSION_PATTERN,
 } from '../platform/session.js';
 import { normalizeError } from '../platform/validation.js';
+import type { DriftReport } from '../record/drift.js';
 import { FixtureError, type Fixtures, ruleProblem } from '../text/fixtures.js';
 import type { TextEngine } from '../text/index.js';
 import { MAX_STUBS } from '../text/replies.js';
@@ -31,6 +33,7 @@ import {
   CallbackListSchema,
   ClockSchema,
   ControlErrorSchema,
+  DriftReportSchema,
   FaultListSchema,
   FaultRuleSchema,
   FaultViewSchema,
@@ -70,6 +73,9 @@ export interface ControlOptions {
   /** Wall-clock timers, for `journal/wait`. */
   setTimer: SetTimer;
   metrics: Metrics;
+  /** RECORDINGS_DIR, the drift check's default directory. */
+  recordingsDir: string | undefined;
+  drift(dir: string): Promise<DriftReport>;
   /** Empties every store and puts the clock back to real time; or parts; or one session's. */
   reset(only?: readonly string[], session?: string): void;
 }
@@ -655,6 +661,45 @@ export const controlRoutes =
           .type(contentType)
           .serializer((payload: unknown) => payload as string)
           .send(body);
+      },
+    );
+
+    app.post(
+      '/drift',
+      {
+        schema: {
+          summary:
+            'Replay the recordings against the emulator and report where their shapes differ',
+          description:
+            'Body (optional): `{"recordings": "<dir>"}`; without it, RECORDINGS_DIR is read.',
+          response: { 200: DriftReportSchema, ...errors },
+        },
+      },
+      async (request) => {
+        // The body is optional (`curl -X POST` works), so it is checked here.
+        const body = request.body as { recordings?: unknown } | null | undefined;
+        const extra = body ? Object.keys(body).find((k) => k !== 'recordings') : undefined;
+        if (extra !== undefined)
+          throw new GatewayError(400, `${extra} is not a field of this body`);
+        if (
+          body?.recordings !== undefined &&
+          (typeof body.recordings !== 'string' || body.recordings === '')
+        ) {
+          throw new GatewayError(400, 'recordings must be a directory path');
+        }
+        const dir = (body?.recordings as string | undefined) ?? options.recordingsDir;
+        if (dir === undefined) {
+          throw new GatewayError(400, 'recordings: give a directory, or set RECORDINGS_DIR');
+        }
+        if (!existsSync(dir)) throw new GatewayError(400, `recordings: ${dir} does not exist`);
+        try {
+          return await options.drift(dir);
+        } catch (err) {
+          if (err instanceof SyntaxError) {
+            throw new GatewayError(400, `recordings: a file is not valid JSON (${err.message})`);
+          }
+          throw err;
+        }
       },
     );
 

@@ -32,6 +32,7 @@ export const JournalEntrySchema = Type.Object({
     description: 'a short fingerprint of the key (never the key)',
   }),
   model: Type.Union([Type.String(), Type.Null()]),
+  source: Literals(['emulator', 'upstream', 'replay']),
   at: Type.Integer(),
   method: Type.String(),
   url: Type.String(),
@@ -327,4 +328,20 @@ export const FixturesViewSchema = Type.Object({
     Type.Object({ file: Type.String(), index: Type.Integer(), ...ReplyRuleSchema.properties }),
   ),
   blocked_terms: Type.Array(BlockedTermSchema),
+});
+
+export const DriftReportSchema = Type.Object({
+  drift: Type.Boolean(),
+  recordings: Type.Integer(),
+  responses: Type.Integer({ description: 'recorded answers compared' }),
+  differences: Type.Array(
+    Type.Object({
+      recording: Type.String({ description: 'the file, relative to the recordings directory' }),
+      response: Type.Integer({ description: 'which recorded answer of the file' }),
+      at: Type.String(),
+      kind: Literals(['missing', 'extra', 'type', 'enum', 'event_order', 'status']),
+      emulator: Type.Unknown(),
+      recorded: Type.Unknown(),
+    }),
+  ),
 });

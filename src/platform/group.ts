@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Upstream } from '../record/upstream.js';
 import type { Keyring } from './auth.js';
 import type { Clock, SetTimer } from './clock.js';
 import { GatewayError, RETRY_AFTER_STATUSES, statusMessage } from './errors.js';
@@ -95,6 +96,8 @@ export interface GatewayHooks {
   rateLimiter: RateLimiter | undefined;
   /** Requests and streams counted for `/_emulator/metrics`. */
   metrics: Metrics | undefined;
+  /** Record, replay or proxy (UPSTREAM_MODE), when on. */
+  upstream: Upstream | undefined;
 }
 
 const DEFAULT_RETRY_AFTER_S = 1;
@@ -316,6 +319,15 @@ export function setupGatewayGroup(
     done();
   });
 
+  // Record, replay or proxy: after the key, the faults and the body's validation, before the
+  // emulator's own route.
+  const upstream = hooks.upstream;
+  if (upstream?.active) {
+    app.addHook('preHandler', async (request, reply) => {
+      if (await upstream.handle(request, reply, name, facts)) return reply;
+    });
+  }
+
   /** Fails the request as the fault says: an error in the group's shape, or a dropped socket. */
   function strike(
     fault: Fault,
@@ -389,6 +401,7 @@ export function setupGatewayGroup(
       session: request.session,
       keyHash: request.keyHash,
       model: request.body === undefined ? undefined : facts.model(request),
+      source: request.source,
       at: request.receivedAt,
       method: request.method,
       url: request.url,

@@ -76,6 +76,8 @@ export interface JournalInput {
   /** The key's fingerprint ('' when the request was refused before its key was read). */
   keyHash: string;
   model: string | undefined;
+  /** Where the answer came from (README "Record and replay"). */
+  source?: 'emulator' | 'upstream' | 'replay';
   at: number;
   method: string;
   url: string;
@@ -106,6 +108,7 @@ export interface JournalEntry {
   session: string;
   key_hash: string | null;
   model: string | null;
+  source: 'emulator' | 'upstream' | 'replay';
   at: number;
   method: string;
   url: string;
@@ -218,6 +221,9 @@ export class Journal implements Feature {
       session: input.session,
       keyHash: input.keyHash,
       model: input.model,
+      ...(input.source === undefined || input.source === 'emulator'
+        ? {}
+        : { source: input.source }),
       at: input.at,
       method: input.method,
       url: redactUrl(input.url),
@@ -497,6 +503,7 @@ function toWire(e: StoredEntry): JournalEntry {
     session: e.session,
     key_hash: shownKeyHash(e.keyHash),
     model: e.model ?? null,
+    source: e.source ?? 'emulator',
     at: e.at,
     method: e.method,
     url: e.url,

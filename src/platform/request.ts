@@ -22,6 +22,8 @@ declare module 'fastify' {
     responseBody: string | undefined;
     /** The first bytes of an event stream answer, for the journal. */
     streamCapture: StreamCapture | undefined;
+    /** Where the answer came from: the emulator, the upstream gateway, or a recording. */
+    source: 'emulator' | 'upstream' | 'replay';
     /** The injected fault this request got, for the journal. */
     fault: string | undefined;
     /** A `stream_error` fault asked for by header, waiting to see whether the request streams. */
@@ -72,6 +74,7 @@ export function setupRequests(app: FastifyInstance): void {
   app.decorateRequest('receivedAt', 0);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('fault', undefined);
+  app.decorateRequest('source', 'emulator');
   app.decorateRequest('responseBody', undefined);
   app.decorateRequest('streamCapture', undefined);
   app.decorateRequest('pendingFault', undefined);

@@ -64,6 +64,7 @@ describe('/_emulator control surface', () => {
       session: 'default',
       key_hash: expect.stringMatching(/^[\w-]{12}$/),
       model: 'm',
+      source: 'emulator',
       at: T0,
       method: 'POST',
       url: '/v1/chat/completions',

@@ -1,0 +1,224 @@
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import type { Feature } from '../platform/features.js';
+import type { GroupName } from '../platform/group.js';
+
+/**
+ * Recordings (README "Record and replay"): one JSON file per distinct request, readable and
+ * reviewable in a pull request. A request is known by its group, method, path, model and the
+ * hash of its body; repeating it (a video task's polls) appends answers, replayed in turn.
+ * No credential is ever written: request headers are not kept, answer headers only from an
+ * allowlist, and the query string with its credentials redacted.
+ */
+
+export interface RecordedEvent {
+  /** When it arrived, in ms from the start of the answer. */
+  at_ms: number;
+  event?: string;
+  data: string;
+  /** The block exactly as sent, when `event` and `data` do not rebuild it. */
+  raw?: string;
+}
+
+export interface RecordedResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** A JSON answer (or its text when it is not JSON). */
+  body?: unknown;
+  /** The answer's exact text, when `JSON.stringify(body)` does not give it back. */
+  body_text?: string;
+  /** An event-stream answer, event by event. */
+  stream?: RecordedEvent[];
+}
+
+export interface RecordingMatch {
+  group: GroupName;
+  method: string;
+  path: string;
+  model?: string;
+  /** SHA-256 (hex, 32 characters) of the request body's canonical JSON. */
+  body_hash?: string;
+}
+
+export interface Recording {
+  match: RecordingMatch;
+  /** What drift replays: the query (credentials redacted) and the body. */
+  request: { query?: string; body?: unknown };
+  responses: RecordedResponse[];
+  /** The upstream's origin (never a credential). */
+  upstream: string;
+}
+
+/** Answer headers worth keeping; nothing else (cookies, auth echoes) is ever written. */
+const KEPT_HEADERS = new Set([
+  'content-type',
+  'request-id',
+  'x-request-id',
+  'retry-after',
+  'retry-after-ms',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-reset-requests',
+]);
+
+export function keptHeaders(headers: Iterable<[string, string]>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of headers) {
+    if (KEPT_HEADERS.has(name.toLowerCase())) out[name.toLowerCase()] = value;
+  }
+  return out;
+}
+
+/** JSON with object keys sorted, so that key order does not change a hash. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export const bodyHash = (body: unknown) =>
+  body === undefined
+    ? undefined
+    : createHash('sha256').update(canonical(body)).digest('hex').slice(0, 32);
+
+const keyOf = (m: RecordingMatch) =>
+  `${m.group} ${m.method} ${m.path} ${m.model ?? ''} ${m.body_hash ?? ''}`;
+
+/** Event-stream text as events; each keeps its exact block when the fields do not rebuild it. */
+export function parseStream(text: string, atMs: number): RecordedEvent[] {
+  const events: RecordedEvent[] = [];
+  for (const block of text.split('\n\n')) {
+    if (block === '') continue;
+    let event: string | undefined;
+    const data: string[] = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event: ')) event = line.slice(7);
+      else if (line.startsWith('data: ')) data.push(line.slice(6));
+    }
+    const recorded: RecordedEvent = {
+      at_ms: atMs,
+      ...(event === undefined ? {} : { event }),
+      data: data.join('\n'),
+    };
+    if (blockOf(recorded) !== `${block}\n\n`) recorded.raw = `${block}\n\n`;
+    events.push(recorded);
+  }
+  return events;
+}
+
+/** The bytes of one recorded event. */
+export const blockOf = (e: RecordedEvent) =>
+  e.raw ??
+  `${e.event === undefined ? '' : `event: ${e.event}\n`}${e.data
+    .split('\n')
+    .map((line) => `data: ${line}`)
+    .join('\n')}\n\n`;
+
+/** A JSON answer as recorded: parsed when it is JSON, with its exact text when needed. */
+export function recordedBody(text: string): Pick<RecordedResponse, 'body' | 'body_text'> {
+  try {
+    const body = JSON.parse(text) as unknown;
+    return JSON.stringify(body) === text ? { body } : { body, body_text: text };
+  } catch {
+    return { body: text };
+  }
+}
+
+/** The text a recorded JSON answer is sent back as. */
+export const bodyTextOf = (r: RecordedResponse) =>
+  r.body_text ?? (typeof r.body === 'string' ? r.body : JSON.stringify(r.body));
+
+/** The recordings of a directory: read at start, written as requests are recorded. */
+export class Recordings implements Feature {
+  readonly name = 'recordings';
+  private readonly byKey = new Map<string, { file: string; recording: Recording }>();
+  /** Replay positions, per session and recording. */
+  private readonly used = new Map<string, number>();
+
+  constructor(readonly dir: string | undefined) {
+    if (dir !== undefined && existsSync(dir)) {
+      for (const file of walk(dir)) {
+        const recording = JSON.parse(readFileSync(file, 'utf8')) as Recording;
+        this.byKey.set(keyOf(recording.match), { file, recording });
+      }
+    }
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  all(): Array<{ file: string; recording: Recording }> {
+    return [...this.byKey.values()].map(({ file, recording }) => ({
+      file: this.dir ? relative(this.dir, file) : file,
+      recording,
+    }));
+  }
+
+  /** The next recorded answer to this request in this session (the last one repeats). */
+  next(match: RecordingMatch, session: string): RecordedResponse | undefined {
+    const key = keyOf(match);
+    const found = this.byKey.get(key);
+    if (!found) return undefined;
+    const position = `${session}\n${key}`;
+    const at = this.used.get(position) ?? 0;
+    if (this.used.size >= 100_000) this.used.clear();
+    this.used.set(position, at + 1);
+    const { responses } = found.recording;
+    return responses[Math.min(at, responses.length - 1)];
+  }
+
+  /** Adds an answer to the recording of a request (made if new), and writes its file. */
+  add(
+    match: RecordingMatch,
+    request: Recording['request'],
+    upstream: string,
+    response: RecordedResponse,
+  ): void {
+    if (this.dir === undefined) return;
+    const key = keyOf(match);
+    let found = this.byKey.get(key);
+    if (!found) {
+      const slug =
+        `${match.method.toLowerCase()}${match.path.replace(/[^A-Za-z0-9]+/g, '-')}`.slice(0, 80);
+      const id = createHash('sha256').update(key).digest('hex').slice(0, 10);
+      const file = join(this.dir, match.group, `${slug}-${id}.json`);
+      found = { file, recording: { match, request, responses: [], upstream } };
+      this.byKey.set(key, found);
+    }
+    found.recording.responses.push(response);
+    mkdirSync(dirname(found.file), { recursive: true });
+    const temporary = `${found.file}.tmp`;
+    writeFileSync(temporary, `${JSON.stringify(found.recording, null, 2)}\n`);
+    renameSync(temporary, found.file);
+  }
+
+  reset(): void {
+    this.used.clear();
+  }
+
+  resetSession(session: string): void {
+    for (const position of this.used.keys()) {
+      if (position.startsWith(`${session}\n`)) this.used.delete(position);
+    }
+  }
+}
+
+function* walk(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(path);
+    else if (entry.name.endsWith('.json')) yield path;
+  }
+}

@@ -1,0 +1,218 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Sleep } from '../platform/clock.js';
+import { GatewayError } from '../platform/errors.js';
+import type { GroupName, RequestFacts } from '../platform/group.js';
+import { JOURNAL_BODY_LIMIT, redactUrl } from '../platform/journal.js';
+import {
+  blockOf,
+  bodyHash,
+  bodyTextOf,
+  keptHeaders,
+  parseStream,
+  type RecordedResponse,
+  type RecordingMatch,
+  type Recordings,
+  recordedBody,
+} from './recordings.js';
+
+/**
+ * The upstream modes (README "Record and replay"): `record` forwards every request to the real
+ * gateway, answers with its answer and keeps it; `replay` answers from the recordings (an
+ * unrecorded request gets the emulator's own answer, or a 404 when strict); `proxy` replays
+ * what is recorded and forwards the rest (keeping it when RECORDINGS_DIR is set).
+ */
+export type UpstreamMode = 'off' | 'record' | 'replay' | 'proxy';
+
+export interface UpstreamOptions {
+  mode: UpstreamMode;
+  /** The upstream base URL of each group (UPSTREAM_URL, or UPSTREAM_URL_<GROUP>). */
+  urls: Partial<Record<GroupName, string>>;
+  recordings: Recordings;
+  strict: boolean;
+  pacing: 'recorded' | 'instant';
+  sleep: Sleep;
+  monotonic: () => number;
+}
+
+/** Where an answer came from, as the journal says. */
+export type AnswerSource = 'emulator' | 'upstream' | 'replay';
+
+/** Request headers never forwarded: the connection's own, and the emulator's. */
+const NOT_FORWARDED = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'accept-encoding',
+]);
+
+const pathOf = (url: string) => {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+};
+
+export class Upstream {
+  constructor(private readonly options: UpstreamOptions) {}
+
+  get active(): boolean {
+    return this.options.mode !== 'off';
+  }
+
+  /**
+   * Answers a request from a recording or from upstream, as the mode says; false when the
+   * emulator should answer it itself.
+   */
+  async handle(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    group: GroupName,
+    facts: RequestFacts,
+  ): Promise<boolean> {
+    const { mode, recordings, strict } = this.options;
+    const model = request.body === undefined ? undefined : facts.model(request);
+    const hash = bodyHash(request.body);
+    const match: RecordingMatch = {
+      group,
+      method: request.method,
+      path: pathOf(request.url),
+      ...(model === undefined ? {} : { model }),
+      ...(hash === undefined ? {} : { body_hash: hash }),
+    };
+    if (mode === 'replay' || mode === 'proxy') {
+      const recorded = recordings.next(match, request.session);
+      if (recorded) {
+        request.source = 'replay';
+        await this.replay(request, reply, recorded);
+        return true;
+      }
+      if (mode === 'replay') {
+        if (strict) {
+          throw new GatewayError(404, `No recording of ${request.method} ${match.path} matches.`);
+        }
+        return false;
+      }
+    }
+    const base = this.options.urls[group];
+    if (base === undefined) return false;
+    request.source = 'upstream';
+    const response = await this.forward(request, reply, base);
+    const query = request.url.includes('?') ? redactUrl(request.url).split('?')[1] : undefined;
+    recordings.add(
+      match,
+      {
+        ...(query === undefined ? {} : { query }),
+        ...(request.body === undefined ? {} : { body: request.body }),
+      },
+      new URL(base).origin,
+      response,
+    );
+    return true;
+  }
+
+  /** Sends the request on, and the answer back as it comes; returns the answer as recorded. */
+  private async forward(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    base: string,
+  ): Promise<RecordedResponse> {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value === undefined || NOT_FORWARDED.has(name) || name.startsWith('x-emulator-'))
+        continue;
+      headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    headers['accept-encoding'] = 'identity';
+    const gone = new AbortController();
+    reply.raw.once('close', () => gone.abort());
+    let res: Response;
+    try {
+      res = await fetch(`${base.replace(/\/$/, '')}${request.url}`, {
+        method: request.method,
+        headers,
+        ...(request.rawBody === undefined ? {} : { body: request.rawBody }),
+        redirect: 'manual',
+        signal: gone.signal,
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+      throw new GatewayError(502, `The upstream gateway could not be reached (${cause}).`);
+    }
+    const kept = keptHeaders(res.headers);
+    const type = res.headers.get('content-type') ?? '';
+    if (!type.includes('text/event-stream') || !res.body) {
+      const text = await res.text();
+      reply.code(res.status).headers(kept).send(text);
+      return { status: res.status, headers: kept, ...recordedBody(text) };
+    }
+    // A stream goes through as it arrives; its events are kept with their times.
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(res.status, kept);
+    const capture = this.capture(request);
+    const started = this.options.monotonic();
+    const events: RecordedResponse['stream'] = [];
+    const decoder = new TextDecoder();
+    let pending = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      const bytes = Buffer.from(chunk);
+      raw.write(bytes);
+      capture(bytes);
+      pending += decoder.decode(bytes, { stream: true });
+      const end = pending.lastIndexOf('\n\n');
+      if (end === -1) continue;
+      events.push(
+        ...parseStream(pending.slice(0, end + 2), Math.round(this.options.monotonic() - started)),
+      );
+      pending = pending.slice(end + 2);
+    }
+    if (pending !== '')
+      events.push(...parseStream(`${pending}\n\n`, Math.round(this.options.monotonic() - started)));
+    raw.end();
+    return { status: res.status, headers: kept, stream: events };
+  }
+
+  /** Sends a recorded answer: a stream paced as recorded (or at once), else the body. */
+  private async replay(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    recorded: RecordedResponse,
+  ): Promise<void> {
+    if (!recorded.stream) {
+      reply.code(recorded.status).headers(recorded.headers).send(bodyTextOf(recorded));
+      return;
+    }
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(recorded.status, recorded.headers);
+    const capture = this.capture(request);
+    const started = this.options.monotonic();
+    for (const event of recorded.stream) {
+      if (raw.destroyed) return;
+      if (this.options.pacing === 'recorded') {
+        const wait = event.at_ms - (this.options.monotonic() - started);
+        if (wait > 0) await this.options.sleep(wait);
+      }
+      const bytes = Buffer.from(blockOf(event));
+      raw.write(bytes);
+      capture(bytes);
+    }
+    raw.end();
+  }
+
+  /** Keeps the first bytes of a stream for the journal, as the emulator's own streams do. */
+  private capture(request: FastifyRequest): (bytes: Buffer) => void {
+    const capture = { parts: [] as Buffer[], bytes: 0, limit: JOURNAL_BODY_LIMIT };
+    request.streamCapture = capture;
+    return (bytes) => {
+      const room = capture.limit - capture.bytes;
+      if (room <= 0) return;
+      const piece = Buffer.from(bytes.subarray(0, room));
+      capture.parts.push(piece);
+      capture.bytes += piece.length;
+    };
+  }
+}

@@ -1,0 +1,290 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Emulator, startEmulator } from '../../src/index.js';
+import type { Recording } from '../../src/record/recordings.js';
+
+const open: Emulator[] = [];
+afterEach(async () => {
+  for (const emu of open.splice(0)) await emu.close();
+});
+const start = async (options: Parameters<typeof startEmulator>[0]) => {
+  const emu = await startEmulator(options);
+  open.push(emu);
+  return emu;
+};
+
+/** Sleeps that pass at once on a clock of their own, so that pacing is checked exactly. */
+function pacedDeps() {
+  const sleeps: number[] = [];
+  let now = 0;
+  return {
+    sleeps,
+    deps: {
+      monotonic: () => now,
+      sleep: async (ms: number) => {
+        sleeps.push(ms);
+        now += ms;
+      },
+    },
+  };
+}
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
+
+const CHAT = {
+  model: 'gpt-rec',
+  messages: [{ role: 'user', content: 'Tell me about recordings' }],
+};
+const MESSAGES = {
+  model: 'claude-rec',
+  max_tokens: 60,
+  stream: true,
+  messages: [{ role: 'user', content: 'Stream me something' }],
+};
+const TASK = { model_name: 'vid-v1-6', prompt: 'a recorded cat', duration: '5' };
+
+const chat = (emu: Emulator, key: string) =>
+  fetch(`${emu.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(CHAT),
+  });
+const messages = (emu: Emulator, key: string) =>
+  fetch(`${emu.url}/messages-api/v1/messages?x-api-key=${key}`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': key,
+      'msgapi-version': '2023-06-01',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify(MESSAGES),
+  });
+const video = (emu: Emulator, key: string, id?: string) =>
+  fetch(`${emu.url}/videogen/v1/videos/text2video${id ? `/${id}` : ''}`, {
+    method: id ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(id ? {} : { body: JSON.stringify(TASK) }),
+  });
+
+/** Records a chat call, a messages stream and a video task's life through a recorder. */
+async function record() {
+  const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+  const upstream = await start({
+    streamChunkDelayMs: 3,
+    apiKeys: ['sk-secret-chat', 'sk-secret-msg', 'sk-secret-video'],
+  });
+  const recorder = await start({
+    upstreamMode: 'record',
+    upstreamUrl: upstream.url,
+    recordingsDir: dir,
+  });
+  const answers = {
+    chat: await (await chat(recorder, 'sk-secret-chat')).text(),
+    stream: await (await messages(recorder, 'sk-secret-msg')).text(),
+    polls: [] as string[],
+    created: '',
+  };
+  answers.created = await (await video(recorder, 'sk-secret-video')).text();
+  const id = JSON.parse(answers.created).data.task_id as string;
+  answers.polls.push(await (await video(recorder, 'sk-secret-video', id)).text());
+  upstream.clock.advance(2000);
+  answers.polls.push(await (await video(recorder, 'sk-secret-video', id)).text());
+  upstream.clock.advance(10_000);
+  answers.polls.push(await (await video(recorder, 'sk-secret-video', id)).text());
+  const journal = await recorder.journal();
+  await upstream.close();
+  return { dir, id, answers, journal };
+}
+
+describe('record, then replay with the upstream gone', () => {
+  it('gives the same bytes, paced as recorded; keeps the task id; writes no credential', async () => {
+    const { dir, id, answers, journal } = await record();
+    expect(journal.map((e) => e.source)).toEqual(Array(6).fill('upstream'));
+    expect(JSON.parse(answers.chat).object).toBe('chat.completion');
+    expect(answers.stream).toContain('event: message_stop');
+    expect(answers.polls.map((p) => JSON.parse(p).data.task_status)).toEqual([
+      'submitted',
+      'processing',
+      'succeed',
+    ]);
+
+    // every file is readable JSON in the reply-rule shape, and holds no key
+    const written = files(dir);
+    expect(written).toHaveLength(4);
+    for (const file of written) {
+      const text = readFileSync(file, 'utf8');
+      expect(text).not.toMatch(/sk-secret/);
+      const recording = JSON.parse(text) as Recording;
+      expect(Object.keys(recording).sort()).toEqual(['match', 'request', 'responses', 'upstream']);
+    }
+    const poll = written
+      .map((f) => JSON.parse(readFileSync(f, 'utf8')) as Recording)
+      .find((r) => r.match.method === 'GET');
+    expect(poll?.responses).toHaveLength(3);
+
+    const paced = pacedDeps();
+    const replayer = await start({
+      upstreamMode: 'replay',
+      recordingsDir: dir,
+      replayStrict: true,
+      deps: paced.deps,
+    });
+    expect(await (await chat(replayer, 'any-key')).text()).toBe(answers.chat);
+    expect(await (await messages(replayer, 'any-key')).text()).toBe(answers.stream);
+    // the pauses between events are the recorded ones
+    const streamFile = written.find((f) => f.includes('messages'));
+    const events =
+      (JSON.parse(readFileSync(streamFile as string, 'utf8')) as Recording).responses[0]?.stream ??
+      [];
+    const last = events.at(-1)?.at_ms ?? 0;
+    expect(last).toBeGreaterThan(0);
+    expect(paced.sleeps.reduce((a, b) => a + b, 0)).toBe(last);
+
+    expect(await (await video(replayer, 'k')).text()).toBe(answers.created);
+    for (const expected of answers.polls)
+      expect(await (await video(replayer, 'k', id)).text()).toBe(expected);
+    // the last recorded answer repeats
+    expect(await (await video(replayer, 'k', id)).text()).toBe(answers.polls[2]);
+    expect((await replayer.journal()).every((e) => e.source === 'replay')).toBe(true);
+
+    // strict: an unrecorded request is a 404 in the group's envelope
+    const unrecorded = await fetch(`${replayer.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+      body: JSON.stringify({ ...CHAT, model: 'never-recorded' }),
+    });
+    expect(unrecorded.status).toBe(404);
+    expect(((await unrecorded.json()) as { error: { message: string } }).error.message).toBe(
+      'No recording of POST /v1/chat/completions matches.',
+    );
+  });
+
+  it('not strict: an unrecorded request gets the emulator answer; instant pacing does not wait', async () => {
+    const { dir, answers } = await record();
+    const paced = pacedDeps();
+    const replayer = await start({
+      upstreamMode: 'replay',
+      recordingsDir: dir,
+      replayPacing: 'instant',
+      deps: paced.deps,
+    });
+    expect(await (await messages(replayer, 'k')).text()).toBe(answers.stream);
+    expect(paced.sleeps).toEqual([]);
+    const own = await fetch(`${replayer.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+      body: JSON.stringify({ ...CHAT, model: 'never-recorded' }),
+    });
+    expect(own.status).toBe(200);
+    expect((await replayer.journal()).map((e) => e.source)).toEqual(['replay', 'emulator']);
+  });
+
+  it('proxy: replays what is recorded, forwards (and records) the rest', async () => {
+    const { dir, answers } = await record();
+    const upstream = await start({});
+    const proxy = await start({
+      upstreamMode: 'proxy',
+      upstreamUrl: upstream.url,
+      recordingsDir: dir,
+    });
+    expect(await (await chat(proxy, 'k')).text()).toBe(answers.chat);
+    const forwarded = await fetch(`${proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+      body: JSON.stringify({ ...CHAT, model: 'new-one' }),
+    });
+    expect(forwarded.status).toBe(200);
+    expect((await proxy.journal()).map((e) => e.source)).toEqual(['replay', 'upstream']);
+    expect((await upstream.journal()).map((e) => e.model)).toEqual(['new-one']);
+    expect(files(dir)).toHaveLength(5);
+  });
+});
+
+describe('drift', () => {
+  it('an honest recording (a video task’s whole life included) reports no drift', async () => {
+    const { dir } = await record();
+    const emu = await start({ recordingsDir: dir });
+    const res = await fetch(`${emu.url}/_emulator/drift`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      drift: false,
+      recordings: 4,
+      responses: 6,
+      differences: [],
+    });
+  });
+
+  it('a changed upstream field, enum value or event order shows up, field by field', async () => {
+    const { dir } = await record();
+    for (const file of files(dir)) {
+      const recording = JSON.parse(readFileSync(file, 'utf8')) as Recording;
+      const [first] = recording.responses;
+      if (!first) continue;
+      if (recording.match.group === 'chat') {
+        const body = first.body as {
+          usage: unknown;
+          usage_v2?: unknown;
+          choices: Array<{ finish_reason: string }>;
+        };
+        body.usage_v2 = body.usage;
+        delete (body as { usage?: unknown }).usage;
+        (body.choices[0] as { finish_reason: string }).finish_reason = 'stopped_by_upstream';
+        first.body_text = undefined;
+        delete first.body_text;
+      }
+      if (recording.match.group === 'messages' && first.stream) {
+        first.stream = first.stream.filter((e) => e.event !== 'message_delta');
+        for (const e of first.stream) delete e.raw;
+      }
+      writeFileSync(file, JSON.stringify(recording, null, 2));
+    }
+    const emu = await start({});
+    const report = (await (
+      await fetch(`${emu.url}/_emulator/drift`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ recordings: dir }),
+      })
+    ).json()) as {
+      drift: boolean;
+      differences: Array<{ kind: string; at: string; recording: string }>;
+    };
+    expect(report.drift).toBe(true);
+    const seen = report.differences.map((d) => `${d.kind} ${d.at}`);
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        'missing body.usage',
+        'extra body.usage_v2',
+        'enum body.choices[0].finish_reason',
+        'event_order events',
+      ]),
+    );
+    expect(report.differences.every((d) => !d.recording.startsWith('/'))).toBe(true);
+  });
+
+  it('npm run drift exits 1 on drift, 0 without, 2 without a directory', async () => {
+    const { dir } = await record();
+    const { spawnSync } = await import('node:child_process');
+    const run = (args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'scripts/drift.ts', ...args], {
+        encoding: 'utf8',
+      });
+    const clean = run(['--recordings', dir]);
+    expect(clean.stdout).toContain('4 recordings, 6 answers compared: no drift');
+    expect(clean.status).toBe(0);
+    const chatFile = files(dir).find((f) => f.includes(`${join('chat', '')}`)) as string;
+    const recording = JSON.parse(readFileSync(chatFile, 'utf8')) as Recording;
+    (recording.responses[0]?.body as Record<string, unknown>).object = 42;
+    writeFileSync(chatFile, JSON.stringify(recording));
+    const drifted = run(['--recordings', dir]);
+    expect(drifted.status).toBe(1);
+    expect(drifted.stdout).toContain('type at body.object: emulator "string", recorded "number"');
+    expect(run([]).status).toBe(2);
+  }, 60_000);
+});
