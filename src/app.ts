@@ -171,6 +171,7 @@ export async function buildApp(
       pacing: config.replayPacing,
       sleep: deps.sleep,
       monotonic: deps.monotonic,
+      maxRecordedBytes: config.recordingMaxBytes,
     });
   }
   const text = createText(config, hashKey);

@@ -56,6 +56,7 @@ export const ConfigSchema = Type.Object({
   recordingsDir: Type.Optional(Type.String({ minLength: 1 })),
   replayStrict: Type.Boolean(),
   replayPacing: Type.Union([Type.Literal('recorded'), Type.Literal('instant')]),
+  recordingMaxBytes: Type.Integer({ minimum: 1, maximum: 1_073_741_824 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -83,6 +84,7 @@ export const DEFAULT_CONFIG: Config = {
   upstreamMode: 'off',
   replayStrict: false,
   replayPacing: 'recorded',
+  recordingMaxBytes: 16 * 1024 * 1024,
 };
 
 type Kind = 'int' | 'string' | 'list' | 'bool';
@@ -157,6 +159,12 @@ const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; ki
   { key: 'recordingsDir', env: 'RECORDINGS_DIR', flag: 'recordings-dir', kind: 'string' },
   { key: 'replayStrict', env: 'REPLAY_STRICT', flag: 'replay-strict', kind: 'bool' },
   { key: 'replayPacing', env: 'REPLAY_PACING', flag: 'replay-pacing', kind: 'string' },
+  {
+    key: 'recordingMaxBytes',
+    env: 'RECORDING_MAX_BYTES',
+    flag: 'recording-max-bytes',
+    kind: 'int',
+  },
 ];
 
 export class ConfigError extends Error {

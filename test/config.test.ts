@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       upstreamMode: 'off',
       replayStrict: false,
       replayPacing: 'recorded',
+      recordingMaxBytes: 16_777_216,
     });
   });
 
@@ -66,6 +67,7 @@ describe('loadConfig', () => {
       RECORDINGS_DIR: '/data/recordings',
       REPLAY_STRICT: 'true',
       REPLAY_PACING: 'instant',
+      RECORDING_MAX_BYTES: '1000',
     });
     expect(config).toEqual({
       port: 8080,
@@ -100,6 +102,7 @@ describe('loadConfig', () => {
       recordingsDir: '/data/recordings',
       replayStrict: true,
       replayPacing: 'instant',
+      recordingMaxBytes: 1000,
     });
   });
 

@@ -32,6 +32,8 @@ export interface UpstreamOptions {
   pacing: 'recorded' | 'instant';
   sleep: Sleep;
   monotonic: () => number;
+  /** An answer larger than this is passed on but not recorded (RECORDING_MAX_BYTES). */
+  maxRecordedBytes: number;
 }
 
 /** Where an answer came from, as the journal says. */
@@ -100,6 +102,13 @@ export class Upstream {
     if (base === undefined) return false;
     request.source = 'upstream';
     const response = await this.forward(request, reply, base);
+    if (response === undefined) {
+      request.log.warn(
+        { url: redactUrl(request.url), maxBytes: this.options.maxRecordedBytes },
+        'answer not recorded: larger than RECORDING_MAX_BYTES',
+      );
+      return true;
+    }
     const query = request.url.includes('?') ? redactUrl(request.url).split('?')[1] : undefined;
     recordings.add(
       match,
@@ -113,12 +122,16 @@ export class Upstream {
     return true;
   }
 
-  /** Sends the request on, and the answer back as it comes; returns the answer as recorded. */
+  /**
+   * Sends the request on, and the answer back as it comes; returns the answer as recorded, or
+   * undefined when it was too large to record.
+   */
   private async forward(
     request: FastifyRequest,
     reply: FastifyReply,
     base: string,
-  ): Promise<RecordedResponse> {
+  ): Promise<RecordedResponse | undefined> {
+    const limit = this.options.maxRecordedBytes;
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.headers)) {
       if (value === undefined || NOT_FORWARDED.has(name) || name.startsWith('x-emulator-'))
@@ -146,6 +159,7 @@ export class Upstream {
     if (!type.includes('text/event-stream') || !res.body) {
       const text = await res.text();
       reply.code(res.status).headers(kept).send(text);
+      if (Buffer.byteLength(text) > limit) return undefined;
       return { status: res.status, headers: kept, ...recordedBody(text) };
     }
     // A stream goes through as it arrives; its events are kept with their times.
@@ -157,10 +171,13 @@ export class Upstream {
     const events: RecordedResponse['stream'] = [];
     const decoder = new TextDecoder();
     let pending = '';
+    let seen = 0;
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
       const bytes = Buffer.from(chunk);
       raw.write(bytes);
       capture(bytes);
+      seen += bytes.length;
+      if (seen > limit) continue; // passed on, no longer kept
       pending += decoder.decode(bytes, { stream: true });
       const end = pending.lastIndexOf('\n\n');
       if (end === -1) continue;
@@ -169,9 +186,11 @@ export class Upstream {
       );
       pending = pending.slice(end + 2);
     }
-    if (pending !== '')
-      events.push(...parseStream(`${pending}\n\n`, Math.round(this.options.monotonic() - started)));
     raw.end();
+    if (seen > limit) return undefined;
+    if (pending !== '') {
+      events.push(...parseStream(`${pending}\n\n`, Math.round(this.options.monotonic() - started)));
+    }
     return { status: res.status, headers: kept, stream: events };
   }
 

@@ -206,6 +206,60 @@ describe('record, then replay with the upstream gone', () => {
   });
 });
 
+describe('bounds and failures', () => {
+  it('passes on an answer over RECORDING_MAX_BYTES without recording it; one at the bound is kept', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const upstream = await start({});
+    const small = await (await chat(upstream, 'k')).text();
+    const size = Buffer.byteLength(small);
+    const atBound = await start({
+      upstreamMode: 'record',
+      upstreamUrl: upstream.url,
+      recordingsDir: dir,
+      recordingMaxBytes: size,
+    });
+    // (each answer has its own id and time; the sizes are the same)
+    expect(Buffer.byteLength(await (await chat(atBound, 'k')).text())).toBe(size);
+    expect(files(dir)).toHaveLength(1);
+    const over = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const below = await start({
+      upstreamMode: 'record',
+      upstreamUrl: upstream.url,
+      recordingsDir: over,
+      recordingMaxBytes: size - 1,
+    });
+    expect(Buffer.byteLength(await (await chat(below, 'k')).text())).toBe(size);
+    expect(files(over)).toEqual([]);
+    // a stream past the bound is passed on whole, and not kept
+    const tiny = await start({
+      upstreamMode: 'record',
+      upstreamUrl: upstream.url,
+      recordingsDir: over,
+      recordingMaxBytes: 100,
+    });
+    const stream = await (await messages(tiny, 'k')).text();
+    expect(stream).toContain('event: message_stop');
+    expect(Buffer.byteLength(stream)).toBeGreaterThan(100);
+    expect(files(over)).toEqual([]);
+  });
+
+  it('answers 502 in the group envelope when the upstream cannot be reached', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const gone = await start({});
+    const url = gone.url;
+    await gone.close();
+    open.splice(open.indexOf(gone), 1);
+    const recorder = await start({ upstreamMode: 'record', upstreamUrl: url, recordingsDir: dir });
+    const res = await chat(recorder, 'k');
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { error: { message: string; type: string } };
+    expect(body.error.message).toMatch(
+      /^The upstream gateway could not be reached \(ECONNREFUSED\)\.$/,
+    );
+    expect(files(dir)).toEqual([]);
+  });
+});
+
 describe('drift', () => {
   it('an honest recording (a video task’s whole life included) reports no drift', async () => {
     const { dir } = await record();
