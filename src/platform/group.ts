@@ -150,7 +150,14 @@ export function sendGroupError(
 /** A request's session and match view, for the reply engine's stubs. */
 export function matchContext(request: FastifyRequest): MatchContext | undefined {
   const runtime = request.gateway;
-  return runtime && { session: request.session, target: runtime.target(request) };
+  if (!runtime) return undefined;
+  let target: MatchTarget | undefined;
+  // Made only when a rule reads the request itself.
+  const targetOf = () => {
+    target ??= runtime.target(request);
+    return target;
+  };
+  return { session: request.session, target: targetOf };
 }
 
 /** Bytes and time a refused request may still send before its connection is dropped. */

@@ -76,7 +76,8 @@ export interface MatchTarget {
 /** Who asks, for a stub: the session it must belong to, and the request it must match. */
 export interface MatchContext {
   session: string;
-  target: MatchTarget;
+  /** The request as a match sees it (made on first use). */
+  target(): MatchTarget;
 }
 
 type Segment = string | number | '*';

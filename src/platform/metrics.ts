@@ -33,9 +33,23 @@ export class Metrics {
     private readonly tasksByStatus: () => Map<string, number>,
   ) {}
 
+  /** The counter child of each group and status, found once (a labels lookup per request costs). */
+  private readonly requestChildren = new Map<string, { inc(): void }>();
+
   /** A gateway request that ended (status 0: the connection was dropped without an answer). */
   request(group: GroupName, status: number): void {
-    this.use((m) => m.requests.inc({ group, status: String(status) }));
+    const instruments = this.instruments;
+    if (!instruments) {
+      this.use((m) => m.requests.inc({ group, status: String(status) }));
+      return;
+    }
+    const key = `${group} ${status}`;
+    let child = this.requestChildren.get(key);
+    if (child === undefined) {
+      child = instruments.requests.labels({ group, status: String(status) });
+      this.requestChildren.set(key, child);
+    }
+    child.inc();
   }
 
   /** A stream that ended, whole or not, after `seconds` on the wall clock. */

@@ -149,17 +149,20 @@ export class Replies implements Feature {
    */
   async replies(turn: Turn, choices = 1, context?: MatchContext): Promise<ChosenReply[]> {
     const session = context?.session ?? DEFAULT_SESSION;
-    for (const entry of this.candidates(session)) {
-      const found = this.matches(entry, turn, context);
-      if (!found) continue;
+    const hit =
+      (this.stubs.length > 0 ? this.find(this.stubs, turn, session, context) : undefined) ??
+      this.find(this.compiled, turn, session, context);
+    if (hit) {
+      const { entry, found } = hit;
       const { rule } = entry;
       const used = entry.used.get(session) ?? 0;
       const step = rule.sequence
         ? (rule.sequence[Math.min(used, rule.sequence.length - 1)] as ReplyStep)
         : rule;
       entry.used.delete(session);
-      if (entry.used.size >= SEQUENCE_SESSIONS)
+      if (entry.used.size >= SEQUENCE_SESSIONS) {
         entry.used.delete(entry.used.keys().next().value as string);
+      }
       entry.used.set(session, used + 1);
       if ('fired' in entry) this.spend(entry as Stub);
       const plan = await scriptedPlan(step, turn, found, step === rule ? entry.tokens : undefined);
@@ -172,9 +175,19 @@ export class Replies implements Feature {
     return plans;
   }
 
-  private *candidates(session: string): Generator<CompiledRule> {
-    for (const stub of this.stubs) if (stub.rule.session === session) yield stub;
-    yield* this.compiled;
+  /** The first rule of `rules` that answers the turn (a stub: only in its own session). */
+  private find(
+    rules: readonly CompiledRule[],
+    turn: Turn,
+    session: string,
+    context: MatchContext | undefined,
+  ): { entry: CompiledRule; found: RegExpExecArray | true } | undefined {
+    for (const entry of rules) {
+      if ('fired' in entry && (entry as Stub).rule.session !== session) continue;
+      const found = this.matches(entry, turn, context);
+      if (found) return { entry, found };
+    }
+    return undefined;
   }
 
   private spend(stub: Stub): void {
@@ -227,7 +240,7 @@ export class Replies implements Feature {
     ) {
       return undefined;
     }
-    if (entry.request && (!context || !meets(entry.request, context.target))) return undefined;
+    if (entry.request && (!context || !meets(entry.request, context.target()))) return undefined;
     if (match.contains !== undefined && !turn.prompt.includes(match.contains)) return undefined;
     if (entry.regex) return entry.regex.exec(turn.prompt) ?? undefined;
     return true;

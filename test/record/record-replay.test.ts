@@ -151,7 +151,13 @@ describe('record, then replay with the upstream gone', () => {
       expect(await (await video(replayer, 'k', id)).text()).toBe(expected);
     // the last recorded answer repeats
     expect(await (await video(replayer, 'k', id)).text()).toBe(answers.polls[2]);
+    // another session replays from the first answer
+    const other = await fetch(`${replayer.url}/videogen/v1/videos/text2video/${id}`, {
+      headers: { authorization: 'Bearer k', 'x-emulator-session': 'other' },
+    });
+    expect(await other.text()).toBe(answers.polls[0]);
     expect((await replayer.journal()).every((e) => e.source === 'replay')).toBe(true);
+    expect((await replayer.journal({ session: 'other' })).map((e) => e.source)).toEqual(['replay']);
 
     // strict: an unrecorded request is a 404 in the group's envelope
     const unrecorded = await fetch(`${replayer.url}/v1/chat/completions`, {
