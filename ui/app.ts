@@ -212,7 +212,7 @@ async function showDetail(id: string): Promise<void> {
       h('pre', {}, pretty(entry.headers)),
       h('h4', {}, 'Request body'),
       h('pre', {}, entry.body === null ? '(none)' : pretty(entry.body)),
-      h('h4', {}, entry.response_truncated ? 'Response (first 8 KiB)' : 'Response'),
+      h('h4', {}, entry.response_truncated ? 'Response (its start)' : 'Response'),
     ];
     const response = entry.response;
     if (typeof response === 'string' && /^(event|data|:)/m.test(response)) {

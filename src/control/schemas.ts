@@ -55,7 +55,8 @@ export const JournalSchema = Type.Object({ requests: Type.Array(JournalEntrySche
 export const JournalDetailSchema = Type.Object({
   ...JournalEntrySchema.properties,
   response: Type.Unknown({
-    description: 'the JSON answer, or the first 8 KiB of an event stream as sent',
+    description:
+      'the JSON answer (cut at 8 KiB), or the first 4000 bytes of an event stream as sent',
   }),
   response_truncated: Type.Boolean(),
 });

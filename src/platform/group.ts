@@ -416,9 +416,8 @@ export function setupGatewayGroup(
       durationMs,
       headers: request.headers,
       rawBody: request.rawBody,
-      response: request.streamCapture
-        ? Buffer.concat(request.streamCapture.parts).toString()
-        : request.responseBody,
+      response: request.streamCapture ? request.streamCapture.text() : request.responseBody,
+      ...(request.streamCapture?.truncated ? { responseTruncated: true } : {}),
       ...(request.fault === undefined ? {} : { fault: request.fault }),
       ...stream,
     });

@@ -88,6 +88,8 @@ export interface JournalInput {
   rawBody: string | undefined;
   /** What was answered: the JSON body, or the first bytes of an event stream. */
   response?: string | undefined;
+  /** The stream went on past what `response` holds. */
+  responseTruncated?: boolean;
   fault?: string;
   /** A stream the client left (or that stalled or failed) before it ended. */
   aborted?: boolean;
@@ -95,7 +97,7 @@ export interface JournalInput {
   bytesSent?: number;
 }
 
-interface StoredEntry extends Omit<JournalInput, 'rawBody' | 'response'> {
+interface StoredEntry extends Omit<JournalInput, 'rawBody' | 'response' | 'responseTruncated'> {
   body: string | undefined;
   bodyBytes: number;
   response: string | undefined;
@@ -236,7 +238,10 @@ export class Journal implements Feature {
         input.response === undefined || input.response.length <= JOURNAL_BODY_LIMIT
           ? input.response
           : preview(input.response),
-      responseBytes: input.response?.length ?? 0,
+      // A cut stream counts as longer than the limit, so it reads as truncated.
+      responseBytes: input.responseTruncated
+        ? JOURNAL_BODY_LIMIT + 1
+        : (input.response?.length ?? 0),
       ...(input.fault === undefined ? {} : { fault: input.fault }),
       ...(input.aborted ? { aborted: true, bytesSent: input.bytesSent ?? 0 } : {}),
     };

@@ -52,10 +52,23 @@ export class Metrics {
     child.inc();
   }
 
+  private readonly streamChildren = new Map<string, { observe(value: number): void }>();
+
   /** A stream that ended, whole or not, after `seconds` on the wall clock. */
   stream(group: GroupName, seconds: number, completed: boolean): void {
     const outcome = completed ? 'completed' : 'aborted';
-    this.use((m) => m.streams.observe({ group, outcome }, seconds));
+    const instruments = this.instruments;
+    if (!instruments) {
+      this.use((m) => m.streams.observe({ group, outcome }, seconds));
+      return;
+    }
+    const key = `${group} ${outcome}`;
+    let child = this.streamChildren.get(key);
+    if (child === undefined) {
+      child = instruments.streams.labels({ group, outcome });
+      this.streamChildren.set(key, child);
+    }
+    child.observe(seconds);
   }
 
   /** A prompt that could read the cache: did it? */

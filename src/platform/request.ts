@@ -35,11 +35,33 @@ declare module 'fastify' {
   }
 }
 
-/** The first bytes of a stream, as the SSE writer sent them (bounded by `limit`). */
-export interface StreamCapture {
-  parts: Buffer[];
-  bytes: number;
-  limit: number;
+/**
+ * How much of a stream the journal keeps. Under half of Node's buffer pool size, so that each
+ * stream's capture is a slice of the pool rather than an allocation of its own.
+ */
+export const STREAM_CAPTURE_BYTES = 4000;
+
+/** The first bytes of a stream as sent, for the journal: one buffer, copied into. */
+export class StreamCapture {
+  private readonly buffer = Buffer.allocUnsafe(STREAM_CAPTURE_BYTES);
+  private used = 0;
+  /** Every byte sent, kept or not. */
+  seen = 0;
+
+  add(bytes: Buffer): void {
+    this.seen += bytes.length;
+    if (this.used < STREAM_CAPTURE_BYTES) {
+      this.used += bytes.copy(this.buffer, this.used, 0, STREAM_CAPTURE_BYTES - this.used);
+    }
+  }
+
+  get truncated(): boolean {
+    return this.seen > this.used;
+  }
+
+  text(): string {
+    return this.buffer.toString('utf8', 0, this.used);
+  }
 }
 
 /** What a group offers a request after its hooks have run. */

@@ -216,7 +216,7 @@ export interface SseOptions {
   /** An `after_bytes` fault: the connection is cut once this many bytes were sent. */
   cutAfterBytes?: number;
   /** Keeps a copy of the first bytes sent (the journal shows them). */
-  capture?: { parts: Buffer[]; bytes: number; limit: number };
+  capture?: { add(bytes: Buffer): void };
 }
 
 export interface SseResult {
@@ -260,14 +260,7 @@ export async function sendSse(
   const capture = options.capture;
   /** Copies what fits of the parts about to be sent into the capture. */
   const keep = (parts: Buffer[]) => {
-    if (!capture) return;
-    for (const part of parts) {
-      const room = capture.limit - capture.bytes;
-      if (room <= 0) return;
-      const piece = Buffer.from(part.subarray(0, room));
-      capture.parts.push(piece);
-      capture.bytes += piece.length;
-    }
+    if (capture) for (const part of parts) capture.add(part);
   };
   let budget = options.cutAfterBytes ?? Number.POSITIVE_INFINITY;
   /**

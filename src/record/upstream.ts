@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Sleep } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
-import { JOURNAL_BODY_LIMIT, redactUrl } from '../platform/journal.js';
+import { redactUrl } from '../platform/journal.js';
+import { StreamCapture } from '../platform/request.js';
 import {
   blockOf,
   bodyHash,
@@ -224,14 +225,8 @@ export class Upstream {
 
   /** Keeps the first bytes of a stream for the journal, as the emulator's own streams do. */
   private capture(request: FastifyRequest): (bytes: Buffer) => void {
-    const capture = { parts: [] as Buffer[], bytes: 0, limit: JOURNAL_BODY_LIMIT };
+    const capture = new StreamCapture();
     request.streamCapture = capture;
-    return (bytes) => {
-      const room = capture.limit - capture.bytes;
-      if (room <= 0) return;
-      const piece = Buffer.from(bytes.subarray(0, room));
-      capture.parts.push(piece);
-      capture.bytes += piece.length;
-    };
+    return (bytes) => capture.add(bytes);
   }
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SetTimer, Sleep } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
-import { JOURNAL_BODY_LIMIT } from '../platform/journal.js';
+import { StreamCapture } from '../platform/request.js';
 import { type Pacing, type SseProducer, sendSse } from '../platform/sse.js';
 
 /** The pauses of text streams, from the settings. */
@@ -57,7 +57,7 @@ export async function sendTextStream(stream: TextStream): Promise<FastifyReply> 
   const { request, reply, streaming } = stream;
   const fault = request.streamFault;
   const started = streaming.monotonic();
-  const capture = { parts: [], bytes: 0, limit: JOURNAL_BODY_LIMIT };
+  const capture = new StreamCapture();
   request.streamCapture = capture;
   const result = await sendSse(reply, stream.produce, {
     capture,
