@@ -155,7 +155,11 @@ export class Upstream {
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
       throw new GatewayError(502, `The upstream gateway could not be reached (${cause}).`);
     }
-    const kept = keptHeaders(res.headers);
+    const pairs: Array<[string, string]> = [];
+    res.headers.forEach((value, name) => {
+      pairs.push([name, value]);
+    });
+    const kept = keptHeaders(pairs);
     const type = res.headers.get('content-type') ?? '';
     if (!type.includes('text/event-stream') || !res.body) {
       const text = await res.text();
