@@ -128,10 +128,13 @@ describe('the process', () => {
     await vi.waitFor(() => expect(out).toContain('Server listening at'), { timeout: 20_000 });
     child.kill('SIGTERM');
     expect(await exited, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
+    // In the order they were logged (pino's stdout writer may hand two lines over swapped).
     const messages = out
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line).msg);
+      .map((line) => JSON.parse(line) as { time: number; msg: string })
+      .sort((a, b) => a.time - b.time)
+      .map((line) => line.msg);
     expect(messages.slice(-2), out).toEqual(['shutting down: draining', 'drained']);
   }, 30_000);
 });
