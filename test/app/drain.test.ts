@@ -128,13 +128,24 @@ describe('the process', () => {
     await vi.waitFor(() => expect(out).toContain('Server listening at'), { timeout: 20_000 });
     child.kill('SIGTERM');
     expect(await exited, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
-    // In the order they were logged (pino's stdout writer may hand two lines over swapped).
-    const messages = out
+    // pino's stdout writer may hand two lines over swapped: their times tell the order.
+    const lines = out
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line) as { time: number; msg: string })
-      .sort((a, b) => a.time - b.time)
-      .map((line) => line.msg);
-    expect(messages.slice(-2), out).toEqual(['shutting down: draining', 'drained']);
+      .map((line) => JSON.parse(line) as { time: number; msg: string });
+    const started = lines.find((line) => line.msg === 'shutting down: draining');
+    const drained = lines.find((line) => line.msg === 'drained');
+    expect(started, out).toBeDefined();
+    expect(drained, out).toBeDefined();
+    expect((drained as { time: number }).time).toBeGreaterThanOrEqual(
+      (started as { time: number }).time,
+    );
+    expect(
+      lines
+        .slice(-2)
+        .map((line) => line.msg)
+        .sort(),
+      out,
+    ).toEqual(['drained', 'shutting down: draining']);
   }, 30_000);
 });
