@@ -97,11 +97,18 @@ type ClientError = Error & { code?: string; rawPacket?: Buffer; bytesParsed?: nu
  * Where pino writes: JSON lines (to `stream`, or stdout), or readable lines through pino-pretty
  * when asked, or by default on a terminal. pino-pretty loads only then.
  */
+/** Whether logs are pretty: asked for, or `auto` writing to a terminal (not a given stream). */
+export const prettyLogs = (
+  format: Config['logFormat'],
+  hasStream: boolean,
+  isTTY: boolean | undefined,
+): boolean => format === 'pretty' || (format === 'auto' && !hasStream && isTTY === true);
+
 async function logStream(
   format: Config['logFormat'],
   stream: NodeJS.WritableStream | undefined,
 ): Promise<{ stream?: NodeJS.WritableStream }> {
-  const pretty = format === 'pretty' || (format === 'auto' && !stream && process.stdout.isTTY);
+  const pretty = prettyLogs(format, stream !== undefined, process.stdout.isTTY);
   if (!pretty) return stream ? { stream } : {};
   const { default: prettyStream } = await import('pino-pretty');
   return {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { prettyLogs } from '../../src/app.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp | undefined;
@@ -64,5 +65,33 @@ describe('CORS (CORS_ORIGINS)', () => {
     const off = await preflight('https://app.example');
     expect(off?.headers['access-control-allow-origin']).toBeUndefined();
     expect(off?.statusCode).toBe(401); // no CORS: the chat group answers, and asks for a key
+  });
+
+  it('with *, answers any origin with that origin (so credentials headers still work)', async () => {
+    t = await buildTestApp({ corsOrigins: ['*'] });
+    for (const origin of ['https://one.example', 'http://localhost:5173']) {
+      const res = await preflight(origin);
+      expect(res?.statusCode).toBe(204);
+      expect(res?.headers['access-control-allow-origin']).toBe(origin);
+    }
+  });
+});
+
+describe('LOG_FORMAT', () => {
+  it('auto: pretty on a terminal, JSON to a pipe or a given stream; json and pretty as asked', () => {
+    expect(prettyLogs('auto', false, true)).toBe(true);
+    expect(prettyLogs('auto', false, false)).toBe(false);
+    expect(prettyLogs('auto', true, true)).toBe(false);
+    expect(prettyLogs('json', false, true)).toBe(false);
+    expect(prettyLogs('pretty', false, false)).toBe(true);
+    expect(prettyLogs('pretty', true, false)).toBe(true);
+  });
+
+  it('pretty: readable lines through pino-pretty, no JSON', async () => {
+    t = await buildTestApp({ logFormat: 'pretty' });
+    await t.chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    const text = t.deps.logs.join('');
+    expect(text).toContain('request completed');
+    expect(text).not.toMatch(/^\{"level"/m);
   });
 });
