@@ -24,7 +24,7 @@ import { Journal, redactUrl, SECRET_HEADERS } from './platform/journal.js';
 import { Metrics } from './platform/metrics.js';
 import { registerOpenapi } from './platform/openapi.js';
 import { RateLimiter } from './platform/rate-limit.js';
-import { BODY_LIMIT, setupRequests } from './platform/request.js';
+import { BODY_LIMIT, CLIENT_HEADERS, setupRequests } from './platform/request.js';
 import { Scheduler } from './platform/scheduler.js';
 import { lazySerializers, validatorCompiler } from './platform/validation.js';
 import { checkDrift } from './record/drift.js';
@@ -354,15 +354,7 @@ export async function buildApp(
     await app.register(cors, {
       origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
       methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
-      exposedHeaders: [
-        'request-id',
-        'x-request-id',
-        'retry-after',
-        'retry-after-ms',
-        'x-ratelimit-limit-requests',
-        'x-ratelimit-remaining-requests',
-        'x-ratelimit-reset-requests',
-      ],
+      exposedHeaders: CLIENT_HEADERS,
       maxAge: 600,
     });
   }

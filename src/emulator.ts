@@ -92,6 +92,8 @@ function describeMisses(misses: NearMiss[]): string {
 /** The control calls, made through `app.inject` so they are checked exactly as over HTTP. */
 function controlFor(
   app: FastifyInstance,
+  /** The admin token header, when the emulator has one. */
+  admin: Record<string, string>,
   session: string | undefined,
   reset: (only?: readonly string[]) => void,
 ): EmulatorControl {
@@ -101,7 +103,7 @@ function controlFor(
     const res = await app.inject({
       method,
       url: `/_emulator${url}`,
-      headers: { ...headers, ...controlHeaders.get(app) },
+      headers: { ...headers, ...admin },
       ...(payload === undefined ? {} : { payload }),
     });
     return { status: res.statusCode, body: res.json() as T };
@@ -152,9 +154,6 @@ function controlFor(
   };
 }
 
-/** The admin token control calls carry, per app (set when the emulator is started with one). */
-const controlHeaders = new WeakMap<FastifyInstance, Record<string, string>>();
-
 /**
  * Starts an emulator for a client's test suite: port 0 (any free port) and warn-level logs
  * unless told otherwise. README "Use in tests".
@@ -164,12 +163,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const config = resolveConfig({ port: 0, logLevel: 'warn', ...overrides });
   const deps = createDeps(depOverrides);
   const app = await buildApp(config, deps);
-  if (config.adminToken) controlHeaders.set(app, { 'x-emulator-admin-token': config.adminToken });
+  // Control calls carry the admin token when the emulator has one.
+  const admin: Record<string, string> = config.adminToken
+    ? { 'x-emulator-admin-token': config.adminToken }
+    : {};
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const control = controlFor(app, undefined, (only) => app.emulator.reset(only));
+  const control = controlFor(app, admin, undefined, (only) => app.emulator.reset(only));
   return {
     ...control,
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
@@ -178,7 +180,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     clock: deps.clock,
     app,
     advance: (ms) => deps.clock.advance(ms),
-    session: (name) => controlFor(app, name, (only) => app.emulator.reset(only, name)),
+    session: (name) => controlFor(app, admin, name, (only) => app.emulator.reset(only, name)),
     close: () => app.close(),
   };
 }

@@ -4,13 +4,13 @@
  */
 
 import type { Feature } from './features.js';
-import { REDACTED } from './journal.js';
 import {
   type CompiledMatch,
   compileMatch,
   type MatchTarget,
   meets,
   type RequestMatch,
+  shownMatch,
 } from './match.js';
 import { DEFAULT_SESSION } from './session.js';
 
@@ -238,11 +238,6 @@ export function defaultKind(input: FaultRuleInput): FaultKind {
   if (input.after_bytes !== undefined) return 'disconnect';
   if (input.delay_ms !== undefined && input.status === undefined) return 'delay';
   return 'error';
-}
-
-/** A match as shown: a key is never echoed. */
-export function shownMatch(match: RequestMatch): RequestMatch {
-  return match.key === undefined ? match : { ...match, key: REDACTED };
 }
 
 function view(rule: FaultRule): FaultRuleView {

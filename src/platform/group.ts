@@ -16,7 +16,7 @@ import { type Journal, redactUrl } from './journal.js';
 import type { MatchContext, MatchTarget } from './match.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
-import type { GatewayRuntime } from './request.js';
+import { type GatewayRuntime, pathOf } from './request.js';
 import { ownerIn, readSession } from './session.js';
 import { normalizeError } from './validation.js';
 
@@ -101,11 +101,6 @@ export interface GatewayHooks {
 }
 
 const DEFAULT_RETRY_AFTER_S = 1;
-
-const pathOf = (url: string) => {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-};
 
 const DEBUGGING = new Set(['debug', 'trace']);
 

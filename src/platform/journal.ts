@@ -9,6 +9,7 @@ import {
   type RequestMatch,
   selectPath,
 } from './match.js';
+import { pathOf } from './request.js';
 
 export const REDACTED = '[REDACTED]';
 
@@ -443,11 +444,6 @@ export class Journal implements Feature {
 }
 
 const OUT_OF_SCOPE: Difference[] = [{ field: 'scope', expected: null, actual: null }];
-
-const pathOf = (url: string) => {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-};
 
 function expectedOf(filter: JournalFilter, field: string): unknown {
   if (field === 'key') return REDACTED;

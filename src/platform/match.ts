@@ -259,3 +259,8 @@ export function mismatches(
 export function meets(m: CompiledMatch, t: MatchTarget): boolean {
   return mismatches(m, t).length === 0;
 }
+
+/** A match as shown: a key is never echoed. */
+export function shownMatch<M extends { key?: string }>(match: M): M {
+  return match.key === undefined ? match : { ...match, key: '[REDACTED]' };
+}

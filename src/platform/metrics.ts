@@ -33,42 +33,35 @@ export class Metrics {
     private readonly tasksByStatus: () => Map<string, number>,
   ) {}
 
-  /** The counter child of each group and status, found once (a labels lookup per request costs). */
-  private readonly requestChildren = new Map<string, { inc(): void }>();
+  /** Labelled children, found once per label set (a labels lookup per observation costs). */
+  private readonly children = new Map<string, unknown>();
+
+  private child<C>(key: string, make: () => C): C {
+    let child = this.children.get(key) as C | undefined;
+    if (child === undefined) {
+      child = make();
+      this.children.set(key, child);
+    }
+    return child;
+  }
 
   /** A gateway request that ended (status 0: the connection was dropped without an answer). */
   request(group: GroupName, status: number): void {
-    const instruments = this.instruments;
-    if (!instruments) {
-      this.use((m) => m.requests.inc({ group, status: String(status) }));
-      return;
-    }
-    const key = `${group} ${status}`;
-    let child = this.requestChildren.get(key);
-    if (child === undefined) {
-      child = instruments.requests.labels({ group, status: String(status) });
-      this.requestChildren.set(key, child);
-    }
-    child.inc();
+    this.use((m) =>
+      this.child(`requests ${group} ${status}`, () =>
+        m.requests.labels({ group, status: String(status) }),
+      ).inc(),
+    );
   }
-
-  private readonly streamChildren = new Map<string, { observe(value: number): void }>();
 
   /** A stream that ended, whole or not, after `seconds` on the wall clock. */
   stream(group: GroupName, seconds: number, completed: boolean): void {
     const outcome = completed ? 'completed' : 'aborted';
-    const instruments = this.instruments;
-    if (!instruments) {
-      this.use((m) => m.streams.observe({ group, outcome }, seconds));
-      return;
-    }
-    const key = `${group} ${outcome}`;
-    let child = this.streamChildren.get(key);
-    if (child === undefined) {
-      child = instruments.streams.labels({ group, outcome });
-      this.streamChildren.set(key, child);
-    }
-    child.observe(seconds);
+    this.use((m) =>
+      this.child(`streams ${group} ${outcome}`, () => m.streams.labels({ group, outcome })).observe(
+        seconds,
+      ),
+    );
   }
 
   /** A prompt that could read the cache: did it? */

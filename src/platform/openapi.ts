@@ -287,7 +287,7 @@ function operationIdOf(method: string, path: string): string {
   return method + words.join('');
 }
 
-/** Why a group answers an error status (0: any other). */
+/** Why a group answers an error status (0: every other status). */
 function errorDescription(status: number, group: GroupDoc): string {
   switch (status) {
     case 400:

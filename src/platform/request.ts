@@ -82,6 +82,26 @@ export interface GatewayRuntime {
  */
 export type StreamFault = { afterEvents: number; status: number } | { afterBytes: number };
 
+/** A URL's path, without its query. */
+export const pathOf = (url: string) => {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+};
+
+/**
+ * The answer headers clients read (request ids, retry and rate-limit headers): what CORS
+ * exposes and what a recording keeps (with the content type).
+ */
+export const CLIENT_HEADERS = [
+  'request-id',
+  'x-request-id',
+  'retry-after',
+  'retry-after-ms',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-reset-requests',
+];
+
 /** Upstream accepts 32 MB request bodies. @see https://platform.claude.com/docs/en/api/errors */
 export const BODY_LIMIT = 32 * 1024 * 1024;
 

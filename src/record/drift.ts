@@ -191,12 +191,11 @@ export async function checkDrift(
         const found: Omit<DriftDifference, 'recording' | 'response'>[] = [];
         let path = match.path;
         const query = request.query ? `?${request.query.replace(/=\[REDACTED\]/g, '=drift')}` : '';
-        const headers: Record<string, string> = { ...AUTH[match.group] };
+        const headers = AUTH[match.group];
         if (match.group === 'video') {
           const prepared = await prepareVideo(app, recording, recorded, tasks, timeline);
           if (prepared === undefined) continue;
-          path = prepared.path;
-          Object.assign(headers, prepared.headers);
+          path = prepared;
         }
         const res = await app.inject({
           method: match.method as 'GET',
@@ -264,7 +263,7 @@ export async function checkDrift(
 const rank = (r: Recording) => (r.match.group === 'video' && r.match.method === 'POST' ? 0 : 1);
 
 /**
- * A recorded video poll, aimed at the emulator's own task moved to the recorded status (its
+ * The path of a recorded video request, aimed at the emulator's own task moved to the recorded status (its
  * clock advanced, or its status forced for a failure); undefined for a poll of a task whose
  * creation was not recorded.
  */
@@ -274,9 +273,9 @@ async function prepareVideo(
   recorded: RecordedResponse,
   tasks: Map<string, { id: string; advanced: number }>,
   timeline: VideoTimeline,
-): Promise<{ path: string; headers: Record<string, string> } | undefined> {
+): Promise<string | undefined> {
   const { match } = recording;
-  if (match.method === 'POST') return { path: match.path, headers: {} };
+  if (match.method === 'POST') return match.path;
   const recordedId = match.path.split('/').pop() as string;
   const task = tasks.get(recordedId);
   if (!task) return undefined;
@@ -303,5 +302,5 @@ async function prepareVideo(
     });
     task.advanced = target;
   }
-  return { path: match.path.replace(recordedId, task.id), headers: {} };
+  return match.path.replace(recordedId, task.id);
 }

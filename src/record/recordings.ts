@@ -10,6 +10,7 @@ import {
 import { dirname, join, relative } from 'node:path';
 import type { Feature } from '../platform/features.js';
 import type { GroupName } from '../platform/group.js';
+import { CLIENT_HEADERS } from '../platform/request.js';
 
 /**
  * Recordings (README "Record and replay"): one JSON file per distinct request, readable and
@@ -58,16 +59,7 @@ export interface Recording {
 }
 
 /** Answer headers worth keeping; nothing else (cookies, auth echoes) is ever written. */
-const KEPT_HEADERS = new Set([
-  'content-type',
-  'request-id',
-  'x-request-id',
-  'retry-after',
-  'retry-after-ms',
-  'x-ratelimit-limit-requests',
-  'x-ratelimit-remaining-requests',
-  'x-ratelimit-reset-requests',
-]);
+const KEPT_HEADERS = new Set(['content-type', ...CLIENT_HEADERS]);
 
 export function keptHeaders(headers: Iterable<[string, string]>): Record<string, string> {
   const out: Record<string, string> = {};

@@ -3,7 +3,7 @@ import type { Sleep } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
 import { redactUrl } from '../platform/journal.js';
-import { StreamCapture } from '../platform/request.js';
+import { pathOf, StreamCapture } from '../platform/request.js';
 import {
   blockOf,
   bodyHash,
@@ -52,11 +52,6 @@ const NOT_FORWARDED = new Set([
   'te',
   'accept-encoding',
 ]);
-
-const pathOf = (url: string) => {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-};
 
 export class Upstream {
   constructor(private readonly options: UpstreamOptions) {}

@@ -1,6 +1,11 @@
 import type { Feature } from '../platform/features.js';
-import { REDACTED } from '../platform/journal.js';
-import { type CompiledMatch, compileMatch, type MatchContext, meets } from '../platform/match.js';
+import {
+  type CompiledMatch,
+  compileMatch,
+  type MatchContext,
+  meets,
+  shownMatch,
+} from '../platform/match.js';
 import { DEFAULT_SESSION } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
 import {
@@ -34,7 +39,7 @@ export interface ChosenReply extends Plan {
 interface CompiledRule {
   rule: LoadedRule | StubRule;
   regex?: RegExp;
-  /** What the request itself must be (group, path, key, header, body); none: any. */
+  /** What the request itself must be (path, key, header, body), when the rule says. */
   request?: CompiledMatch;
   /** Token count of a plain-text reply with no `$n` references, counted once. */
   tokens?: number;
@@ -255,7 +260,7 @@ export interface StubView extends StubRule {
 
 function stubView(stub: Stub): StubView {
   const { rule } = stub;
-  const match = rule.match?.key === undefined ? rule.match : { ...rule.match, key: REDACTED };
+  const match = rule.match && shownMatch(rule.match);
   return {
     ...rule,
     ...(match === undefined ? {} : { match }),
