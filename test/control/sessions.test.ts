@@ -157,4 +157,19 @@ describe('sessions (x-emulator-session)', () => {
     const control400 = await control('GET', '/_emulator/faults', 'x'.repeat(201));
     expect(control400.statusCode).toBe(400);
   });
+
+  it('DELETE /_emulator/journal and /faults/{id} with the header touch only that session', async () => {
+    t = await buildTestApp();
+    const ask = (session: string) =>
+      t.chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { headers: S(session) });
+    await ask('a');
+    await ask('b');
+    expect((await control('DELETE', '/_emulator/journal', 'a')).json()).toEqual({ status: 'ok' });
+    const left = (await control('GET', '/_emulator/journal')).json().requests;
+    expect(left.map((e: { session: string }) => e.session)).toEqual(['b']);
+    await control('POST', '/_emulator/faults', 'a', { path: '/nowhere', status: 500 });
+    expect((await control('DELETE', '/_emulator/faults/1', 'b')).statusCode).toBe(404);
+    expect((await control('DELETE', '/_emulator/faults/1', 'a')).json()).toEqual({ status: 'ok' });
+    expect((await control('GET', '/_emulator/faults')).json().faults).toEqual([]);
+  });
 });
