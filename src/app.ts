@@ -342,11 +342,6 @@ export async function buildApp(
   setupRequests(app);
   app.setValidatorCompiler(validatorCompiler());
   app.addHook('onClose', async () => features.close());
-  // The metrics library loads once the server answers, so that it does not delay the first answer.
-  app.addHook('onListen', (done) => {
-    setImmediate(() => void metrics.load());
-    done();
-  });
 
   if (config.corsOrigins) {
     // Opt-in CORS for browser apps: preflights are answered before any key check, and the

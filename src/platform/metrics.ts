@@ -3,9 +3,10 @@ import type { GroupName } from './group.js';
 
 /**
  * `GET /_emulator/metrics` in Prometheus text, made by prom-client (README "Metrics"). The
- * library costs ~50 ms to load, so it loads after the server listens (or at the first scrape)
- * instead of delaying the first answer; what happens before that is queued (bounded) and
- * counted once it is there. Counters only grow: `/_emulator/reset` does not touch them.
+ * library costs ~50 ms to load, so it loads at the first scrape instead of delaying start-up or
+ * the first answers; until then counts are kept as plain numbers (one per label set) and stream
+ * durations in a bounded list, and handed over when it loads. Counters only grow:
+ * `/_emulator/reset` does not touch them.
  */
 
 interface Instruments {
@@ -16,16 +17,23 @@ interface Instruments {
   callbacks: Counter<'outcome'>;
 }
 
-/** Observations kept while prom-client loads; past this they are dropped (and counted). */
-const QUEUE_LIMIT = 10_000;
+/** An increment of one labelled counter, counted before prom-client is there. */
+interface PendingCount {
+  n: number;
+  apply: (m: Instruments, n: number) => void;
+}
+
+/** Stream durations kept before the first scrape; past this they are dropped (and counted). */
+export const PENDING_DURATIONS = 10_000;
 
 export type CallbackOutcome = 'delivered' | 'failed' | 'retry';
 
 export class Metrics {
   private instruments: Instruments | undefined;
   private loading: Promise<Instruments> | undefined;
-  private queue: Array<(m: Instruments) => void> = [];
-  /** Observations dropped while prom-client was loading. */
+  private pendingCounts = new Map<string, PendingCount>();
+  private pendingDurations: Array<(m: Instruments) => void> = [];
+  /** Stream durations dropped before the first scrape. */
   dropped = 0;
 
   constructor(
@@ -45,36 +53,56 @@ export class Metrics {
     return child;
   }
 
+  /** Adds one to a labelled counter, found by `key`. */
+  private count(key: string, counter: (m: Instruments) => Counter<string>, labels: object): void {
+    const m = this.instruments;
+    if (m) {
+      this.child(key, () => counter(m).labels(labels as Record<string, string>)).inc();
+      return;
+    }
+    const pending = this.pendingCounts.get(key);
+    if (pending) pending.n++;
+    else {
+      this.pendingCounts.set(key, {
+        n: 1,
+        apply: (loaded, n) =>
+          this.child(key, () => counter(loaded).labels(labels as Record<string, string>)).inc(n),
+      });
+    }
+  }
+
   /** A gateway request that ended (status 0: the connection was dropped without an answer). */
   request(group: GroupName, status: number): void {
-    this.use((m) =>
-      this.child(`requests ${group} ${status}`, () =>
-        m.requests.labels({ group, status: String(status) }),
-      ).inc(),
-    );
+    this.count(`requests ${group} ${status}`, (m) => m.requests, {
+      group,
+      status: String(status),
+    });
   }
 
   /** A stream that ended, whole or not, after `seconds` on the wall clock. */
   stream(group: GroupName, seconds: number, completed: boolean): void {
     const outcome = completed ? 'completed' : 'aborted';
-    this.use((m) =>
+    const observe = (m: Instruments) =>
       this.child(`streams ${group} ${outcome}`, () => m.streams.labels({ group, outcome })).observe(
         seconds,
-      ),
-    );
+      );
+    if (this.instruments) observe(this.instruments);
+    else if (this.pendingDurations.length < PENDING_DURATIONS) this.pendingDurations.push(observe);
+    else this.dropped++;
   }
 
   /** A prompt that could read the cache: did it? */
   cacheLookup(group: 'messages' | 'chat', hit: boolean): void {
-    this.use((m) => m.cache.inc({ group, result: hit ? 'hit' : 'miss' }));
+    const result = hit ? 'hit' : 'miss';
+    this.count(`cache ${group} ${result}`, (m) => m.cache, { group, result });
   }
 
   /** One callback attempt's end. */
   callback(outcome: CallbackOutcome): void {
-    this.use((m) => m.callbacks.inc({ outcome }));
+    this.count(`callbacks ${outcome}`, (m) => m.callbacks, { outcome });
   }
 
-  /** Loads prom-client (once) and counts what was queued meanwhile. */
+  /** Loads prom-client (once) and hands over what was counted meanwhile. */
   load(): Promise<Instruments> {
     this.loading ??= import('prom-client').then((prom) => {
       const registry = new prom.Registry();
@@ -123,14 +151,16 @@ export class Metrics {
       const dropped = () => this.dropped;
       new prom.Gauge({
         name: 'emulator_metrics_dropped',
-        help: 'Observations dropped while the metrics library loaded.',
+        help: 'Stream durations dropped before the first scrape loaded the metrics library.',
         registers: [registry],
         collect() {
           this.set(dropped());
         },
       });
-      for (const apply of this.queue) apply(instruments);
-      this.queue = [];
+      for (const { apply, n } of this.pendingCounts.values()) apply(instruments, n);
+      for (const observe of this.pendingDurations) observe(instruments);
+      this.pendingCounts.clear();
+      this.pendingDurations = [];
       this.instruments = instruments;
       return instruments;
     });
@@ -141,11 +171,5 @@ export class Metrics {
   async text(): Promise<{ contentType: string; body: string }> {
     const { registry } = await this.load();
     return { contentType: registry.contentType, body: await registry.metrics() };
-  }
-
-  private use(apply: (m: Instruments) => void): void {
-    if (this.instruments) apply(this.instruments);
-    else if (this.queue.length < QUEUE_LIMIT) this.queue.push(apply);
-    else this.dropped++;
   }
 }

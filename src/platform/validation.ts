@@ -23,10 +23,17 @@ const AJV_BASE: AjvOptions = {
  * text on the wire, so there numbers are coerced.
  */
 export function validatorCompiler() {
-  const strict = new Ajv({ ...AJV_BASE, coerceTypes: false });
-  const coercing = new Ajv({ ...AJV_BASE, coerceTypes: true });
+  const ajvs = new Map<boolean, Ajv>();
+  const ajvFor = (coerceTypes: boolean) => {
+    let ajv = ajvs.get(coerceTypes);
+    if (!ajv) {
+      ajv = new Ajv({ ...AJV_BASE, coerceTypes });
+      ajvs.set(coerceTypes, ajv);
+    }
+    return ajv;
+  };
   return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    lazy(() => (httpPart === 'body' ? strict : coercing).compile(schema));
+    lazy(() => ajvFor(httpPart !== 'body').compile(schema));
 }
 
 /**

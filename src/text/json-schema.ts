@@ -15,8 +15,15 @@ import { Lru } from '../platform/lru.js';
  * check, is refused.
  */
 
-const ajv = new Ajv({ strict: false, allErrors: false, discriminator: false });
-addFormats.default(ajv);
+let ajv: Ajv | undefined;
+/** Made on first use: start-up does not pay for an Ajv and its formats. */
+function validator(): Ajv {
+  if (!ajv) {
+    ajv = new Ajv({ strict: false, allErrors: false, discriminator: false });
+    addFormats.default(ajv);
+  }
+  return ajv;
+}
 
 const ATTEMPTS = 8;
 /** Upper bounds the generator gets: enough for an emulator's answer. */
@@ -74,7 +81,7 @@ function infoOf(schema: object): SchemaInfo {
   info = { key };
   const plain = dialectFree(schema);
   try {
-    info.validate = ajv.compile(plain);
+    info.validate = validator().compile(plain);
   } catch (err) {
     info.invalid = (err as Error).message;
   }

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/index.js';
+import { Metrics, PENDING_DURATIONS } from '../../src/platform/metrics.js';
 
 let emu: Emulator;
 let hook: Server | undefined;
@@ -93,5 +94,34 @@ describe('GET /_emulator/metrics', () => {
       headers: { 'x-emulator-admin-token': 'admin' },
     });
     expect(ok.status).toBe(200);
+  });
+
+  it('counts everything before the first scrape loads prom-client; stream durations up to the bound', async () => {
+    const metrics = new Metrics(() => new Map([['succeed', 2]]));
+    for (let i = 0; i < 25_000; i++) metrics.request('chat', 200);
+    metrics.request('messages', 429);
+    metrics.cacheLookup('messages', true);
+    metrics.callback('delivered');
+    for (let i = 0; i < PENDING_DURATIONS + 7; i++) metrics.stream('chat', 0.001, true);
+    const { body } = await metrics.text();
+    expect(sample(body, 'emulator_requests_total{group="chat",status="200"}')).toBe(25_000);
+    expect(sample(body, 'emulator_requests_total{group="messages",status="429"}')).toBe(1);
+    expect(sample(body, 'emulator_prompt_cache_lookups_total{group="messages",result="hit"}')).toBe(
+      1,
+    );
+    expect(sample(body, 'emulator_callback_attempts_total{outcome="delivered"}')).toBe(1);
+    expect(
+      sample(body, 'emulator_stream_duration_seconds_count{group="chat",outcome="completed"}'),
+    ).toBe(PENDING_DURATIONS);
+    expect(sample(body, 'emulator_metrics_dropped')).toBe(7);
+    expect(sample(body, 'emulator_video_tasks{status="succeed"}')).toBe(2);
+    // Once loaded, observations go straight to prom-client.
+    metrics.request('chat', 200);
+    metrics.stream('chat', 0.001, true);
+    const after = (await metrics.text()).body;
+    expect(sample(after, 'emulator_requests_total{group="chat",status="200"}')).toBe(25_001);
+    expect(
+      sample(after, 'emulator_stream_duration_seconds_count{group="chat",outcome="completed"}'),
+    ).toBe(PENDING_DURATIONS + 1);
   });
 });
