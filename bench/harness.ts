@@ -101,3 +101,7 @@ export const quantile = (sorted: ArrayLike<number>, q: number): number =>
   sorted.length === 0
     ? Number.NaN
     : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number);
+
+/** The median of numbers (the upper one of an even count). */
+export const median = (xs: number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;

@@ -3,7 +3,7 @@
  * in this run, driven by autocannon: the limit (a bare node:http server) and bare Fastify. Prints
  * req/s and server CPU time per request (medians), the emulator's throughput as a share of the
  * limit and of Fastify (the median over rounds of back-to-back measurements, in rotating order),
- * then the memory cost of finished video tasks.
+ * then the memory cost of finished video tasks and the time from spawn to the first answer.
  *
  *   npm run bench                # every scenario
  *   npm run bench -- --quick     # 1 s per run, for a smoke test
@@ -13,8 +13,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { benchFixtures, cpuMicros, rssKiB, type Server, startServer } from './harness.js';
+import { benchFixtures, cpuMicros, median, rssKiB, type Server, startServer } from './harness.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
+import { startup } from './startup.js';
 
 const FIXTURES_DIR = benchFixtures();
 
@@ -57,7 +58,6 @@ async function measure(server: Server, s: Scenario, duration: number) {
 }
 
 type Sample = Awaited<ReturnType<typeof measure>>;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const cells = (xs: Sample[]) =>
   `${median(xs.map((x) => x.rps))
     .toFixed(0)
@@ -165,6 +165,7 @@ async function main() {
   if (!filter || 'video task memory'.includes(filter)) {
     if (!(await taskMemory())) failed++;
   }
+  if (!filter || 'start-up'.includes(filter)) await startup(quick ? 1 : 15, {});
   if (failed > 0 && !quick) process.exitCode = 1;
 }
 

@@ -1,0 +1,85 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { describe, expect, it, vi } from 'vitest';
+
+/**
+ * The built server as users start it: `npm start` and the bin run `dist/server.bundle.js`
+ * (built by `npm ci`/`prepare`; the test fails without it rather than skipping).
+ */
+const BUNDLE = 'dist/server.bundle.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts a command with PORT=0 and reads the address from its "listening" log line. */
+function start(command: string, args: string[]) {
+  const child = spawn(command, args, {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk) => {
+    out += chunk;
+  });
+  child.stderr.on('data', (chunk) => {
+    out += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const url = async () => {
+    await vi.waitFor(() => expect(out).toMatch(/Server listening at (http:\S+)"/), {
+      timeout: 20_000,
+    });
+    return (/Server listening at (http:\S+)"/.exec(out) as RegExpExecArray)[1] as string;
+  };
+  return { child, exited, url, output: () => out };
+}
+
+describe('the built server', () => {
+  it('is built', () => {
+    expect(existsSync(BUNDLE), `${BUNDLE} is missing: run npm run build`).toBe(true);
+  });
+
+  it('the bin answers health and exits 0 on SIGTERM', async () => {
+    const server = start(process.execPath, ['bin/gateway-emulator.js']);
+    const base = await server.url();
+    const health = await fetch(`${base}/_emulator/health`);
+    expect({ status: health.status, body: await health.json() }).toEqual({
+      status: 200,
+      body: { status: 'ok' },
+    });
+    server.child.kill('SIGTERM');
+    expect(await server.exited, server.output()).toBe(0);
+  }, 30_000);
+
+  it('the bin prints its usage with --help', () => {
+    const usage = execFileSync(process.execPath, ['bin/gateway-emulator.js', '--help'], {
+      encoding: 'utf8',
+    });
+    expect(usage).toContain('Usage');
+  });
+
+  it('npm start runs node itself (exec): SIGTERM to npm stops the server, no orphan', async () => {
+    const npm = start('npm', ['start', '--silent']);
+    const base = await npm.url();
+    // With `exec`, npm's only child is the server's node process (no shell between).
+    const children = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(npm.child.pid)], {
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/));
+    expect(children.map(([, comm]) => comm)).toEqual(['node']);
+    const pid = Number(children[0]?.[0]);
+    expect((await fetch(`${base}/_emulator/health`)).status).toBe(200);
+    npm.child.kill('SIGTERM');
+    await npm.exited;
+    await vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 15_000 });
+    await expect(fetch(`${base}/_emulator/health`)).rejects.toThrow();
+  }, 40_000);
+});
