@@ -16,7 +16,7 @@ await build({
   format: 'esm',
   target: 'node20',
   // Loaded lazily, from node_modules (swagger-ui also serves its own files from there).
-  external: ['@fastify/swagger-ui', 'prom-client', 'pino-pretty'],
+  external: ['@fastify/swagger', '@fastify/swagger-ui', 'prom-client', 'pino-pretty'],
   // CommonJS dependencies call require(); an ES module has none of its own.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",

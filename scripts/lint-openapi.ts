@@ -49,7 +49,7 @@ export function lintOpenapi(document: unknown, args: readonly string[] = []) {
 export async function openapiDocument(): Promise<unknown> {
   const app = await buildApp(resolveConfig({ logLevel: 'silent' }));
   await app.ready();
-  const document = app.swagger();
+  const document = await app.openapi();
   await app.close();
   return document;
 }

@@ -10,6 +10,6 @@ const SNAPSHOT = new URL('../test/app/openapi.snapshot.json', import.meta.url);
 
 const app = await buildApp(resolveConfig({ logLevel: 'silent' }));
 await app.ready();
-writeFileSync(SNAPSHOT, `${JSON.stringify(app.swagger(), null, 2)}\n`);
+writeFileSync(SNAPSHOT, `${JSON.stringify(await app.openapi(), null, 2)}\n`);
 await app.close();
 console.log(`wrote ${SNAPSHOT.pathname}`);

@@ -26,7 +26,7 @@ import { registerOpenapi } from './platform/openapi.js';
 import { RateLimiter } from './platform/rate-limit.js';
 import { BODY_LIMIT, CLIENT_HEADERS, setupRequests } from './platform/request.js';
 import { Scheduler } from './platform/scheduler.js';
-import { lazySerializers, validatorCompiler } from './platform/validation.js';
+import { lazySerializers, validatorFactory } from './platform/validation.js';
 import { checkDrift } from './record/drift.js';
 import { Recordings } from './record/recordings.js';
 import { Upstream } from './record/upstream.js';
@@ -314,7 +314,10 @@ export async function buildApp(
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     frameworkErrors: renderFrameworkError,
-    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
+    // Both compile each schema on its first use (and Fastify loads neither of its own).
+    schemaController: {
+      compilersFactory: { buildValidator: validatorFactory, buildSerializer: lazySerializers() },
+    },
     // Fastify types `rawPacket` as the JSON of a Buffer; Node hands the Buffer itself.
     clientErrorHandler: (err, socket) => answerClientError(err as unknown as ClientError, socket),
     // Every wait on a client is bounded (README "Configuration"): the whole request, its
@@ -340,7 +343,6 @@ export async function buildApp(
       drain(app.server, [video.callbacks], graceMs, deps),
   } satisfies EmulatorInternals);
   setupRequests(app);
-  app.setValidatorCompiler(validatorCompiler());
   app.addHook('onClose', async () => features.close());
 
   if (config.corsOrigins) {
@@ -354,7 +356,7 @@ export async function buildApp(
     });
   }
 
-  await registerOpenapi(app);
+  registerOpenapi(app);
 
   await app.register(
     controlRoutes({

@@ -1,5 +1,7 @@
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import { createRequire } from 'node:module';
+import type { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv';
+import type { FastifyServerOptions } from 'fastify';
 import { type FieldIssue, GatewayError, type PathSegment } from './errors.js';
 
 /**
@@ -40,6 +42,18 @@ export function validatorCompiler() {
  * A validator compiled on its first use, so that start-up does not compile every route's
  * schemas (most runs use a few routes). Fastify reads `errors` off the function it was given.
  */
+type CompilersFactory = NonNullable<
+  NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+>;
+/**
+ * `validatorCompiler` as Fastify's `schemaController.compilersFactory.buildValidator`, so that
+ * Fastify does not load its own Ajv compiler at start-up. Fastify types that factory after
+ * Ajv's; it calls what it returns as it calls a `setValidatorCompiler` compiler.
+ */
+export const validatorFactory = validatorCompiler as unknown as NonNullable<
+  CompilersFactory['buildValidator']
+>;
+
 function lazy(compile: () => ValidateFunction) {
   let compiled: ValidateFunction | undefined;
   const validate = (data: unknown) => {
@@ -54,14 +68,30 @@ function lazy(compile: () => ValidateFunction) {
 
 type SerializerBuilder = ReturnType<typeof SerializerSelector>;
 
+/**
+ * fast-json-stringify and its Ajv cost ~20 ms to load: they load with the first answer that
+ * needs a serializer, not at start-up (a synchronous require, as Fastify's own loader does).
+ */
+const require = createRequire(import.meta.url);
+let selector: typeof SerializerSelector | undefined;
+const serializerSelector = () => {
+  selector ??= (
+    require('@fastify/fast-json-stringify-compiler') as {
+      SerializerSelector: typeof SerializerSelector;
+    }
+  ).SerializerSelector;
+  return selector;
+};
+
 /** Fastify's response serializers (fast-json-stringify), each built on its first use. */
 export const lazySerializers =
   (): SerializerBuilder =>
   (...args: Parameters<SerializerBuilder>) => {
-    const compiler = SerializerSelector()(...args);
+    let compiler: ReturnType<SerializerBuilder> | undefined;
     return (route) => {
       let serialize: ((data: unknown) => string) | undefined;
       return (data: unknown) => {
+        compiler ??= serializerSelector()()(...args);
         serialize ??= compiler(route) as (data: unknown) => string;
         return serialize(data);
       };

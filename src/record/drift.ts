@@ -157,7 +157,7 @@ export async function checkDrift(
   const app = await build();
   try {
     await app.ready();
-    const doc = app.swagger() as unknown as {
+    const doc = (await app.openapi()) as unknown as {
       paths: Record<string, Record<string, Schema>>;
       components?: { schemas?: Record<string, Schema> };
     };

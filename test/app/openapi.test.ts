@@ -17,7 +17,7 @@ interface Operation {
 async function documentOf(overrides: Parameters<typeof buildTestApp>[0] = {}) {
   t = await buildTestApp(overrides);
   await t.app.ready();
-  return t.app.swagger() as unknown as {
+  return (await t.app.openapi()) as unknown as {
     servers: Array<{ url: string }>;
     components: { securitySchemes: Record<string, Record<string, string>> };
     paths: Record<string, Record<string, Operation>>;
@@ -35,7 +35,7 @@ it('generates the OpenAPI document byte for byte as snapshotted (npm run openapi
   t = await buildTestApp();
   await t.app.ready();
   const snapshot = readFileSync(new URL('./openapi.snapshot.json', import.meta.url), 'utf8');
-  expect(`${JSON.stringify(t.app.swagger(), null, 2)}\n`).toBe(snapshot);
+  expect(`${JSON.stringify(await t.app.openapi(), null, 2)}\n`).toBe(snapshot);
 });
 
 describe('the document is complete', () => {
