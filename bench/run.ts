@@ -25,7 +25,7 @@ const filter = args.find((a) => !a.startsWith('--'));
 const DURATION_S = quick ? 1 : 2;
 const ROUNDS = quick ? 1 : 5;
 const CONNECTIONS = 10;
-const MEMORY_TASKS = quick ? 2000 : 20_000;
+const MEMORY_TASKS = quick ? 2000 : 60_000;
 
 function startEmulator(env: Record<string, string> = {}): Promise<Server> {
   return startServer(
