@@ -160,6 +160,10 @@ export async function buildApp(
       : undefined,
     metrics: undefined,
     upstream: undefined,
+    refusedUpload: {
+      maxBytes: config.refusedUploadMaxBytes,
+      timeoutMs: config.refusedUploadTimeoutMs,
+    },
   };
   const recordings = features.add(new Recordings(config.recordingsDir));
   if (config.upstreamMode !== 'off') {
@@ -198,6 +202,7 @@ export async function buildApp(
     ids,
     scheduler,
     setTimer: deps.setTimer,
+    refusedUpload: hooks.refusedUpload,
     guard: {
       // Read at delivery, once `app` (below) listens.
       selfPorts: () => {

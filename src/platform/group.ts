@@ -98,6 +98,8 @@ export interface GatewayHooks {
   metrics: Metrics | undefined;
   /** Record, replay or proxy (UPSTREAM_MODE), when on. */
   upstream: Upstream | undefined;
+  /** What a request refused before its body was read may still send (`readTheRest`). */
+  refusedUpload: { maxBytes: number; timeoutMs: number };
 }
 
 const DEFAULT_RETRY_AFTER_S = 1;
@@ -121,6 +123,7 @@ export function sendGroupError(
   err: unknown,
   request: FastifyRequest,
   reply: FastifyReply,
+  hooks: Pick<GatewayHooks, 'refusedUpload' | 'setTimer'>,
 ): FastifyReply {
   const error = normalizeError(err);
   if (error.status >= 500 && request.fault === undefined) {
@@ -133,7 +136,7 @@ export function sendGroupError(
     );
   }
   const { status, body } = spec.render(error, request);
-  if (request.raw.complete === false) readTheRest(request, reply);
+  if (request.raw.complete === false) readTheRest(request, reply, hooks);
   const retryAfterS = error.options.retryAfterS;
   if (retryAfterS !== undefined) {
     reply.header('retry-after', String(retryAfterS));
@@ -155,17 +158,17 @@ export function matchContext(request: FastifyRequest): MatchContext | undefined 
   return { session: request.session, target: targetOf };
 }
 
-/** Bytes and time a refused request may still send before its connection is dropped. */
-const LINGER_BYTES = 64 * 1024 * 1024;
-const LINGER_MS = 10_000;
-
 /**
  * A request refused before its body was read (too large, a wrong content type, a bad key): if
  * the connection closed at once, the client, still sending, would get a reset and lose the
- * answer. So the rest of the body is read and thrown away, and the connection kept, up to 64 MB
- * and 10 s; past that it is dropped.
+ * answer. So the rest of the body is read and thrown away, and the connection kept, up to
+ * REFUSED_UPLOAD_MAX_BYTES and REFUSED_UPLOAD_TIMEOUT_MS (wall clock); past either it is dropped.
  */
-function readTheRest(request: FastifyRequest, reply: FastifyReply): void {
+function readTheRest(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { refusedUpload, setTimer }: Pick<GatewayHooks, 'refusedUpload' | 'setTimer'>,
+): void {
   const raw = request.raw;
   if (reply.getHeader('connection') === 'close') reply.removeHeader('connection');
   const drop = () => {
@@ -173,17 +176,19 @@ function readTheRest(request: FastifyRequest, reply: FastifyReply): void {
     if (typeof socket?.destroy === 'function') socket.destroy();
   };
   let seen = 0;
-  const timer = setTimeout(drop, LINGER_MS);
-  timer.unref();
+  const cancel = setTimer(() => {
+    done();
+    drop();
+  }, refusedUpload.timeoutMs);
   const onData = (chunk: Buffer) => {
     seen += chunk.length;
-    if (seen > LINGER_BYTES) {
+    if (seen > refusedUpload.maxBytes) {
       done();
       drop();
     }
   };
   const done = () => {
-    clearTimeout(timer);
+    cancel();
     raw.off('data', onData);
   };
   raw.on('data', onData);
@@ -384,7 +389,7 @@ export function setupGatewayGroup(
     done(null, payload);
   });
 
-  app.setErrorHandler((err, request, reply) => sendGroupError(spec, err, request, reply));
+  app.setErrorHandler((err, request, reply) => sendGroupError(spec, err, request, reply, hooks));
 
   app.setNotFoundHandler((request) => {
     throw spec.unknownRoute(request);

@@ -1,5 +1,5 @@
 import type { Clock, SetTimer } from '../platform/clock.js';
-import type { GroupDescriptor } from '../platform/group.js';
+import type { GatewayHooks, GroupDescriptor } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import { CallbackGuard, type CallbackGuardOptions } from './callback-guard.js';
@@ -23,6 +23,8 @@ export interface VideoGroupOptions {
   /** Signs result URLs. */
   secret: Buffer;
   callbacks?: Partial<CallbackOptions>;
+  /** What a refused request may still send (the media routes answer in the group's envelope). */
+  refusedUpload: GatewayHooks['refusedUpload'];
 }
 
 export interface VideoGroup extends GroupDescriptor {
@@ -50,7 +52,12 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
     routes: videoRoutes({ video: service, publicBaseUrl: options.publicBaseUrl, guard }),
     public: {
       prefix: '/media',
-      routes: mediaRoutes({ video: service, clock, clip: loadClip(options.fixturesDir) }),
+      routes: mediaRoutes({
+        video: service,
+        clock,
+        clip: loadClip(options.fixturesDir),
+        errors: { refusedUpload: options.refusedUpload, setTimer: options.setTimer },
+      }),
     },
     stores: [service, callbacks],
     facts: {

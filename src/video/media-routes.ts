@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Clock } from '../platform/clock.js';
-import { sendGroupError } from '../platform/group.js';
+import { type GatewayHooks, sendGroupError } from '../platform/group.js';
 import { videoGroupSpec } from './errors.js';
 import type { VideoService } from './service.js';
 
@@ -29,6 +29,8 @@ export interface MediaRoutesOptions {
   clock: Clock;
   /** The MP4 every succeeded task serves. */
   clip: Buffer;
+  /** What `sendGroupError` needs beyond the request. */
+  errors: Pick<GatewayHooks, 'refusedUpload' | 'setTimer'>;
 }
 
 const NOT_FOUND = { error: { type: 'not_found' as const, message: 'No such video' } };
@@ -41,11 +43,11 @@ const Mp4 = { 'video/mp4': { schema: Type.Unsafe<Buffer>({ type: 'string', forma
  * (a bad file name included) is a 404; a bug is a 500 in the video group's envelope.
  */
 export const mediaRoutes =
-  ({ video, clock, clip }: MediaRoutesOptions): FastifyPluginAsyncTypebox =>
+  ({ video, clock, clip, errors }: MediaRoutesOptions): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.setErrorHandler((err, request, reply) => {
       if ((err as { validation?: unknown }).validation) return reply.code(404).send(NOT_FOUND);
-      return sendGroupError(videoGroupSpec, err, request, reply);
+      return sendGroupError(videoGroupSpec, err, request, reply, errors);
     });
 
     app.get(

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, type TestApp, testDeps } from '../helpers/app.js';
 
 /**
  * Server timeouts and errors Node raises before Fastify sees a request, over real sockets. The
@@ -216,4 +216,89 @@ describe('a refused upload', () => {
       });
     }
   }, 60_000);
+
+  /** A chat request without a key (refused before its body is read), with a body of `size`. */
+  async function refusedUpload(port: number, size: number, send = size) {
+    const socket: Socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+    });
+    const closed = new Promise<void>((resolve) => {
+      socket.on('error', () => {});
+      socket.on('close', () => resolve());
+    });
+    socket.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n' +
+        `Content-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`,
+    );
+    const chunk = Buffer.alloc(16 * 1024, ' ');
+    for (let sent = 0; sent < send && !socket.destroyed; sent += chunk.length) {
+      const part = chunk.subarray(0, Math.min(chunk.length, send - sent));
+      if (!socket.write(part)) await new Promise((r) => socket.once('drain', r));
+    }
+    return { socket, closed, received: () => received };
+  }
+
+  const UNAUTHORIZED = {
+    error: {
+      message:
+        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+      type: 'invalid_request_error',
+      param: null,
+      code: null,
+    },
+  };
+
+  it('keeps the connection for a body of REFUSED_UPLOAD_MAX_BYTES, drops it one byte past', async () => {
+    const max = 256 * 1024;
+    const port = await start({ refusedUploadMaxBytes: max, keepAliveTimeoutMs: 60_000 });
+    const within = await refusedUpload(port, max);
+    await new Promise<void>((resolve) => within.socket.once('data', () => resolve()));
+    // Every byte was read: the connection is still there for the next request.
+    within.socket.write('GET /_emulator/health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await expect
+      .poll(() => within.received().includes('{"status":"ok"}'), { timeout: 10_000 })
+      .toBe(true);
+    // The refusal first, then the health answer on the same connection.
+    const [refusal = '', next = ''] = within.received().split(/(?=HTTP\/1\.1 )/);
+    expect(parse(refusal)).toMatchObject({
+      status: 'HTTP/1.1 401 Unauthorized',
+      body: UNAUTHORIZED,
+    });
+    expect(parse(next)).toMatchObject({ status: 'HTTP/1.1 200 OK', body: { status: 'ok' } });
+    within.socket.end();
+    await within.closed;
+
+    const past = await refusedUpload(port, max + 1);
+    await past.closed;
+    expect(parse(past.received())).toMatchObject({
+      status: 'HTTP/1.1 401 Unauthorized',
+      body: UNAUTHORIZED,
+    });
+  });
+
+  it('drops the connection REFUSED_UPLOAD_TIMEOUT_MS after the refusal if the body is still coming', async () => {
+    const timers: Array<{ ms: number; fire: () => void }> = [];
+    const deps = {
+      ...testDeps(),
+      setTimer: (fn: () => void, ms: number) => {
+        timers.push({ ms, fire: fn });
+        return () => {};
+      },
+    };
+    t = await buildTestApp({ refusedUploadTimeoutMs: 4321 }, deps);
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const upload = await refusedUpload(Number(new URL(address).port), 100_000, 1000);
+    await expect.poll(() => upload.received().endsWith('}'), { timeout: 10_000 }).toBe(true);
+    expect(parse(upload.received())).toMatchObject({
+      status: 'HTTP/1.1 401 Unauthorized',
+      body: UNAUTHORIZED,
+    });
+    const linger = timers.filter((timer) => timer.ms === 4321);
+    expect(linger).toHaveLength(1);
+    expect(upload.socket.destroyed).toBe(false);
+    linger[0]?.fire();
+    await upload.closed;
+  });
 });
