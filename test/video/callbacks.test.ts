@@ -212,6 +212,49 @@ describe('video callbacks', () => {
   });
 });
 
+describe('GET /_emulator/callbacks with x-emulator-session', () => {
+  it("lists only that session's deliveries; without the header, every session's", async () => {
+    hook = await receiver();
+    const inSession = (session: string) =>
+      t.inject({
+        method: 'POST',
+        url: '/videogen/v1/videos/text2video',
+        headers: { ...KEY, 'x-emulator-session': session },
+        payload: { model_name: 'vid-v1-6', prompt: 'a cat', duration: '5', callback_url: hook.url },
+      });
+    expect((await inSession('a')).statusCode).toBe(200);
+    expect((await inSession('b')).statusCode).toBe(200);
+    await advance(2000);
+    const delivery = (id: number, taskId: string, session: string) => ({
+      id,
+      task_id: taskId,
+      session,
+      url: hook.url,
+      task_status: 'processing',
+      state: 'delivered',
+      attempts: 1,
+      last_status: 200,
+      last_error: null,
+      created_at: T0 + 2000,
+      updated_at: T0 + 2000,
+    });
+    const list = async (session?: string) =>
+      (
+        await t.inject({
+          url: '/_emulator/callbacks',
+          headers: session ? { 'x-emulator-session': session } : {},
+        })
+      ).json();
+    expect(await list('a')).toEqual({ dropped: 0, callbacks: [delivery(1, '1000001', 'a')] });
+    expect(await list('b')).toEqual({ dropped: 0, callbacks: [delivery(2, '1000002', 'b')] });
+    expect(await list('c')).toEqual({ dropped: 0, callbacks: [] });
+    expect(await list()).toEqual({
+      dropped: 0,
+      callbacks: [delivery(1, '1000001', 'a'), delivery(2, '1000002', 'b')],
+    });
+  });
+});
+
 describe('callbacks never turn against the emulator', () => {
   /** A receiver that redirects every callback to `location` with a 307. */
   async function redirector(location: string) {
