@@ -24,7 +24,7 @@ import { Journal, redactUrl, SECRET_HEADERS } from './platform/journal.js';
 import { Metrics } from './platform/metrics.js';
 import { registerOpenapi } from './platform/openapi.js';
 import { RateLimiter } from './platform/rate-limit.js';
-import { BODY_LIMIT, CLIENT_HEADERS, setupRequests } from './platform/request.js';
+import { BODY_LIMIT, CLIENT_HEADERS, REDACTED, setupRequests } from './platform/request.js';
 import { Scheduler } from './platform/scheduler.js';
 import { lazySerializers, validatorFactory } from './platform/validation.js';
 import { checkDrift } from './record/drift.js';
@@ -304,7 +304,7 @@ export async function buildApp(
       level: config.logLevel,
       redact: {
         paths: [...SECRET_HEADERS].map((h) => `req.headers["${h}"]`),
-        censor: '[REDACTED]',
+        censor: REDACTED,
       },
       ...(await logStream(config.logFormat, deps.logStream)),
     },

@@ -9,9 +9,7 @@ import {
   type RequestMatch,
   selectPath,
 } from './match.js';
-import { pathOf } from './request.js';
-
-export const REDACTED = '[REDACTED]';
+import { pathOf, REDACTED } from './request.js';
 
 /** Header names whose values are secrets; the journal and the logs never show them. */
 export const SECRET_HEADERS = new Set([
@@ -300,7 +298,7 @@ export class Journal implements Feature {
   list(filter?: CompiledFilter): JournalEntry[] {
     const out: JournalEntry[] = [];
     for (const e of this.stored()) {
-      if (!filter || this.differences(filter, e).length === 0) out.push(toWire(e));
+      if (!filter || this.matches(filter, e)) out.push(toWire(e));
     }
     return out;
   }
@@ -316,8 +314,8 @@ export class Journal implements Feature {
     let matched = 0;
     const misses: Array<{ entry: StoredEntry; differences: Difference[] }> = [];
     for (const e of this.stored()) {
+      if (!inScope(filter, e)) continue;
       const differences = this.differences(filter, e);
-      if (differences === OUT_OF_SCOPE) continue;
       if (differences.length === 0) matched++;
       else misses.push({ entry: e, differences });
     }
@@ -401,14 +399,16 @@ export class Journal implements Feature {
 
   private wake(entry: StoredEntry): void {
     for (const waiter of [...this.waiters]) {
-      if (this.differences(waiter.filter, entry).length === 0) waiter.resolve(toWire(entry));
+      if (this.matches(waiter.filter, entry)) waiter.resolve(toWire(entry));
     }
   }
 
-  /** The fields an entry differs in; OUT_OF_SCOPE for another session or an earlier time. */
+  private matches(filter: CompiledFilter, e: StoredEntry): boolean {
+    return inScope(filter, e) && this.differences(filter, e).length === 0;
+  }
+
+  /** The fields an entry in the filter's scope differs in. */
   private differences(filter: CompiledFilter, e: StoredEntry): Difference[] {
-    if (filter.session !== undefined && e.session !== filter.session) return OUT_OF_SCOPE;
-    if (filter.since !== undefined && e.at < filter.since) return OUT_OF_SCOPE;
     let body: unknown;
     let parsed = false;
     const target: MatchTarget = {
@@ -443,7 +443,12 @@ export class Journal implements Feature {
   }
 }
 
-const OUT_OF_SCOPE: Difference[] = [{ field: 'scope', expected: null, actual: null }];
+/**
+ * The filter's session and time: an entry outside them is neither a match nor a near miss.
+ */
+const inScope = (filter: CompiledFilter, e: StoredEntry) =>
+  (filter.session === undefined || e.session === filter.session) &&
+  (filter.since === undefined || e.at >= filter.since);
 
 function expectedOf(filter: JournalFilter, field: string): unknown {
   if (field === 'key') return REDACTED;

@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { type Static, Type } from '@sinclair/typebox';
 import safeRegex from 'safe-regex2';
 import type { GroupName } from './group.js';
+import { REDACTED } from './request.js';
 import { Literals } from './schema-helpers.js';
 
 /**
@@ -262,5 +263,5 @@ export function meets(m: CompiledMatch, t: MatchTarget): boolean {
 
 /** A match as shown: a key is never echoed. */
 export function shownMatch<M extends { key?: string }>(match: M): M {
-  return match.key === undefined ? match : { ...match, key: '[REDACTED]' };
+  return match.key === undefined ? match : { ...match, key: REDACTED };
 }

@@ -88,6 +88,9 @@ export const pathOf = (url: string) => {
   return query === -1 ? url : url.slice(0, query);
 };
 
+/** What stands for a credential wherever one would be shown: log, journal, recordings, views. */
+export const REDACTED = '[REDACTED]';
+
 /**
  * The answer headers clients read (request ids, retry and rate-limit headers): what CORS
  * exposes and what a recording keeps (with the content type).

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { REDACTED } from '../platform/request.js';
 import { type RecordedResponse, type Recording, Recordings } from './recordings.js';
 
 /**
@@ -190,7 +191,7 @@ export async function checkDrift(
         responses++;
         const found: Omit<DriftDifference, 'recording' | 'response'>[] = [];
         let path = match.path;
-        const query = request.query ? `?${request.query.replace(/=\[REDACTED\]/g, '=drift')}` : '';
+        const query = request.query ? `?${request.query.replaceAll(`=${REDACTED}`, '=drift')}` : '';
         const headers = AUTH[match.group];
         if (match.group === 'video') {
           const prepared = await prepareVideo(app, recording, recorded, tasks, timeline);
