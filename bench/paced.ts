@@ -102,7 +102,7 @@ function health(base: string): Promise<void> {
 async function main() {
   const fixtures = benchFixtures();
   const emulator = await startServer(
-    'src/server.ts',
+    'dist/server.bundle.js',
     [],
     {
       LOG_LEVEL: 'warn',
