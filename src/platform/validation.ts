@@ -24,24 +24,48 @@ const AJV_BASE: AjvOptions = {
  * Bodies are validated without type coercion (`"5"` is not `5`); query strings and params are
  * text on the wire, so there numbers are coerced.
  */
-export function validatorCompiler() {
-  const ajvs = new Map<boolean, Ajv>();
-  const ajvFor = (coerceTypes: boolean) => {
-    let ajv = ajvs.get(coerceTypes);
-    if (!ajv) {
-      ajv = new Ajv({ ...AJV_BASE, coerceTypes });
-      ajvs.set(coerceTypes, ajv);
-    }
-    return ajv;
-  };
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    lazy(() => ajvFor(httpPart !== 'body').compile(schema));
+/**
+ * An Ajv instance keeps something of every schema it compiled (the values its generated code
+ * refers to), even after `removeSchema`; so each is replaced after compiling this many, and
+ * lives on only in the validators it made.
+ */
+export const AJV_SCHEMAS_PER_INSTANCE = 256;
+const ajvs = new Map<boolean, { ajv: Ajv; compiled: number }>();
+function ajvFor(coerceTypes: boolean): Ajv {
+  let current = ajvs.get(coerceTypes);
+  if (!current || current.compiled >= AJV_SCHEMAS_PER_INSTANCE) {
+    current = { ajv: new Ajv({ ...AJV_BASE, coerceTypes }), compiled: 0 };
+    ajvs.set(coerceTypes, current);
+  }
+  current.compiled++;
+  return current.ajv;
 }
 
 /**
- * A validator compiled on its first use, so that start-up does not compile every route's
- * schemas (most runs use a few routes). Fastify reads `errors` off the function it was given.
+ * Validators by schema object, for every app of the process (route schemas are module
+ * constants, so each `startEmulator` in a test run, and each test, reuses them): compiling is
+ * most of a route's first request. Held weakly: nothing outlives its schema but what the
+ * current Ajv instance keeps (see AJV_SCHEMAS_PER_INSTANCE).
  */
+const compiled = { true: new WeakMap<object, ValidateFunction>(), false: new WeakMap() };
+
+export function compileValidator(schema: object, coerceTypes: boolean): ValidateFunction {
+  const cache = compiled[`${coerceTypes}`];
+  let validate = cache.get(schema);
+  if (!validate) {
+    const ajv = ajvFor(coerceTypes);
+    validate = ajv.compile(schema);
+    ajv.removeSchema(schema);
+    cache.set(schema, validate);
+  }
+  return validate;
+}
+
+export function validatorCompiler() {
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
+    lazy(() => compileValidator(schema, httpPart !== 'body'));
+}
+
 type CompilersFactory = NonNullable<
   NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
 >;
@@ -54,12 +78,16 @@ export const validatorFactory = validatorCompiler as unknown as NonNullable<
   CompilersFactory['buildValidator']
 >;
 
+/**
+ * A validator compiled on its first use, so that start-up does not compile every route's
+ * schemas (most runs use a few routes). Fastify reads `errors` off the function it was given.
+ */
 function lazy(compile: () => ValidateFunction) {
-  let compiled: ValidateFunction | undefined;
+  let validator: ValidateFunction | undefined;
   const validate = (data: unknown) => {
-    compiled ??= compile();
-    const valid = compiled(data);
-    validate.errors = compiled.errors;
+    validator ??= compile();
+    const valid = validator(data);
+    validate.errors = validator.errors;
     return valid;
   };
   validate.errors = null as ValidateFunction['errors'];
@@ -83,16 +111,40 @@ const serializerSelector = () => {
   return selector;
 };
 
-/** Fastify's response serializers (fast-json-stringify), each built on its first use. */
+type Serialize = (data: unknown) => string;
+/** Serializers by response schema object, shared by every app of the process (as validators). */
+const serializers = new WeakMap<object, Serialize>();
+let sharedCompiler: ReturnType<SerializerBuilder> | undefined;
+
+/**
+ * Fastify's response serializers (fast-json-stringify), each built on its first use and shared
+ * across apps. (No app adds shared schemas or serializer options; one that did would get its own.)
+ */
 export const lazySerializers =
   (): SerializerBuilder =>
   (...args: Parameters<SerializerBuilder>) => {
-    let compiler: ReturnType<SerializerBuilder> | undefined;
+    const [external, options] = args;
+    const shareable =
+      Object.keys(external ?? {}).length === 0 && Object.keys(options ?? {}).length === 0;
+    let own: ReturnType<SerializerBuilder> | undefined;
+    const compile = (route: Parameters<ReturnType<SerializerBuilder>>[0]): Serialize => {
+      const schema = route.schema;
+      if (!shareable || typeof schema !== 'object' || schema === null) {
+        own ??= serializerSelector()()(...args);
+        return own(route) as Serialize;
+      }
+      let serialize = serializers.get(schema);
+      if (!serialize) {
+        sharedCompiler ??= serializerSelector()()(...args);
+        serialize = sharedCompiler(route) as Serialize;
+        serializers.set(schema, serialize);
+      }
+      return serialize;
+    };
     return (route) => {
-      let serialize: ((data: unknown) => string) | undefined;
+      let serialize: Serialize | undefined;
       return (data: unknown) => {
-        compiler ??= serializerSelector()()(...args);
-        serialize ??= compiler(route) as (data: unknown) => string;
+        serialize ??= compile(route);
         return serialize(data);
       };
     };
