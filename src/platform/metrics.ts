@@ -28,6 +28,13 @@ export const PENDING_DURATIONS = 10_000;
 
 export type CallbackOutcome = 'delivered' | 'failed' | 'retry';
 
+/**
+ * The process itself (CPU, memory, event-loop delay, GC: prom-client's default metrics), once
+ * per process whatever the number of apps in it: what they watch is the process's, and the
+ * watchers they set up are never taken down.
+ */
+let processRegistry: Registry | undefined;
+
 export class Metrics {
   private instruments: Instruments | undefined;
   private loading: Promise<Instruments> | undefined;
@@ -148,6 +155,11 @@ export class Metrics {
           for (const [status, count] of tasksByStatus()) this.set({ status }, count);
         },
       });
+      processRegistry ??= (() => {
+        const shared = new prom.Registry();
+        prom.collectDefaultMetrics({ register: shared });
+        return shared;
+      })();
       const dropped = () => this.dropped;
       new prom.Gauge({
         name: 'emulator_metrics_dropped',
@@ -167,9 +179,11 @@ export class Metrics {
     return this.loading;
   }
 
-  /** The Prometheus text exposition. */
+  /** The Prometheus text exposition: the emulator's metrics, then the process's. */
   async text(): Promise<{ contentType: string; body: string }> {
     const { registry } = await this.load();
-    return { contentType: registry.contentType, body: await registry.metrics() };
+    const own = await registry.metrics();
+    const process = await (processRegistry as Registry).metrics();
+    return { contentType: registry.contentType, body: `${own}\n${process}` };
   }
 }

@@ -124,4 +124,17 @@ describe('GET /_emulator/metrics', () => {
       sample(after, 'emulator_stream_duration_seconds_count{group="chat",outcome="completed"}'),
     ).toBe(PENDING_DURATIONS + 1);
   });
+
+  it("adds the process's own metrics (prom-client defaults), set up once for every app", async () => {
+    const one = await new Metrics(() => new Map()).text();
+    const two = await new Metrics(() => new Map()).text();
+    for (const { body } of [one, two]) {
+      expect(sample(body, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+      expect(sample(body, 'nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
+      expect(body).toContain('# TYPE nodejs_gc_duration_seconds histogram');
+    }
+    expect(sample(two.body, 'process_start_time_seconds')).toBe(
+      sample(one.body, 'process_start_time_seconds'),
+    );
+  });
 });
