@@ -7,8 +7,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY scripts/bundle.mjs ./scripts/
+COPY scripts/bundle.mjs scripts/precompile.mjs ./scripts/
 COPY ui ./ui
+# The precompile step builds the app once (with the shipped fixtures) to list its schemas.
+COPY fixtures ./fixtures
 RUN npm run build
 
 # Runtime stage: production dependencies and compiled output only, run as a non-root user.

@@ -1,4 +1,8 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv';
 import type { FastifyServerOptions } from 'fastify';
@@ -20,10 +24,6 @@ const AJV_BASE: AjvOptions = {
   validateSchema: false,
 };
 
-/**
- * Bodies are validated without type coercion (`"5"` is not `5`); query strings and params are
- * text on the wire, so there numbers are coerced.
- */
 /**
  * An Ajv instance keeps something of every schema it compiled (the values its generated code
  * refers to), even after `removeSchema`; so each is replaced after compiling this many, and
@@ -47,23 +47,143 @@ function ajvFor(coerceTypes: boolean): Ajv {
  * most of a route's first request. Held weakly: nothing outlives its schema but what the
  * current Ajv instance keeps (see AJV_SCHEMAS_PER_INSTANCE).
  */
-const compiled = { true: new WeakMap<object, ValidateFunction>(), false: new WeakMap() };
+let compiled = { true: new WeakMap<object, ValidateFunction>(), false: new WeakMap() };
 
+/** What this process compiled, and what it found precompiled (for the tests). */
+export const compileStats = {
+  validators: { compiled: 0, precompiled: 0 },
+  serializers: { compiled: 0, precompiled: 0 },
+};
+
+/**
+ * Bodies are validated without type coercion (`"5"` is not `5`); query strings and params are
+ * text on the wire, so there numbers are coerced.
+ */
 export function compileValidator(schema: object, coerceTypes: boolean): ValidateFunction {
   const cache = compiled[`${coerceTypes}`];
   let validate = cache.get(schema);
   if (!validate) {
-    const ajv = ajvFor(coerceTypes);
-    validate = ajv.compile(schema);
-    ajv.removeSchema(schema);
+    validate = loadPrecompiled(schema, coerceTypes);
+    if (validate) compileStats.validators.precompiled++;
+    else {
+      const ajv = ajvFor(coerceTypes);
+      validate = ajv.compile(schema);
+      ajv.removeSchema(schema);
+      compileStats.validators.compiled++;
+    }
     cache.set(schema, validate);
   }
   return validate;
 }
 
+/**
+ * Validators and serializers compiled ahead of time by `npm run build` (scripts/precompile.mjs):
+ * Ajv's and fast-json-stringify's own standalone code, one CommonJS file per schema, named by a
+ * hash of the schema and of what compiles it (library version, options, coercion). A route's
+ * first request then loads a file instead of compiling (a few ms instead of 100-400 ms, which
+ * also held up every other request); a schema that differs (another configuration) has no
+ * file and is compiled as before.
+ */
+const require = createRequire(import.meta.url);
+let precompiledDir: string | null | undefined;
+
+/**
+ * For the tests: where precompiled code is looked for (null: nowhere; undefined: beside the
+ * build), and everything this process compiled or loaded is forgotten.
+ */
+export function usePrecompiled(dir: string | null | undefined): void {
+  precompiledDir = dir;
+  compiled = { true: new WeakMap(), false: new WeakMap() };
+  serializers = new WeakMap();
+  for (const stats of Object.values(compileStats))
+    Object.assign(stats, { compiled: 0, precompiled: 0 });
+}
+
+function precompiledFile(kind: 'validators' | 'serializers', key: string): string | undefined {
+  if (precompiledDir === undefined) {
+    // dist/server.bundle.js and dist/platform/validation.js both reach dist/precompiled.
+    const found = ['./precompiled', '../precompiled']
+      .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
+      .find((dir) => existsSync(dir));
+    precompiledDir = found ?? null;
+  }
+  if (precompiledDir === null) return undefined;
+  const file = join(precompiledDir, kind, `${key}.cjs`);
+  return existsSync(file) ? file : undefined;
+}
+
+const hash = (...parts: string[]) => {
+  const h = createHash('sha256');
+  for (const part of parts) h.update(part).update('\n');
+  return h.digest('hex').slice(0, 32);
+};
+
+const versions = new Map<string, string>();
+const versionOf = (name: string) => {
+  let version = versions.get(name);
+  if (version === undefined) {
+    version = (require(`${name}/package.json`) as { version: string }).version;
+    versions.set(name, version);
+  }
+  return version;
+};
+
+/** The file name of a schema's precompiled validator. */
+export const validatorKey = (schema: object, coerceTypes: boolean): string =>
+  hash(versionOf('ajv'), JSON.stringify(AJV_BASE), String(coerceTypes), JSON.stringify(schema));
+
+/** The file name of a response schema's precompiled serializer. */
+export const serializerKey = (schema: object): string =>
+  hash(versionOf('fast-json-stringify'), JSON.stringify(schema));
+
+/**
+ * Runs a precompiled file with this module's `require`, so that what it requires (Ajv's and
+ * fast-json-stringify's runtime parts) resolves as this module's own imports do, wherever the
+ * file is. A file that fails to load is compiled instead.
+ */
+function loadStandalone<T>(file: string): T | undefined {
+  try {
+    const module = { exports: {} as unknown };
+    const run = new Function('require', 'module', 'exports', readFileSync(file, 'utf8'));
+    run(require, module, module.exports);
+    return typeof module.exports === 'function' ? (module.exports as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function loadPrecompiled(schema: object, coerceTypes: boolean): ValidateFunction | undefined {
+  const file = precompiledFile('validators', validatorKey(schema, coerceTypes));
+  return file === undefined ? undefined : loadStandalone<ValidateFunction>(file);
+}
+
+/** A schema's validator as standalone code, for the build's precompile step. */
+export function precompileValidator(
+  schema: object,
+  coerceTypes: boolean,
+): { key: string; code: string } {
+  const standalone =
+    require('ajv/dist/standalone') as typeof import('ajv/dist/standalone/index.js');
+  const ajv = new Ajv({ ...AJV_BASE, coerceTypes, code: { source: true } });
+  const validate = ajv.compile(schema);
+  return { key: validatorKey(schema, coerceTypes), code: standalone.default(ajv, validate) };
+}
+
+/** Every schema Fastify asks a validator for while recording: what the build precompiles. */
+let recorded: Array<{ schema: object; coerceTypes: boolean }> | undefined;
+export function recordValidatorRequests(
+  on = true,
+): Array<{ schema: object; coerceTypes: boolean }> {
+  recorded = on ? [] : undefined;
+  return recorded ?? [];
+}
+
 export function validatorCompiler() {
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    lazy(() => compileValidator(schema, httpPart !== 'body'));
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
+    const coerceTypes = httpPart !== 'body';
+    recorded?.push({ schema, coerceTypes });
+    return lazy(() => compileValidator(schema, coerceTypes));
+  };
 }
 
 type CompilersFactory = NonNullable<
@@ -100,7 +220,6 @@ type SerializerBuilder = ReturnType<typeof SerializerSelector>;
  * fast-json-stringify and its Ajv cost ~20 ms to load: they load with the first answer that
  * needs a serializer, not at start-up (a synchronous require, as Fastify's own loader does).
  */
-const require = createRequire(import.meta.url);
 let selector: typeof SerializerSelector | undefined;
 const serializerSelector = () => {
   selector ??= (
@@ -113,12 +232,32 @@ const serializerSelector = () => {
 
 type Serialize = (data: unknown) => string;
 /** Serializers by response schema object, shared by every app of the process (as validators). */
-const serializers = new WeakMap<object, Serialize>();
+let serializers = new WeakMap<object, Serialize>();
 let sharedCompiler: ReturnType<SerializerBuilder> | undefined;
 
+/** Every response schema Fastify asks a serializer for while recording (the build's list). */
+let recordedResponses: object[] | undefined;
+export function recordSerializerRequests(on = true): object[] {
+  recordedResponses = on ? [] : undefined;
+  return recordedResponses ?? [];
+}
+
+/** A response schema's serializer as standalone code, for the build's precompile step. */
+export function precompileSerializer(schema: object): { key: string; code: string } {
+  const build = require('fast-json-stringify') as (
+    schema: object,
+    options: { mode: 'standalone'; inlineValidators: boolean },
+  ) => string;
+  return {
+    key: serializerKey(schema),
+    code: build(schema, { mode: 'standalone', inlineValidators: true }),
+  };
+}
+
 /**
- * Fastify's response serializers (fast-json-stringify), each built on its first use and shared
- * across apps. (No app adds shared schemas or serializer options; one that did would get its own.)
+ * Fastify's response serializers (fast-json-stringify), each built on its first use (or loaded
+ * precompiled) and shared across apps. (No app adds shared schemas or serializer options; one
+ * that did would get its own.)
  */
 export const lazySerializers =
   (): SerializerBuilder =>
@@ -135,13 +274,22 @@ export const lazySerializers =
       }
       let serialize = serializers.get(schema);
       if (!serialize) {
-        sharedCompiler ??= serializerSelector()()(...args);
-        serialize = sharedCompiler(route) as Serialize;
+        const file = precompiledFile('serializers', serializerKey(schema));
+        serialize = file === undefined ? undefined : loadStandalone<Serialize>(file);
+        if (serialize) compileStats.serializers.precompiled++;
+        else {
+          sharedCompiler ??= serializerSelector()()(...args);
+          serialize = sharedCompiler(route) as Serialize;
+          compileStats.serializers.compiled++;
+        }
         serializers.set(schema, serialize);
       }
       return serialize;
     };
     return (route) => {
+      if (shareable && typeof route.schema === 'object' && route.schema !== null) {
+        recordedResponses?.push(route.schema);
+      }
       let serialize: Serialize | undefined;
       return (data: unknown) => {
         serialize ??= compile(route);
