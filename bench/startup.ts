@@ -99,7 +99,7 @@ export async function startup(rounds: number, env: Record<string, string>): Prom
         emulator ? firstAnswers : undefined,
       );
       times[at]?.push(health);
-      after.forEach((ms, k) => firsts[k]?.push(ms));
+      for (const [k, ms] of after.entries()) firsts[k]?.push(ms);
     }
   }
   const medians = times.map(median);
