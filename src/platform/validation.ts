@@ -63,7 +63,9 @@ export function compileValidator(schema: object, coerceTypes: boolean): Validate
   const cache = compiled[`${coerceTypes}`];
   let validate = cache.get(schema);
   if (!validate) {
-    validate = loadPrecompiled(schema, coerceTypes);
+    validate = findPrecompiled<ValidateFunction>('validators', () =>
+      validatorKey(schema, coerceTypes),
+    );
     if (validate) compileStats.validators.precompiled++;
     else {
       const ajv = ajvFor(coerceTypes);
@@ -99,7 +101,7 @@ export function usePrecompiled(dir: string | null | undefined): void {
     Object.assign(stats, { compiled: 0, precompiled: 0 });
 }
 
-function precompiledFile(kind: 'validators' | 'serializers', key: string): string | undefined {
+function precompiledDirectory(): string | null {
   if (precompiledDir === undefined) {
     // dist/server.bundle.js and dist/platform/validation.js both reach dist/precompiled.
     const found = ['./precompiled', '../precompiled']
@@ -107,9 +109,22 @@ function precompiledFile(kind: 'validators' | 'serializers', key: string): strin
       .find((dir) => existsSync(dir));
     precompiledDir = found ?? null;
   }
-  if (precompiledDir === null) return undefined;
-  const file = join(precompiledDir, kind, `${key}.cjs`);
-  return existsSync(file) ? file : undefined;
+  return precompiledDir;
+}
+
+/**
+ * The precompiled code of a schema, when the build left a file for it that loads; anything
+ * else (no build, no file, a file or a library that fails) means compiling as before.
+ */
+function findPrecompiled<T>(kind: 'validators' | 'serializers', key: () => string): T | undefined {
+  const dir = precompiledDirectory();
+  if (dir === null) return undefined;
+  try {
+    const file = join(dir, kind, `${key()}.cjs`);
+    return existsSync(file) ? loadStandalone<T>(file) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const hash = (...parts: string[]) => {
@@ -139,22 +154,13 @@ export const serializerKey = (schema: object): string =>
 /**
  * Runs a precompiled file with this module's `require`, so that what it requires (Ajv's and
  * fast-json-stringify's runtime parts) resolves as this module's own imports do, wherever the
- * file is. A file that fails to load is compiled instead.
+ * file is.
  */
 function loadStandalone<T>(file: string): T | undefined {
-  try {
-    const module = { exports: {} as unknown };
-    const run = new Function('require', 'module', 'exports', readFileSync(file, 'utf8'));
-    run(require, module, module.exports);
-    return typeof module.exports === 'function' ? (module.exports as T) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function loadPrecompiled(schema: object, coerceTypes: boolean): ValidateFunction | undefined {
-  const file = precompiledFile('validators', validatorKey(schema, coerceTypes));
-  return file === undefined ? undefined : loadStandalone<ValidateFunction>(file);
+  const module = { exports: {} as unknown };
+  const run = new Function('require', 'module', 'exports', readFileSync(file, 'utf8'));
+  run(require, module, module.exports);
+  return typeof module.exports === 'function' ? (module.exports as T) : undefined;
 }
 
 /** A schema's validator as standalone code, for the build's precompile step. */
@@ -274,8 +280,7 @@ export const lazySerializers =
       }
       let serialize = serializers.get(schema);
       if (!serialize) {
-        const file = precompiledFile('serializers', serializerKey(schema));
-        serialize = file === undefined ? undefined : loadStandalone<Serialize>(file);
+        serialize = findPrecompiled<Serialize>('serializers', () => serializerKey(schema));
         if (serialize) compileStats.serializers.precompiled++;
         else {
           sharedCompiler ??= serializerSelector()()(...args);
