@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
 /**
@@ -67,14 +68,17 @@ describe('the built server', () => {
   it('npm start runs node itself (exec): SIGTERM to npm stops the server, no orphan', async () => {
     const npm = start('npm', ['start', '--silent']);
     const base = await npm.url();
-    // With `exec`, npm's only child is the server's node process (no shell between).
-    const children = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(npm.child.pid)], {
+    // With `exec`, npm's only child is the server's node process (no shell between). (Its
+    // command line, not its name: Node 22+ names its main thread "MainThread".)
+    const children = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(npm.child.pid)], {
       encoding: 'utf8',
     })
       .trim()
       .split('\n')
       .map((line) => line.trim().split(/\s+/));
-    expect(children.map(([, comm]) => comm)).toEqual(['node']);
+    expect(children.map(([, command, ...args]) => [basename(command ?? ''), ...args])).toEqual([
+      ['node', 'bin/gateway-emulator.js'],
+    ]);
     const pid = Number(children[0]?.[0]);
     expect((await fetch(`${base}/_emulator/health`)).status).toBe(200);
     npm.child.kill('SIGTERM');
