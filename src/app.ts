@@ -319,7 +319,8 @@ export async function buildApp(
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     frameworkErrors: renderFrameworkError,
-    // Both compile each schema on its first use (and Fastify loads neither of its own).
+    // Each schema's validator and serializer is loaded precompiled, or compiled, on its first
+    // use, and shared by every app of the process (Fastify loads neither compiler of its own).
     schemaController: {
       compilersFactory: { buildValidator: validatorFactory, buildSerializer: lazySerializers() },
     },

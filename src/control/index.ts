@@ -649,7 +649,7 @@ export const controlRoutes =
       {
         schema: {
           summary:
-            'Prometheus metrics: requests by group and status, stream durations, tasks by status, cache hits and misses, callback attempts',
+            'Prometheus metrics: requests by group and status, stream durations, tasks by status, cache hits and misses, callback attempts, and the process (CPU, memory, event-loop delay, GC)',
           produces: ['text/plain'],
           response: {
             200: {
