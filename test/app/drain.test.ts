@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { realSetTimer, realSleep } from '../../src/platform/clock.js';
 import { buildTestApp, type TestApp, testDeps } from '../helpers/app.js';
+import { startProcess } from '../helpers/process.js';
 
 /** Graceful stop (SIGTERM): what is running finishes, new connections are refused. */
 
@@ -112,22 +112,11 @@ describe('drain', () => {
 
 describe('the process', () => {
   it('drains on SIGTERM and exits 0', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      err += chunk;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    await vi.waitFor(() => expect(out).toContain('Server listening at'), { timeout: 20_000 });
-    child.kill('SIGTERM');
-    expect(await exited, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
+    const server = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts']);
+    await server.url();
+    server.child.kill('SIGTERM');
+    expect(await server.exited, server.output()).toBe(0);
+    const out = server.stdout();
     // pino's stdout writer may hand two lines over swapped: their times tell the order.
     const lines = out
       .trim()

@@ -1,7 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { startProcess } from '../helpers/process.js';
 
 /**
  * The built server as users start it: `npm start` and the bin run `dist/server.bundle.js`
@@ -18,36 +19,13 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Starts a command with PORT=0 and reads the address from its "listening" log line. */
-function start(command: string, args: string[]) {
-  const child = spawn(command, args, {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (chunk) => {
-    out += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    out += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const url = async () => {
-    await vi.waitFor(() => expect(out).toMatch(/Server listening at (http:\S+)"/), {
-      timeout: 20_000,
-    });
-    return (/Server listening at (http:\S+)"/.exec(out) as RegExpExecArray)[1] as string;
-  };
-  return { child, exited, url, output: () => out };
-}
-
 describe('the built server', () => {
   it('is built', () => {
     expect(existsSync(BUNDLE), `${BUNDLE} is missing: run npm run build`).toBe(true);
   });
 
   it('the bin answers health and exits 0 on SIGTERM', async () => {
-    const server = start(process.execPath, ['bin/gateway-emulator.js']);
+    const server = startProcess(process.execPath, ['bin/gateway-emulator.js']);
     const base = await server.url();
     const health = await fetch(`${base}/_emulator/health`);
     expect({ status: health.status, body: await health.json() }).toEqual({
@@ -66,7 +44,7 @@ describe('the built server', () => {
   });
 
   it('npm start runs node itself (exec): SIGTERM to npm stops the server, no orphan', async () => {
-    const npm = start('npm', ['start', '--silent']);
+    const npm = startProcess('npm', ['start', '--silent']);
     const base = await npm.url();
     // With `exec`, npm's only child is the server's node process (no shell between). (Its
     // command line, not its name: Node 22+ names its main thread "MainThread".)
