@@ -49,11 +49,11 @@ const MESSAGES = {
 };
 const TASK = { model_name: 'vid-v1-6', prompt: 'a recorded cat', duration: '5' };
 
-const chat = (emu: Emulator, key: string) =>
+const chat = (emu: Emulator, key: string, body: object = CHAT) =>
   fetch(`${emu.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(CHAT),
+    body: JSON.stringify(body),
   });
 const messages = (emu: Emulator, key: string) =>
   fetch(`${emu.url}/messages-api/v1/messages?x-api-key=${key}`, {
@@ -160,11 +160,7 @@ describe('record, then replay with the upstream gone', () => {
     expect((await replayer.journal({ session: 'other' })).map((e) => e.source)).toEqual(['replay']);
 
     // strict: an unrecorded request is a 404 in the group's envelope
-    const unrecorded = await fetch(`${replayer.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
-      body: JSON.stringify({ ...CHAT, model: 'never-recorded' }),
-    });
+    const unrecorded = await chat(replayer, 'k', { ...CHAT, model: 'never-recorded' });
     expect(unrecorded.status).toBe(404);
     expect(((await unrecorded.json()) as { error: { message: string } }).error.message).toBe(
       'No recording of POST /v1/chat/completions matches.',
@@ -182,11 +178,7 @@ describe('record, then replay with the upstream gone', () => {
     });
     expect(await (await messages(replayer, 'k')).text()).toBe(answers.stream);
     expect(paced.sleeps).toEqual([]);
-    const own = await fetch(`${replayer.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
-      body: JSON.stringify({ ...CHAT, model: 'never-recorded' }),
-    });
+    const own = await chat(replayer, 'k', { ...CHAT, model: 'never-recorded' });
     expect(own.status).toBe(200);
     expect((await replayer.journal()).map((e) => e.source)).toEqual(['replay', 'emulator']);
   });
@@ -200,11 +192,7 @@ describe('record, then replay with the upstream gone', () => {
       recordingsDir: dir,
     });
     expect(await (await chat(proxy, 'k')).text()).toBe(answers.chat);
-    const forwarded = await fetch(`${proxy.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
-      body: JSON.stringify({ ...CHAT, model: 'new-one' }),
-    });
+    const forwarded = await chat(proxy, 'k', { ...CHAT, model: 'new-one' });
     expect(forwarded.status).toBe(200);
     expect((await proxy.journal()).map((e) => e.source)).toEqual(['replay', 'upstream']);
     expect((await upstream.journal()).map((e) => e.model)).toEqual(['new-one']);

@@ -44,11 +44,11 @@ afterEach(async () => {
   await hook?.close();
 });
 
-const create = (callbackUrl: string, extra: object = {}) =>
+const create = (callbackUrl: string, extra: object = {}, headers: object = {}) =>
   t.inject({
     method: 'POST',
     url: '/videogen/v1/videos/text2video',
-    headers: KEY,
+    headers: { ...KEY, ...headers },
     payload: {
       model_name: 'vid-v1-6',
       prompt: 'a cat',
@@ -63,6 +63,26 @@ const advance = async (ms: number) => {
   await t.app.emulator.callbacks.idle();
 };
 const deliveries = async () => (await t.inject({ url: '/_emulator/callbacks' })).json().callbacks;
+/** A delivery as `GET /_emulator/callbacks` lists it, made in one attempt at `at`. */
+const delivered = (
+  id: number,
+  taskStatus: string,
+  at: number,
+  taskId = '1000001',
+  session = 'default',
+) => ({
+  id,
+  task_id: taskId,
+  session,
+  url: hook.url,
+  task_status: taskStatus,
+  state: 'delivered',
+  attempts: 1,
+  last_status: 200,
+  last_error: null,
+  created_at: at,
+  updated_at: at,
+});
 
 const flat = (status: string, updatedAt: number, videos: unknown[] = []) => ({
   contentType: 'application/json',
@@ -98,32 +118,8 @@ describe('video callbacks', () => {
       ]),
     ]);
     expect(await deliveries()).toEqual([
-      {
-        id: 1,
-        task_id: '1000001',
-        session: 'default',
-        url: hook.url,
-        task_status: 'processing',
-        state: 'delivered',
-        attempts: 1,
-        last_status: 200,
-        last_error: null,
-        created_at: T0 + 2000,
-        updated_at: T0 + 2000,
-      },
-      {
-        id: 2,
-        task_id: '1000001',
-        session: 'default',
-        url: hook.url,
-        task_status: 'succeed',
-        state: 'delivered',
-        attempts: 1,
-        last_status: 200,
-        last_error: null,
-        created_at: T0 + 10_000,
-        updated_at: T0 + 10_000,
-      },
+      delivered(1, 'processing', T0 + 2000),
+      delivered(2, 'succeed', T0 + 10_000),
     ]);
   });
 
@@ -215,29 +211,11 @@ describe('video callbacks', () => {
 describe('GET /_emulator/callbacks with x-emulator-session', () => {
   it("lists only that session's deliveries; without the header, every session's", async () => {
     hook = await receiver();
-    const inSession = (session: string) =>
-      t.inject({
-        method: 'POST',
-        url: '/videogen/v1/videos/text2video',
-        headers: { ...KEY, 'x-emulator-session': session },
-        payload: { model_name: 'vid-v1-6', prompt: 'a cat', duration: '5', callback_url: hook.url },
-      });
-    expect((await inSession('a')).statusCode).toBe(200);
-    expect((await inSession('b')).statusCode).toBe(200);
+    expect((await create(hook.url, {}, { 'x-emulator-session': 'a' })).statusCode).toBe(200);
+    expect((await create(hook.url, {}, { 'x-emulator-session': 'b' })).statusCode).toBe(200);
     await advance(2000);
-    const delivery = (id: number, taskId: string, session: string) => ({
-      id,
-      task_id: taskId,
-      session,
-      url: hook.url,
-      task_status: 'processing',
-      state: 'delivered',
-      attempts: 1,
-      last_status: 200,
-      last_error: null,
-      created_at: T0 + 2000,
-      updated_at: T0 + 2000,
-    });
+    const a = delivered(1, 'processing', T0 + 2000, '1000001', 'a');
+    const b = delivered(2, 'processing', T0 + 2000, '1000002', 'b');
     const list = async (session?: string) =>
       (
         await t.inject({
@@ -245,13 +223,10 @@ describe('GET /_emulator/callbacks with x-emulator-session', () => {
           headers: session ? { 'x-emulator-session': session } : {},
         })
       ).json();
-    expect(await list('a')).toEqual({ dropped: 0, callbacks: [delivery(1, '1000001', 'a')] });
-    expect(await list('b')).toEqual({ dropped: 0, callbacks: [delivery(2, '1000002', 'b')] });
+    expect(await list('a')).toEqual({ dropped: 0, callbacks: [a] });
+    expect(await list('b')).toEqual({ dropped: 0, callbacks: [b] });
     expect(await list('c')).toEqual({ dropped: 0, callbacks: [] });
-    expect(await list()).toEqual({
-      dropped: 0,
-      callbacks: [delivery(1, '1000001', 'a'), delivery(2, '1000002', 'b')],
-    });
+    expect(await list()).toEqual({ dropped: 0, callbacks: [a, b] });
   });
 });
 
