@@ -165,7 +165,7 @@ async function main() {
   if (!filter || 'video task memory'.includes(filter)) {
     if (!(await taskMemory())) failed++;
   }
-  if (!filter || 'start-up'.includes(filter)) await startup(quick ? 1 : 15, {});
+  if (!filter || 'start-up'.includes(filter)) await startup(quick ? 1 : 21);
   if (failed > 0 && !quick) process.exitCode = 1;
 }
 

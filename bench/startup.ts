@@ -59,13 +59,12 @@ async function firstAnswers(port: number): Promise<number[]> {
 
 async function timeToHealth(
   script: string,
-  env: Record<string, string>,
   then?: (port: number) => Promise<number[]>,
 ): Promise<{ health: number; after: number[] }> {
   const port = await freePort();
   const started = performance.now();
   const child: ChildProcess = spawn(process.execPath, [script], {
-    env: { ...process.env, ...env, PORT: String(port) },
+    env: { ...process.env, PORT: String(port) },
     stdio: 'ignore',
   });
   try {
@@ -85,19 +84,15 @@ async function timeToHealth(
   }
 }
 
-export async function startup(rounds: number, env: Record<string, string>): Promise<void> {
+export async function startup(rounds: number): Promise<void> {
   const times = SUBJECTS.map(() => [] as number[]);
   const firsts = FIRST_REQUESTS.map(() => [] as number[]);
   for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < SUBJECTS.length; i++) {
       const at = (i + round) % SUBJECTS.length;
-      const emulator = at === 0;
       const { script } = SUBJECTS[at] as (typeof SUBJECTS)[0];
-      const { health, after } = await timeToHealth(
-        script,
-        env,
-        emulator ? firstAnswers : undefined,
-      );
+      // Only the emulator (the first subject) has the routes to ask.
+      const { health, after } = await timeToHealth(script, at === 0 ? firstAnswers : undefined);
       times[at]?.push(health);
       for (const [k, ms] of after.entries()) firsts[k]?.push(ms);
     }
