@@ -1,5 +1,6 @@
 import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
 import { decodeBase64 } from '../platform/image.js';
+import { Lru } from '../platform/lru.js';
 import { countTokens } from '../platform/tokens.js';
 import type { OutputFormat, ToolChoice, ToolDef, ToolResult, Turn } from '../text/agent.js';
 import { generationProblem, schemaMemo, schemaProblem } from '../text/json-schema.js';
@@ -116,7 +117,34 @@ function readFunction(fn: FunctionDefinition, path: PathSegment[]): ToolDef {
   return { name: fn.name, schema, path: parameters };
 }
 
-function readTools(body: ChatCompletionRequest): { tools: ToolDef[]; legacy: boolean } {
+interface ReadTools {
+  tools: ToolDef[];
+  legacy: boolean;
+}
+
+/**
+ * Tool definitions already read, by their JSON (which the prompt needs anyway): an agent sends
+ * the same tools every turn, and checking them (names, schemas) would otherwise be repeated.
+ * At most READ_TOOLS_KEPT sets, each of at most READ_TOOLS_KEPT_BYTES of JSON.
+ */
+const READ_TOOLS_KEPT = 64;
+const READ_TOOLS_KEPT_BYTES = 64 * 1024;
+const readToolsMemo = new Lru<ReadTools>(READ_TOOLS_KEPT);
+
+/** The request's tools (or legacy functions), checked; `json` is their JSON, '' when none. */
+function readTools(body: ChatCompletionRequest, json: string): ReadTools {
+  if (json === '' || json.length > READ_TOOLS_KEPT_BYTES) return readToolsOnce(body);
+  const key = `${body.tools ? 'tools' : 'functions'}:${json}`;
+  let read = readToolsMemo.get(key);
+  if (!read) {
+    read = readToolsOnce(body);
+    readToolsMemo.set(key, read);
+  }
+  // The list is the caller's to narrow (allowed_tools); the definitions are shared.
+  return { tools: [...read.tools], legacy: read.legacy };
+}
+
+function readToolsOnce(body: ChatCompletionRequest): ReadTools {
   if (body.tools) {
     if (body.tools.length > MAX_TOOLS) {
       throw refuse(
@@ -341,19 +369,20 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
   if (body.top_logprobs != null && body.logprobs !== true) {
     throw fieldError(['top_logprobs'], 'is only allowed when logprobs is true');
   }
-  const { tools, legacy } = readTools(body);
+  const definitions = body.tools ?? body.functions;
+  const definitionsJson = definitions ? JSON.stringify(definitions) : '';
+  const { tools, legacy } = readTools(body, definitionsJson);
   const choice = readChoice(body, tools, legacy);
   const output = readOutput(body);
   checkToolPairs(body.messages);
 
   const parts: ChatPromptPart[] = [];
   let audioTokens = 0;
-  const definitions = body.tools ?? body.functions;
   const schema = body.response_format?.type === 'json_schema' ? body.response_format : undefined;
   if (definitions || schema) {
     parts.push({
       framing: 0,
-      texts: [definitions ? JSON.stringify(definitions) : '', schema ? JSON.stringify(schema) : ''],
+      texts: [definitionsJson, schema ? JSON.stringify(schema) : ''],
     });
   }
   body.messages.forEach((message, i) => {

@@ -1,5 +1,6 @@
 import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
 import { decodeBase64 } from '../platform/image.js';
+import { Lru } from '../platform/lru.js';
 import { countTokens } from '../platform/tokens.js';
 import {
   type OutputFormat,
@@ -92,9 +93,48 @@ const textOf = (message: MessageParam) =>
     .filter((t) => t !== '')
     .join('\n');
 
-function readTools(tools: readonly ToolParam[], blocks: PromptBlock[], marks: Breakpoint[]) {
+interface ReadTools {
+  defs: ToolDef[];
+  names: ReadonlySet<string>;
+  /** The tools' prompt blocks and cache breakpoints, in order. */
+  blocks: PromptBlock[];
+  marks: Breakpoint[];
+}
+
+/**
+ * Tools already read, by their JSON: an agent sends the same tools every turn, and checking
+ * them (names, schemas) and writing their prompt text would otherwise be repeated. At most
+ * READ_TOOLS_KEPT sets, each of at most READ_TOOLS_KEPT_BYTES of JSON.
+ */
+const READ_TOOLS_KEPT = 64;
+const READ_TOOLS_KEPT_BYTES = 64 * 1024;
+const readToolsMemo = new Lru<ReadTools>(READ_TOOLS_KEPT);
+
+/** The request's tools, checked, with their prompt blocks added to the reader's. */
+function readTools(tools: readonly ToolParam[], reader: BlockReader): ReadTools {
+  let read: ReadTools | undefined;
+  if (tools.length > 0) {
+    const json = JSON.stringify(tools);
+    if (json.length <= READ_TOOLS_KEPT_BYTES) {
+      read = readToolsMemo.get(json);
+      if (!read) {
+        read = readToolsOnce(tools);
+        readToolsMemo.set(json, read);
+      }
+    }
+  }
+  read ??= readToolsOnce(tools);
+  // Copies: a block may be marked later (a top-level cache_control).
+  for (const block of read.blocks) reader.blocks.push({ ...block });
+  reader.marks.push(...read.marks);
+  return { ...read, defs: [...read.defs] };
+}
+
+function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
   const defs: ToolDef[] = [];
   const names = new Set<string>();
+  const blocks: PromptBlock[] = [];
+  const marks: Breakpoint[] = [];
   tools.forEach((tool, i) => {
     if (isCustom(tool)) {
       if (!TOOL_NAME.test(tool.name)) {
@@ -121,10 +161,10 @@ function readTools(tools: readonly ToolParam[], blocks: PromptBlock[], marks: Br
     blocks.push({ text: JSON.stringify(definition), ...(ttl ? { cache: ttl } : {}) });
     if (ttl) marks.push({ path: ['tools', i, 'cache_control'], ttl });
   });
-  return { defs, names };
+  return { defs, names, blocks, marks };
 }
 
-function readChoice(body: Request, names: Set<string>): ToolChoice {
+function readChoice(body: Request, names: ReadonlySet<string>): ToolChoice {
   const choice = body.tool_choice;
   const hasTools = names.size > 0;
   if (!choice) return { mode: hasTools ? 'auto' : 'none', parallel: true };
@@ -375,7 +415,7 @@ export function readPrompt(body: Request): MessagesPrompt {
     });
   }
   const reader = new BlockReader();
-  const { defs, names } = readTools(body.tools ?? [], reader.blocks, reader.marks);
+  const { defs, names } = readTools(body.tools ?? [], reader);
   const choice = readChoice(body, names);
   const thinking = readThinking(body, choice);
   const output = readOutput(body);

@@ -59,6 +59,8 @@ function dialectFree(schema: object): object {
 /** What one schema allows: its validator and the copy the generator gets, or why it cannot. */
 interface SchemaInfo {
   key: string;
+  /** A short id of the schema, for the keys of its generated values; -1 when it is not kept. */
+  id: number;
   validate?: ValidateFunction;
   /** Why it is not JSON Schema (Ajv's compile error). */
   invalid?: string;
@@ -73,12 +75,26 @@ interface SchemaInfo {
 
 const schemas = new Lru<SchemaInfo>(SCHEMAS_KEPT);
 const values = new Lru<unknown>(VALUES_KEPT);
+let nextSchemaId = 0;
+/**
+ * The info of each schema object seen: a request's schema is asked about several times (its
+ * checks, then each value made from it), and is serialized for the lookup only the first time.
+ */
+const seen = new WeakMap<object, SchemaInfo>();
 
 function infoOf(schema: object): SchemaInfo {
+  let info = seen.get(schema);
+  if (info) return info;
+  info = lookUp(schema);
+  seen.set(schema, info);
+  return info;
+}
+
+function lookUp(schema: object): SchemaInfo {
   const key = JSON.stringify(schema);
   let info = schemas.get(key);
   if (info) return info;
-  info = { key };
+  info = { key, id: key.length <= SCHEMA_KEPT_BYTES ? nextSchemaId++ : -1 };
   const plain = dialectFree(schema);
   try {
     info.validate = validator().compile(plain);
@@ -97,7 +113,7 @@ function infoOf(schema: object): SchemaInfo {
           : (err as Error).message;
     }
   }
-  if (key.length <= SCHEMA_KEPT_BYTES) schemas.set(key, info);
+  if (info.id >= 0) schemas.set(key, info);
   return info;
 }
 
@@ -249,7 +265,8 @@ export async function schemaInstance(schema: object, seed: number): Promise<unkn
       info.invalid ?? info.unusable ?? 'the schema cannot be used',
     );
   }
-  const known = values.get(`${seed}:${info.key}`);
+  const valueKey = `${seed}:${info.id}`;
+  const known = info.id < 0 ? undefined : values.get(valueKey);
   if (known !== undefined) return known;
   const generate = await loadGenerator();
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -275,8 +292,8 @@ export async function schemaInstance(schema: object, seed: number): Promise<unkn
       throw new UnsatisfiableSchemaError(info.unusable);
     }
     if (valid) {
-      if ((info.size ?? Number.POSITIVE_INFINITY) <= VALUE_KEPT_SIZE) {
-        values.set(`${seed}:${info.key}`, value);
+      if (info.id >= 0 && (info.size ?? Number.POSITIVE_INFINITY) <= VALUE_KEPT_SIZE) {
+        values.set(valueKey, value);
       }
       return value;
     }

@@ -145,6 +145,14 @@ describe('function calling', () => {
         (c: { function: { name: string } }) => c.function.name,
       ),
     ).toEqual(['get_time']);
+    // The same tools again, without the restriction: both are offered again (the tools read
+    // once and remembered are not narrowed by one request's allowed_tools).
+    const again = (await ask('get_time then get_weather')).json();
+    expect(
+      again.choices[0].message.tool_calls.map(
+        (c: { function: { name: string } }) => c.function.name,
+      ),
+    ).toEqual(['get_weather', 'get_time']);
   });
 
   it('answers tool messages with text that uses them, so a runTools loop ends', async () => {
