@@ -101,11 +101,12 @@ export const chatStream = (
           const content = frameTemplate(undefined, (piece) =>
             frame({ content: piece }, { content_filter_results: filters }),
           );
-          for (const piece of jsonPieces(text, 1)) {
+          const pieces = jsonPieces(text, 1);
+          for (let i = 0; i < pieces.ends.length; i++) {
             const ms = pause();
             if (ms > 0 || sink.due) yield ms;
             if (sink.stopped) return;
-            sink.piece(content, piece);
+            sink.piece(content, pieces, i);
           }
         }
       }
@@ -134,11 +135,12 @@ export const chatStream = (
               : { tool_calls: [{ index: k, function: { arguments: piece } }] },
           ),
         );
-        for (const piece of jsonPieces(call.arguments, ARGUMENT_TOKENS_PER_DELTA)) {
+        const pieces = jsonPieces(call.arguments, ARGUMENT_TOKENS_PER_DELTA);
+        for (let i = 0; i < pieces.ends.length; i++) {
           ms = pause();
           if (ms > 0 || sink.due) yield ms;
           if (sink.stopped) return;
-          sink.piece(args, piece);
+          sink.piece(args, pieces, i);
         }
       }
       const ms = pause();

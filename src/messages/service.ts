@@ -5,7 +5,7 @@ import {
   type FrameTemplate,
   frameTemplate,
   jsonPieces,
-  jsonString,
+  onePiece,
   type Pacing,
   type SseProducer,
 } from '../platform/sse.js';
@@ -255,12 +255,13 @@ export const messageStream = (
       if (index === 0) sink.event('ping', '{"type":"ping"}');
       for (const { text, tokens, template } of blockDeltas(index, block)) {
         // The signature is one delta, whatever its length; other texts go 4 tokens a delta.
-        for (const piece of tokens === 0 ? [jsonString(text)] : jsonPieces(text, tokens)) {
+        const pieces = tokens === 0 ? onePiece(text) : jsonPieces(text, tokens);
+        for (let i = 0; i < pieces.ends.length; i++) {
           const pause = started ? pacing.betweenMs : pacing.firstMs;
           started = true;
           if (pause > 0 || sink.due) yield pause;
           if (sink.stopped) return;
-          sink.piece(template, piece);
+          sink.piece(template, pieces, i);
         }
       }
       const pause = started ? pacing.betweenMs : pacing.firstMs;

@@ -26,19 +26,47 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 export const jsonString = (text: string): string =>
   NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 
+/**
+ * A text cut into deltas, each a JSON string literal, encoded to UTF-8 back to back: piece `i`
+ * is `bytes` from `ends[i - 1]` (0 for the first) to `ends[i]`. One buffer and one index per
+ * text, not an object per piece.
+ */
+export interface Pieces {
+  bytes: Buffer;
+  ends: Uint32Array;
+}
+
+/** The text as a single piece (a delta that is sent whole). */
+export function onePiece(text: string): Pieces {
+  const bytes = Buffer.from(jsonString(text));
+  return { bytes, ends: Uint32Array.of(bytes.length) };
+}
+
+function encodePieces(texts: string[]): Pieces {
+  const literals = texts.map(jsonString);
+  const bytes = Buffer.from(literals.join(''));
+  const ends = new Uint32Array(literals.length);
+  let end = 0;
+  for (let i = 0; i < literals.length; i++) {
+    end += Buffer.byteLength(literals[i] as string);
+    ends[i] = end;
+  }
+  return { bytes, ends };
+}
+
 /** Texts at most this long have their pieces remembered. */
 const MEMO_TEXT_LIMIT = 32 * 1024;
 /** Texts remembered at most, per pieces-per-delta size. */
 const MEMO_ENTRIES = 128;
-const pieceMemo = new Map<number, Lru<string[]>>();
+const pieceMemo = new Map<number, Lru<Pieces>>();
 
 /**
- * `text` cut into deltas of `perPiece` tokens, each as a JSON string literal, ready for
- * `SseSink.piece`. Replies repeat (a scripted reply, the default reply to the same prompt), so
- * the cut of a text up to 32 KiB is remembered (bounded) instead of tokenized on every stream.
+ * `text` cut into deltas of `perPiece` tokens, ready for `SseSink.piece`. Replies repeat (a
+ * scripted reply, the default reply to the same prompt), so the cut of a text up to 32 KiB is
+ * remembered (bounded) instead of tokenized and encoded on every stream.
  */
-export function jsonPieces(text: string, perPiece: number): string[] {
-  const cut = () => splitTokens(text, perPiece).map(jsonString);
+export function jsonPieces(text: string, perPiece: number): Pieces {
+  const cut = () => encodePieces(splitTokens(text, perPiece));
   if (text.length > MEMO_TEXT_LIMIT) return cut();
   let memo = pieceMemo.get(perPiece);
   if (!memo) {
@@ -82,6 +110,9 @@ const CHUNK = 16 * 1024;
 const SMALL = 2048;
 const EMPTY = Buffer.alloc(0);
 
+/** Pieces longer than this are copied with `set`, shorter ones byte by byte. */
+const SHORT_COPY = 32;
+
 /** Pending bytes past which a producer should yield, so the socket can take them. */
 const FLUSH_AT = 64 * 1024;
 
@@ -116,12 +147,32 @@ export class SseSink {
     if (this.count()) this.text(`data: ${data}\n\n`);
   }
 
-  /** A frame from a template, with its text as a JSON string literal (`jsonPieces`). */
-  piece(template: FrameTemplate, json: string): void {
+  /** A frame from a template, with piece `i` of `pieces` as its text. */
+  piece(template: FrameTemplate, pieces: Pieces, i: number): void {
     if (!this.count()) return;
-    this.bytes(template.head);
-    this.text(json);
-    this.bytes(template.tail);
+    const { head, tail } = template;
+    const start = i === 0 ? 0 : (pieces.ends[i - 1] as number);
+    const end = pieces.ends[i] as number;
+    if (head.length + (end - start) + tail.length > this.chunk.length - this.used) {
+      this.bytes(head);
+      this.bytes(pieces.bytes.subarray(start, end));
+      this.bytes(tail);
+      return;
+    }
+    // Straight into the chunk: a delta is a few bytes, copied faster by hand than by a call.
+    const chunk = this.chunk;
+    let used = this.used;
+    chunk.set(head, used);
+    used += head.length;
+    if (end - start > SHORT_COPY) {
+      chunk.set(pieces.bytes.subarray(start, end), used);
+      used += end - start;
+    } else {
+      const bytes = pieces.bytes;
+      for (let k = start; k < end; k++) chunk[used++] = bytes[k] as number;
+    }
+    chunk.set(tail, used);
+    this.used = used + tail.length;
   }
 
   /**
@@ -181,7 +232,7 @@ export class SseSink {
       this.push(bytes);
       return;
     }
-    bytes.copy(this.chunk, this.used);
+    this.chunk.set(bytes, this.used);
     this.used += bytes.length;
   }
 

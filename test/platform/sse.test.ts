@@ -7,6 +7,8 @@ import {
   frameTemplate,
   jsonPieces,
   jsonString,
+  onePiece,
+  type Pieces,
   type SseOptions,
   type SseProducer,
   type SseResult,
@@ -18,13 +20,19 @@ import { countingSleep } from '../helpers/app.js';
 
 const text = (sink: SseSink) => Buffer.concat(sink.take()).toString();
 
+/** The pieces as the JSON string literals they encode. */
+const literals = (pieces: Pieces) =>
+  Array.from(pieces.ends, (end, i) =>
+    pieces.bytes.toString('utf8', i === 0 ? 0 : pieces.ends[i - 1], end),
+  );
+
 describe('the sink', () => {
   it('encodes events, data frames and template frames, counting events', () => {
     const sink = new SseSink();
     sink.event('ping', '{"type":"ping"}');
     sink.data('[x]');
     const template = frameTemplate('delta', (piece) => ({ type: 'delta', text: piece }));
-    sink.piece(template, jsonString('a "quoted" é'));
+    sink.piece(template, onePiece('a "quoted" é'), 0);
     sink.closing('data: [DONE]\n\n');
     expect(sink.events).toBe(3);
     expect(text(sink)).toBe(
@@ -33,8 +41,8 @@ describe('the sink', () => {
     expect(text(sink)).toBe('');
   });
 
-  it('cuts texts into JSON pieces of n tokens, the same array for the same text', () => {
-    expect(jsonPieces('Hello, "world" and more', 2)).toEqual([
+  it('cuts texts into JSON pieces of n tokens, encoded back to back, the same for the same text', () => {
+    expect(literals(jsonPieces('Hello, "world" and more', 2))).toEqual([
       '"Hello"',
       '", \\""',
       '"world"',
@@ -42,12 +50,37 @@ describe('the sink', () => {
       '" more"',
     ]);
     expect(jsonPieces('Hello, "world" and more', 2)).toBe(jsonPieces('Hello, "world" and more', 2));
+    expect(literals(jsonPieces('été 🦊 naïve', 1))).toEqual(
+      splitTokens('été 🦊 naïve', 1).map((p) => JSON.stringify(p)),
+    );
     const long = 'word '.repeat(10_000);
-    expect(jsonPieces(long, 4).join('')).toBe(
+    expect(literals(jsonPieces(long, 4)).join('')).toBe(
       splitTokens(long, 4)
         .map((p) => JSON.stringify(p))
         .join(''),
     );
+  });
+
+  it('writes template frames of short, long and multi-byte pieces, across chunks', () => {
+    const template = frameTemplate('delta', (piece) => ({ type: 'delta', text: piece }));
+    const texts = ['a', 'é🦊', 'x'.repeat(100), 'y'.repeat(20_000)];
+    const sink = new SseSink();
+    const expected: string[] = [];
+    // Enough frames that some land on a chunk's boundary.
+    for (let round = 0; round < 200; round++) {
+      for (const t of texts) {
+        sink.piece(template, onePiece(t), 0);
+        expected.push(`event: delta\ndata: ${JSON.stringify({ type: 'delta', text: t })}\n\n`);
+      }
+    }
+    const pieces = jsonPieces('one two three four', 1);
+    for (let i = 0; i < pieces.ends.length; i++) {
+      sink.piece(template, pieces, i);
+      const piece = splitTokens('one two three four', 1)[i] as string;
+      expected.push(`event: delta\ndata: ${JSON.stringify({ type: 'delta', text: piece })}\n\n`);
+    }
+    expect(sink.events).toBe(expected.length);
+    expect(text(sink)).toBe(expected.join(''));
   });
 
   it('keeps large and many frames whole across its chunks', () => {
