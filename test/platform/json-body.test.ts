@@ -30,6 +30,24 @@ describe('parseJsonBody', () => {
     expect(() => parseJsonBody('{"__proto__":{}}')).toThrow(GatewayError);
   });
 
+  it('refuses prototype keys however they are spelled, and keeps the words elsewhere', () => {
+    for (const text of [
+      '{"a":{"__proto__":{"x":1}}}',
+      '{"\\u005f_proto__":{}}',
+      '{"a":[{"constructor":{"prototype":{}}}]}',
+      '{"\\u0063onstructor":{"prototype":{}}}',
+    ]) {
+      expect(() => parseJsonBody(text), text).toThrow(GatewayError);
+    }
+    expect(
+      parseJsonBody('{"text":"__proto__ and constructor","constructor":1,"u":"\\u0041"}'),
+    ).toEqual({
+      text: '__proto__ and constructor',
+      constructor: 1,
+      u: 'A',
+    });
+  });
+
   it('names the field of a number that overflowed', () => {
     const error = (() => {
       try {
