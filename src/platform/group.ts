@@ -402,6 +402,7 @@ export function setupGatewayGroup(
     stream?: { aborted: boolean; bytesSent: number },
   ): void {
     hooks.metrics?.request(name, status);
+    const capture = request.streamCapture;
     journal.record({
       id: request.id,
       group: name,
@@ -416,10 +417,11 @@ export function setupGatewayGroup(
       durationMs,
       headers: request.headers,
       rawBody: request.rawBody,
-      response: request.streamCapture ? request.streamCapture.text() : request.responseBody,
-      ...(request.streamCapture?.truncated ? { responseTruncated: true } : {}),
-      ...(request.fault === undefined ? {} : { fault: request.fault }),
-      ...stream,
+      response: capture ? capture.bytes() : request.responseBody,
+      responseTruncated: capture?.truncated === true,
+      fault: request.fault,
+      aborted: stream?.aborted === true,
+      bytesSent: stream?.bytesSent,
     });
   }
 }

@@ -68,6 +68,10 @@ export const redactUrl = (url: string): string => {
 /** Bodies longer than this are kept as a truncated string instead of parsed JSON. */
 export const JOURNAL_BODY_LIMIT = 8192;
 
+/**
+ * One finished request, as its group hands it over. Every field is given (undefined when it
+ * does not apply), so that every entry has the same shape.
+ */
 export interface JournalInput {
   id: string;
   group: GroupName;
@@ -76,7 +80,7 @@ export interface JournalInput {
   keyHash: string;
   model: string | undefined;
   /** Where the answer came from (README "Record and replay"). */
-  source?: 'emulator' | 'upstream' | 'replay';
+  source: 'emulator' | 'upstream' | 'replay';
   at: number;
   method: string;
   url: string;
@@ -85,22 +89,38 @@ export interface JournalInput {
   /** The request's own headers object; secret values are blanked in it when recorded. */
   headers: Headers;
   rawBody: string | undefined;
-  /** What was answered: the JSON body, or the first bytes of an event stream. */
-  response?: string | undefined;
+  /** What was answered: the JSON body, or the first bytes of an event stream as sent. */
+  response: string | Buffer | undefined;
   /** The stream went on past what `response` holds. */
-  responseTruncated?: boolean;
-  fault?: string;
+  responseTruncated: boolean;
+  fault: string | undefined;
   /** A stream the client left (or that stalled or failed) before it ended. */
-  aborted?: boolean;
+  aborted: boolean;
   /** Bytes a stream sent, when it was aborted. */
-  bytesSent?: number;
+  bytesSent: number | undefined;
 }
 
-interface StoredEntry extends Omit<JournalInput, 'rawBody' | 'response' | 'responseTruncated'> {
+interface StoredEntry {
+  id: string;
+  group: GroupName;
+  session: string;
+  keyHash: string;
+  model: string | undefined;
+  source: 'emulator' | 'upstream' | 'replay';
+  at: number;
+  method: string;
+  url: string;
+  status: number;
+  durationMs: number;
+  headers: Headers;
   body: string | undefined;
   bodyBytes: number;
-  response: string | undefined;
+  /** A stream's first bytes stay bytes (they are decoded only when shown). */
+  response: string | Buffer | undefined;
   responseBytes: number;
+  fault: string | undefined;
+  aborted: boolean;
+  bytesSent: number | undefined;
 }
 
 export interface JournalEntry {
@@ -130,8 +150,8 @@ type Headers = Record<string, string | string[] | undefined>;
  * without copying it and without ever holding a key.
  */
 function redactInPlace(headers: Headers): Headers {
-  for (const name of SECRET_HEADERS) {
-    if (headers[name] !== undefined) headers[name] = REDACTED;
+  for (const name in headers) {
+    if (SECRET_HEADERS.has(name) && headers[name] !== undefined) headers[name] = REDACTED;
   }
   return headers;
 }
@@ -216,15 +236,14 @@ export class Journal implements Feature {
   record(input: JournalInput): void {
     if (this.limit === 0) return;
     const raw = input.rawBody;
+    const response = input.response;
     const entry: StoredEntry = {
       id: input.id,
       group: input.group,
       session: input.session,
       keyHash: input.keyHash,
       model: input.model,
-      ...(input.source === undefined || input.source === 'emulator'
-        ? {}
-        : { source: input.source }),
+      source: input.source,
       at: input.at,
       method: input.method,
       url: redactUrl(input.url),
@@ -234,15 +253,14 @@ export class Journal implements Feature {
       body: raw === undefined || raw.length <= JOURNAL_BODY_LIMIT ? raw : preview(raw),
       bodyBytes: raw?.length ?? 0,
       response:
-        input.response === undefined || input.response.length <= JOURNAL_BODY_LIMIT
-          ? input.response
-          : preview(input.response),
+        typeof response === 'string' && response.length > JOURNAL_BODY_LIMIT
+          ? preview(response)
+          : response,
       // A cut stream counts as longer than the limit, so it reads as truncated.
-      responseBytes: input.responseTruncated
-        ? JOURNAL_BODY_LIMIT + 1
-        : (input.response?.length ?? 0),
-      ...(input.fault === undefined ? {} : { fault: input.fault }),
-      ...(input.aborted ? { aborted: true, bytesSent: input.bytesSent ?? 0 } : {}),
+      responseBytes: input.responseTruncated ? JOURNAL_BODY_LIMIT + 1 : (response?.length ?? 0),
+      fault: input.fault,
+      aborted: input.aborted,
+      bytesSent: input.aborted ? (input.bytesSent ?? 0) : undefined,
     };
     this.entries[this.next] = entry;
     this.next = (this.next + 1) % this.limit;
@@ -269,12 +287,13 @@ export class Journal implements Feature {
     for (const e of this.stored()) {
       if (e.id !== id) continue;
       const truncated = e.responseBytes > JOURNAL_BODY_LIMIT;
-      let response: unknown = e.response ?? null;
-      if (e.response !== undefined && !truncated && e.response.startsWith('{')) {
+      const text = typeof e.response === 'string' ? e.response : e.response?.toString('utf8');
+      let response: unknown = text ?? null;
+      if (text !== undefined && !truncated && text.startsWith('{')) {
         try {
-          response = JSON.parse(e.response);
+          response = JSON.parse(text);
         } catch {
-          response = e.response;
+          response = text;
         }
       }
       return { ...toWire(e), response, response_truncated: truncated };
@@ -509,7 +528,7 @@ function toWire(e: StoredEntry): JournalEntry {
     session: e.session,
     key_hash: shownKeyHash(e.keyHash),
     model: e.model ?? null,
-    source: e.source ?? 'emulator',
+    source: e.source,
     at: e.at,
     method: e.method,
     url: e.url,
@@ -519,7 +538,7 @@ function toWire(e: StoredEntry): JournalEntry {
     body,
     body_truncated: truncated,
     fault: e.fault ?? null,
-    aborted: e.aborted === true,
+    aborted: e.aborted,
     bytes_sent: e.bytesSent ?? null,
   };
 }

@@ -59,8 +59,9 @@ export class StreamCapture {
     return this.seen > this.used;
   }
 
-  text(): string {
-    return this.buffer.toString('utf8', 0, this.used);
+  /** The bytes kept, as sent (a view: the capture is not written to after the stream ends). */
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.used);
   }
 }
 

@@ -5,6 +5,7 @@ import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uiRoutes } from '../../src/control/ui.js';
 import { type Emulator, startEmulator } from '../../src/index.js';
+import { STREAM_CAPTURE_BYTES } from '../../src/platform/request.js';
 import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -38,14 +39,28 @@ describe('what the dashboard reads', () => {
     );
   });
 
-  it('keeps the first 8 KiB of a stream as sent, events in order', async () => {
+  it('keeps the first 4000 bytes of a stream as sent, events in order', async () => {
     t = await buildTestApp();
-    await t.messages({ ...CACHED, stream: true });
+    const short = await t.messages({ ...CACHED, stream: true });
     const entry = (await t.inject({ url: '/_emulator/journal/req_1' })).json();
-    expect(typeof entry.response).toBe('string');
+    expect(entry.response).toBe(short.body);
+    expect(entry.response_truncated).toBe(false);
     const events = [...entry.response.matchAll(/^event: (\w+)/gm)].map((m) => m[1]);
     expect(events.slice(0, 2)).toEqual(['message_start', 'content_block_start']);
     expect(events.at(-1)).toBe('message_stop');
+    // A longer stream: its first 4000 bytes, marked truncated.
+    const long = await t.chat({
+      model: 'm',
+      stream: true,
+      n: 8,
+      messages: [{ role: 'user', content: 'a long one' }],
+    });
+    expect(long.rawPayload.length).toBeGreaterThan(STREAM_CAPTURE_BYTES);
+    const cut = (
+      await t.inject({ url: `/_emulator/journal/${long.headers['x-request-id']}` })
+    ).json();
+    expect(cut.response).toBe(long.rawPayload.subarray(0, STREAM_CAPTURE_BYTES).toString());
+    expect(cut.response_truncated).toBe(true);
   });
 
   it('GET /_emulator/cache: entries with tokens, reads and time left, never the text', async () => {
