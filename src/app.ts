@@ -180,7 +180,7 @@ export async function buildApp(
       recordings,
       strict: config.replayStrict,
       pacing: config.replayPacing,
-      sleep: deps.sleep,
+      wait: deps.wait,
       monotonic: deps.monotonic,
       maxRecordedBytes: config.recordingMaxBytes,
     });
@@ -191,7 +191,7 @@ export async function buildApp(
   hooks.metrics = metrics;
   text.promptCache.onLookup = (group, hit) => metrics.cacheLookup(group, hit);
   const streaming = {
-    sleep: deps.sleep,
+    wait: deps.wait,
     monotonic: deps.monotonic,
     setTimer: deps.setTimer,
     stallMs: config.streamStallTimeoutMs,

@@ -1,5 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
-
 /** Emulator time: a time source plus an offset that `advance` moves forward. */
 export interface Clock {
   now(): number;
@@ -34,13 +32,17 @@ export function createClock(source: () => number = Date.now): Clock {
   };
 }
 
-/** Resolves after `ms`, or rejects with an AbortError when `signal` aborts first. */
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+/**
+ * Calls `fn` after `ms` of wall time. The stream writer's pauses: a callback, not a promise,
+ * and nothing to cancel (a stream that ended ignores its last wake), so that a frame's pause
+ * allocates nothing that outlives it.
+ */
+export type Wait = (ms: number, fn: () => void) => void;
 
 /**
- * Wall-clock sleeps through one timer wheel: sleeps ending in the same millisecond share one
+ * Wall-clock waits through one timer wheel: waits ending in the same millisecond share one
  * bucket, and one Node timer is armed, for the earliest bucket. A thousand paced streams then
- * cost a timer per millisecond instead of a timer and a promise per frame.
+ * cost a timer per millisecond instead of a timer per frame.
  */
 class TimerWheel {
   private readonly buckets = new Map<number, Array<() => void>>();
@@ -49,7 +51,7 @@ class TimerWheel {
   private timer: NodeJS.Timeout | undefined;
   private armedFor = Number.POSITIVE_INFINITY;
 
-  add(ms: number, wake: () => void): void {
+  add(ms: number, fn: () => void): void {
     const at = Math.ceil(performance.now() + ms);
     let bucket = this.buckets.get(at);
     if (!bucket) {
@@ -57,7 +59,7 @@ class TimerWheel {
       this.buckets.set(at, bucket);
       this.insert(at);
     }
-    bucket.push(wake);
+    bucket.push(fn);
     if (at < this.armedFor) this.arm(at);
   }
 
@@ -79,11 +81,22 @@ class TimerWheel {
     this.timer = undefined;
     this.armedFor = Number.POSITIVE_INFINITY;
     const now = performance.now();
-    while (this.times.length > 0 && (this.times[0] as number) <= now) {
-      const at = this.times.shift() as number;
+    let due = 0;
+    while (due < this.times.length && (this.times[due] as number) <= now) due++;
+    const ended = this.times.splice(0, due);
+    for (const at of ended) {
       const bucket = this.buckets.get(at) as Array<() => void>;
       this.buckets.delete(at);
-      for (const wake of bucket) wake();
+      for (const fn of bucket) {
+        try {
+          fn();
+        } catch (err) {
+          // As a throwing timer would, but after the others of the bucket had their turn.
+          queueMicrotask(() => {
+            throw err;
+          });
+        }
+      }
     }
     const next = this.times[0];
     if (next !== undefined) this.arm(next);
@@ -92,12 +105,14 @@ class TimerWheel {
 
 const wheel = new TimerWheel();
 
-/**
- * Pauses go through the timer wheel; a pause with a signal gets its own timer, which the
- * signal can cancel (the stream writer passes one only for long pauses).
- */
-export const realSleep: Sleep = (ms, signal) =>
-  signal ? delay(ms, undefined, { signal }) : new Promise((resolve) => wheel.add(ms, resolve));
+/** Waits go through the timer wheel. */
+export const realWait: Wait = (ms, fn) => wheel.add(ms, fn);
+
+/** A promise of a `Wait` (record-and-replay pacing, where one promise per pause is nothing). */
+export const sleepWith = (wait: Wait, ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    wait(ms, resolve);
+  });
 
 /** Runs `fn` after `ms` of wall time; returns a cancel function. */
 export type SetTimer = (fn: () => void, ms: number) => () => void;

@@ -3,9 +3,9 @@ import {
   type Clock,
   createClock,
   realSetTimer,
-  realSleep,
+  realWait,
   type SetTimer,
-  type Sleep,
+  type Wait,
 } from './clock.js';
 import { createIds, type Ids } from './ids.js';
 
@@ -13,7 +13,8 @@ import { createIds, type Ids } from './ids.js';
 export interface Deps {
   clock: Clock;
   ids: Ids;
-  sleep: Sleep;
+  /** Stream pauses (and replayed ones). */
+  wait: Wait;
   /** A monotonic clock in ms (wall time, for stream pauses; never the emulator's time). */
   monotonic: () => number;
   setTimer: SetTimer;
@@ -27,7 +28,7 @@ export function createDeps(overrides: Partial<Deps> = {}): Deps {
   return {
     clock: createClock(),
     ids: createIds(),
-    sleep: realSleep,
+    wait: realWait,
     monotonic: () => performance.now(),
     setTimer: realSetTimer,
     secret: randomBytes(32),

@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import type { SetTimer, Sleep } from './clock.js';
+import type { SetTimer, Wait } from './clock.js';
 import { Lru } from './lru.js';
 import { splitTokens } from './tokens.js';
 
@@ -100,9 +100,6 @@ export function frameTemplate(event: string | undefined, shape: (text: string) =
   const tail = `${json.slice(at + MARKER.length + 2)}\n\n`;
   return { head: Buffer.from(head), tail: Buffer.from(tail) } satisfies FrameTemplate;
 }
-
-/** Pauses up to this long are not cut short when the client leaves (no abort listener). */
-const SHORT_PAUSE_MS = 1000;
 
 /** Bytes per chunk; a write of more than this goes out as its own buffer. */
 const CHUNK = 16 * 1024;
@@ -256,7 +253,8 @@ export class SseSink {
 export type SseProducer = (sink: SseSink) => Generator<number, void, undefined>;
 
 export interface SseOptions {
-  sleep: Sleep;
+  /** The pauses between frames. */
+  wait: Wait;
   /** A monotonic clock in ms, for pause deadlines. */
   monotonic: () => number;
   setTimer: SetTimer;
@@ -280,12 +278,14 @@ export interface SseResult {
 }
 
 /**
- * Takes over the response (keeping the headers set on it so far) and writes the stream. Pauses
- * run on deadlines from the first pause, so they do not drift; a socket that does not drain
- * within `stallMs` is dropped; an error after the takeover destroys the socket (the response
- * cannot be an error any more) and is reported as `error`.
+ * Takes over the response (keeping the headers set on it so far) and writes the stream: a
+ * state machine driven by callbacks (the pause's timer, the socket's `drain`), with no promise
+ * per frame. Pauses run on deadlines from the first pause, so they do not drift; a socket that
+ * does not drain within `stallMs` is dropped; a client that leaves ends the stream at once,
+ * pause or not; an error after the takeover destroys the socket (the response cannot be an
+ * error any more) and is reported as `error`.
  */
-export async function sendSse(
+export function sendSse(
   reply: FastifyReply,
   produce: SseProducer,
   options: SseOptions,
@@ -298,147 +298,185 @@ export async function sendSse(
   reply.hijack();
   const res = reply.raw;
   const result: SseResult = { completed: false, bytes: 0 };
-  let gone: AbortController | undefined;
-  let closed = false;
-  const onClose = () => {
-    closed = true;
-    gone?.abort();
-    wake?.();
-  };
-  res.once('close', onClose);
-  let wake: (() => void) | undefined;
-
   const capture = options.capture;
-  /** Copies what fits of the parts about to be sent into the capture. */
-  const keep = (parts: Buffer[]) => {
-    if (capture) for (const part of parts) capture.add(part);
-  };
   let budget = options.cutAfterBytes ?? Number.POSITIVE_INFINITY;
-  /**
-   * Parts within an `after_bytes` fault's budget: the rest of a part that crosses it is
-   * dropped, and the connection is ended after what was let through (undefined then).
-   */
-  const withinBudget = (parts: Buffer[]): Buffer[] | undefined => {
-    if (budget === Number.POSITIVE_INFINITY) return parts;
-    const kept: Buffer[] = [];
-    for (const part of parts) {
-      if (part.length <= budget) {
-        kept.push(part);
-        budget -= part.length;
-        continue;
-      }
-      if (budget > 0) kept.push(part.subarray(0, budget));
-      keep(kept);
-      for (const piece of kept) {
-        res.write(piece);
-        result.bytes += piece.length;
-      }
-      result.reason = 'cut by fault';
-      res.socket?.end();
-      return undefined;
-    }
-    return kept;
-  };
-
-  /** Writes what the sink holds; false when the client is gone or stalled. */
-  const flush = async (sink: SseSink): Promise<boolean> => {
-    const parts = withinBudget(sink.take());
-    if (parts === undefined) return false;
-    if (parts.length === 0) return !closed;
-    keep(parts);
-    let ok = true;
-    res.cork();
-    for (const part of parts) {
-      ok = res.write(part);
-      result.bytes += part.length;
-    }
-    res.uncork();
-    // Wait for the socket itself: Node 24 does not always pass its 'drain' on to a response
-    // written while corked.
-    const socket = res.socket;
-    if (ok || closed || !socket?.writableNeedDrain) return !closed;
-    let stalled = false;
-    await new Promise<void>((resolve) => {
-      wake = resolve;
-      const cancel = options.setTimer(() => {
-        stalled = true;
-        resolve();
-      }, options.stallMs);
-      socket.once('drain', () => {
-        cancel();
-        resolve();
-      });
-    });
-    wake = undefined;
-    if (stalled) {
-      result.reason = 'write stalled';
-      res.destroy();
-      return false;
-    }
-    return !closed;
-  };
-
   const sink = new SseSink();
   if (options.fault) sink.limit = options.fault.afterEvents;
-  try {
-    res.writeHead(200, {
-      ...headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-    });
-    // The socket's idle timeout is for requests; a paced stream is legitimately quiet.
-    const socket = res.socket as { setTimeout?: (ms: number) => void } | null;
-    if (typeof socket?.setTimeout === 'function') socket.setTimeout(0);
-    const frames = produce(sink);
-    let deadline = Number.NaN;
-    for (let step = frames.next(); !step.done; step = frames.next()) {
-      if (!(await flush(sink))) return finish();
-      const pause = step.value;
-      if (pause <= 0) continue;
-      deadline = (Number.isNaN(deadline) ? options.monotonic() : deadline) + pause;
-      const wait = Math.max(0, deadline - options.monotonic());
-      if (wait <= SHORT_PAUSE_MS) {
-        // A frame's pause: a client that leaves meanwhile is seen when it ends.
-        await options.sleep(wait);
-      } else {
-        gone ??= new AbortController();
-        try {
-          await options.sleep(wait, gone.signal);
-        } catch (err) {
-          if (gone.signal.aborted) return finish();
-          throw err;
-        }
-      }
-      if (closed) return finish();
-    }
-    if (options.fault) sink.raw(options.fault.error);
-    const parts = withinBudget(sink.take());
-    if (parts === undefined || closed) return finish();
-    keep(parts);
-    // The last parts go out in one corked write (no copy into one buffer), then the end.
-    // (Ending while corked loses the parts on Node 24.)
-    for (const part of parts) result.bytes += part.length;
-    if (parts.length === 1) res.end(parts[0]);
-    else {
-      res.cork();
-      for (const part of parts) res.write(part);
-      res.uncork();
-      res.end();
-    }
-    result.completed = true;
-    return result;
-  } catch (err) {
-    result.reason = 'error';
-    reply.log.error({ reqId: reply.request.id, err }, 'stream failed after it started');
-    res.destroy();
-    return result;
-  } finally {
-    res.off('close', onClose);
-  }
 
-  function finish(): SseResult {
-    result.reason ??= 'client closed';
-    return result;
-  }
+  return new Promise<SseResult>((resolve) => {
+    let settled = false;
+    let frames: Generator<number, void, undefined> | undefined;
+    /** The pause the last step asked for, due once its frames are written. */
+    let pause = 0;
+    /** When the next frame is due, in whole ms of `monotonic` (-1 before the first pause). */
+    let deadline = -1;
+    let cancelStall: (() => void) | undefined;
+    let drainOn: NodeJS.EventEmitter | undefined;
+
+    const settle = (reason?: SseResult['reason']) => {
+      if (settled) return;
+      settled = true;
+      if (reason !== undefined) result.reason ??= reason;
+      // A pause under way ends on its own; its wake finds the stream settled.
+      cancelStall?.();
+      drainOn?.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(result);
+    };
+    const onClose = () => settle('client closed');
+    const fail = (err: unknown) => {
+      result.reason = 'error';
+      reply.log.error({ reqId: reply.request.id, err }, 'stream failed after it started');
+      res.destroy();
+      settle();
+    };
+
+    /** Copies what fits of the parts about to be sent into the capture. */
+    const keep = (parts: Buffer[]) => {
+      if (capture) for (const part of parts) capture.add(part);
+    };
+    /**
+     * Parts within an `after_bytes` fault's budget: the rest of a part that crosses it is
+     * dropped, and the connection is ended after what was let through (undefined then).
+     */
+    const withinBudget = (parts: Buffer[]): Buffer[] | undefined => {
+      if (budget === Number.POSITIVE_INFINITY) return parts;
+      const kept: Buffer[] = [];
+      for (const part of parts) {
+        if (part.length <= budget) {
+          kept.push(part);
+          budget -= part.length;
+          continue;
+        }
+        if (budget > 0) kept.push(part.subarray(0, budget));
+        keep(kept);
+        for (const piece of kept) {
+          res.write(piece);
+          result.bytes += piece.length;
+        }
+        result.reason = 'cut by fault';
+        res.socket?.end();
+        return undefined;
+      }
+      return kept;
+    };
+
+    /**
+     * Writes what the sink holds. False when the stream cannot go on now: it is over (settled),
+     * or the socket is full, and `onDrain` goes on once it drains.
+     */
+    const flush = (): boolean => {
+      const parts = withinBudget(sink.take());
+      if (parts === undefined) {
+        settle();
+        return false;
+      }
+      if (parts.length === 0) return true;
+      keep(parts);
+      let ok = true;
+      if (parts.length === 1) {
+        const part = parts[0] as Buffer;
+        ok = res.write(part);
+        result.bytes += part.length;
+      } else {
+        res.cork();
+        for (const part of parts) {
+          ok = res.write(part);
+          result.bytes += part.length;
+        }
+        res.uncork();
+      }
+      // Wait for the socket itself: Node 24 does not always pass its 'drain' on to a response
+      // written while corked.
+      const socket = res.socket;
+      if (ok || !socket?.writableNeedDrain) return true;
+      drainOn = socket;
+      socket.once('drain', onDrain);
+      cancelStall = options.setTimer(onStall, options.stallMs);
+      return false;
+    };
+    function onDrain() {
+      cancelStall?.();
+      cancelStall = undefined;
+      drainOn = undefined;
+      if (!settled) run();
+    }
+    function onStall() {
+      cancelStall = undefined;
+      drainOn?.off('drain', onDrain);
+      drainOn = undefined;
+      result.reason = 'write stalled';
+      res.destroy();
+      settle();
+    }
+    function onPauseEnd() {
+      if (!settled) run();
+    }
+
+    /** Steps the producer, writing its frames, until it pauses, the socket fills, or it ends. */
+    function run() {
+      try {
+        for (;;) {
+          if (pause > 0) {
+            const ms = pause;
+            pause = 0;
+            const now = options.monotonic();
+            deadline = (deadline < 0 ? Math.round(now) : deadline) + ms;
+            options.wait(Math.max(0, deadline - now), onPauseEnd);
+            return;
+          }
+          const step = (frames as Generator<number, void, undefined>).next();
+          if (step.done) {
+            end();
+            return;
+          }
+          pause = step.value;
+          if (!flush()) return;
+        }
+      } catch (err) {
+        fail(err);
+      }
+    }
+
+    /** The last frames (and a fault's error) go out with the end of the response. */
+    function end() {
+      if (options.fault) sink.raw(options.fault.error);
+      const parts = withinBudget(sink.take());
+      if (parts === undefined) {
+        settle();
+        return;
+      }
+      keep(parts);
+      // The last parts go out in one corked write (no copy into one buffer), then the end.
+      // (Ending while corked loses the parts on Node 24.)
+      for (const part of parts) result.bytes += part.length;
+      if (parts.length === 1) res.end(parts[0]);
+      else {
+        res.cork();
+        for (const part of parts) res.write(part);
+        res.uncork();
+        res.end();
+      }
+      result.completed = true;
+      settle();
+    }
+
+    res.once('close', onClose);
+    try {
+      res.writeHead(200, {
+        ...headers,
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+      });
+      // The socket's idle timeout is for requests; a paced stream is legitimately quiet.
+      const socket = res.socket as { setTimeout?: (ms: number) => void } | null;
+      if (typeof socket?.setTimeout === 'function') socket.setTimeout(0);
+      frames = produce(sink);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    run();
+  });
 }

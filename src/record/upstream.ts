@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Sleep } from '../platform/clock.js';
+import { sleepWith, type Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
 import { redactUrl } from '../platform/journal.js';
@@ -31,7 +31,7 @@ export interface UpstreamOptions {
   recordings: Recordings;
   strict: boolean;
   pacing: 'recorded' | 'instant';
-  sleep: Sleep;
+  wait: Wait;
   monotonic: () => number;
   /** An answer larger than this is passed on but not recorded (RECORDING_MAX_BYTES). */
   maxRecordedBytes: number;
@@ -213,7 +213,7 @@ export class Upstream {
       if (raw.destroyed) return;
       if (this.options.pacing === 'recorded') {
         const wait = event.at_ms - (this.options.monotonic() - started);
-        if (wait > 0) await this.options.sleep(wait);
+        if (wait > 0) await sleepWith(this.options.wait, wait);
       }
       const bytes = Buffer.from(blockOf(event));
       raw.write(bytes);

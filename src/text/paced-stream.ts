@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SetTimer, Sleep } from '../platform/clock.js';
+import type { SetTimer, Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import { StreamCapture } from '../platform/request.js';
 import { type Pacing, type SseProducer, sendSse } from '../platform/sse.js';
@@ -30,7 +30,7 @@ export function streamPacing(request: FastifyRequest, settings: PacingSettings):
 
 /** What a text group needs to stream: time, the settings, and the pause between frames. */
 export interface Streaming {
-  sleep: Sleep;
+  wait: Wait;
   monotonic: () => number;
   setTimer: SetTimer;
   /** How long a write may wait for the client to read before the socket is dropped. */
@@ -61,7 +61,7 @@ export async function sendTextStream(stream: TextStream): Promise<FastifyReply> 
   request.streamCapture = capture;
   const result = await sendSse(reply, stream.produce, {
     capture,
-    sleep: streaming.sleep,
+    wait: streaming.wait,
     monotonic: streaming.monotonic,
     setTimer: streaming.setTimer,
     stallMs: streaming.stallMs,

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { realSetTimer, realSleep } from '../../src/platform/clock.js';
+import { realSetTimer, realWait } from '../../src/platform/clock.js';
 import { buildTestApp, type TestApp, testDeps } from '../helpers/app.js';
 import { startProcess } from '../helpers/process.js';
 
@@ -16,7 +16,7 @@ afterEach(async () => {
 async function paced(chunkDelayMs: number) {
   const deps = {
     ...testDeps(),
-    sleep: realSleep,
+    wait: realWait,
     monotonic: () => performance.now(),
     setTimer: realSetTimer,
   };

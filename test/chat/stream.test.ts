@@ -3,7 +3,7 @@ import { systemFingerprint } from '../../src/chat/service.js';
 import { startEmulator } from '../../src/emulator.js';
 import { countTokens, splitTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
-import { buildTestApp, parseSse, T0, type TestApp } from '../helpers/app.js';
+import { buildTestApp, countingWait, parseSse, T0, type TestApp } from '../helpers/app.js';
 import { CHOICE_FILTERS, PROMPT_FILTERS } from '../helpers/chat.js';
 
 const AUTH = { authorization: 'Bearer test-key' };
@@ -196,22 +196,11 @@ describe('stream pacing controls', () => {
   ])(
     'stops the %s writer and its timers as soon as the client goes away',
     async (_name, url, headers, body) => {
-      let sleeps = 0;
+      const waits = { count: 0 };
       const emulator = await startEmulator({
         logLevel: 'silent',
         streamChunkDelayMs: 10,
-        deps: {
-          sleep: (ms, signal) => {
-            sleeps++;
-            return new Promise((resolve, reject) => {
-              const timer = setTimeout(resolve, ms);
-              signal?.addEventListener('abort', () => {
-                clearTimeout(timer);
-                reject(new Error('aborted'));
-              });
-            });
-          },
-        },
+        deps: { wait: countingWait(waits) },
       });
       const controller = new AbortController();
       const res = await fetch(`${emulator.url}${url}`, {
@@ -224,10 +213,10 @@ describe('stream pacing controls', () => {
       await reader?.read();
       controller.abort();
       await new Promise((r) => setTimeout(r, 30));
-      const atAbort = sleeps;
+      const atAbort = waits.count;
       await new Promise((r) => setTimeout(r, 100));
-      expect(sleeps).toBe(atAbort);
-      expect(sleeps).toBeLessThan(countTokens(generateReply('x', 0).text));
+      expect(waits.count).toBe(atAbort);
+      expect(waits.count).toBeLessThan(countTokens(generateReply('x', 0).text));
       await emulator.close();
     },
   );

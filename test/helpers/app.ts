@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, resolveConfig } from '../../src/config.js';
-import { type Clock, createClock } from '../../src/platform/clock.js';
+import { type Clock, createClock, realSetTimer } from '../../src/platform/clock.js';
 import type { Deps } from '../../src/platform/deps.js';
 import type { IdKind, Ids } from '../../src/platform/ids.js';
 import { groupRequests } from './groups.js';
@@ -51,13 +51,12 @@ export function testDeps(): TestDeps {
     ids: countingIds(),
     sleeps,
     logs,
-    // Wall time that passes only in (instant) sleeps, so stream pauses are exactly the ones asked.
+    // Wall time that passes only in (instant) waits, so stream pauses are exactly the ones asked.
     monotonic: () => slept,
-    sleep: async (ms, signal) => {
+    wait: (ms, fn) => {
       sleeps.push(ms);
       slept += ms;
-      await Promise.resolve();
-      if (signal?.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
+      queueMicrotask(fn);
     },
     setTimer: () => () => {},
     secret: Buffer.from('test-secret'),
@@ -107,16 +106,10 @@ export function parseSse(body: string): Array<{ event?: string; data: unknown }>
     });
 }
 
-/** A real-time sleep that honours the abort signal and counts its calls in `calls.count`. */
-export function countingSleep(calls: { count: number }): Deps['sleep'] {
-  return (ms, signal) => {
+/** A real-time wait that counts its calls in `calls.count`. */
+export function countingWait(calls: { count: number }): Deps['wait'] {
+  return (ms, fn) => {
     calls.count++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(resolve, ms);
-      signal?.addEventListener('abort', () => {
-        clearTimeout(timer);
-        reject(new Error('aborted'));
-      });
-    });
+    realSetTimer(fn, ms);
   };
 }

@@ -1,30 +1,48 @@
 import { describe, expect, it } from 'vitest';
-import { realSleep } from '../../src/platform/clock.js';
+import { realWait, sleepWith } from '../../src/platform/clock.js';
 
-describe('realSleep (the timer wheel)', () => {
-  it('wakes sleeps in the order they end, never early, sharing timers', async () => {
+describe('realWait (the timer wheel)', () => {
+  it('wakes waits in the order they end, never early, sharing timers', async () => {
     const woke: number[] = [];
     const began = performance.now();
     const at: number[] = [];
     await Promise.all(
-      [10, 0, 5, 5, 0, 20].map((ms, i) =>
-        realSleep(ms).then(() => {
-          woke.push(i);
-          at[i] = performance.now() - began;
-        }),
+      [10, 0, 5, 5, 0, 20].map(
+        (ms, i) =>
+          new Promise<void>((resolve) => {
+            realWait(ms, () => {
+              woke.push(i);
+              at[i] = performance.now() - began;
+              resolve();
+            });
+          }),
       ),
     );
-    // Buckets are whole milliseconds: sleeps 2 ms or more apart wake in order, equal ones FIFO.
+    // Buckets are whole milliseconds: waits 2 ms or more apart wake in order, equal ones FIFO.
     expect(woke).toEqual([1, 4, 2, 3, 0, 5]);
     [10, 0, 5, 5, 0, 20].forEach((ms, i) => {
       expect(at[i]).toBeGreaterThanOrEqual(ms - 1); // whole milliseconds
     });
   });
 
-  it('gives a sleep with a signal its own timer, which the signal cancels', async () => {
-    const controller = new AbortController();
-    const sleeping = realSleep(60_000, controller.signal);
-    controller.abort();
-    await expect(sleeping).rejects.toMatchObject({ name: 'AbortError' });
+  it('wakes the rest of a bucket when one callback throws, and arms for the next', async () => {
+    const woke: string[] = [];
+    const thrown = new Promise<unknown>((resolve) => {
+      // The throw is raised again outside the wheel, as an uncaught exception would be.
+      const listeners = process.listeners('uncaughtException');
+      process.removeAllListeners('uncaughtException');
+      process.once('uncaughtException', (err) => {
+        for (const l of listeners) process.on('uncaughtException', l);
+        resolve(err);
+      });
+    });
+    realWait(2, () => {
+      throw new Error('boom');
+    });
+    realWait(2, () => woke.push('after the throw'));
+    realWait(10, () => woke.push('later'));
+    expect(await thrown).toMatchObject({ message: 'boom' });
+    await sleepWith(realWait, 20);
+    expect(woke).toEqual(['after the throw', 'later']);
   });
 });

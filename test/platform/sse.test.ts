@@ -16,7 +16,7 @@ import {
   sendSse,
 } from '../../src/platform/sse.js';
 import { splitTokens } from '../../src/platform/tokens.js';
-import { countingSleep } from '../helpers/app.js';
+import { countingWait } from '../helpers/app.js';
 
 const text = (sink: SseSink) => Buffer.concat(sink.take()).toString();
 
@@ -136,7 +136,9 @@ async function serve(produce: SseProducer, options: Partial<SseOptions> = {}) {
   app.get('/', async (_req, reply) => {
     reply.header('x-extra', 'yes');
     const outcome = sendSse(reply, produce, {
-      sleep: async () => {},
+      wait: (_ms, fn) => {
+        realSetTimer(fn, 0);
+      },
       monotonic: () => performance.now(),
       setTimer: realSetTimer,
       stallMs: 30_000,
@@ -188,7 +190,7 @@ describe('sendSse', () => {
     await app.close();
   });
 
-  it('stops writing and sleeping as soon as the client goes away', async () => {
+  it('stops writing and pausing as soon as the client goes away', async () => {
     const sleeps = { count: 0 };
     const { app, port, result } = await serve(
       function* (sink) {
@@ -197,7 +199,7 @@ describe('sendSse', () => {
           sink.data(String(i));
         }
       },
-      { sleep: countingSleep(sleeps) },
+      { wait: countingWait(sleeps) },
     );
     await new Promise<void>((resolve) => {
       const req = request({ port, host: '127.0.0.1', path: '/' }, (res) => {
@@ -229,9 +231,10 @@ describe('sendSse', () => {
       },
       {
         monotonic: () => now,
-        sleep: async (ms) => {
+        wait: (ms, fn) => {
           asked.push(ms);
           now += ms;
+          realSetTimer(fn, 0);
         },
       },
     );

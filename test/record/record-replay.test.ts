@@ -15,7 +15,7 @@ const start = async (options: Parameters<typeof startEmulator>[0]) => {
   return emu;
 };
 
-/** Sleeps that pass at once on a clock of their own, so that pacing is checked exactly. */
+/** Waits that pass at once on a clock of their own, so that pacing is checked exactly. */
 function pacedDeps() {
   const sleeps: number[] = [];
   let now = 0;
@@ -23,9 +23,10 @@ function pacedDeps() {
     sleeps,
     deps: {
       monotonic: () => now,
-      sleep: async (ms: number) => {
+      wait: (ms: number, fn: () => void) => {
         sleeps.push(ms);
         now += ms;
+        queueMicrotask(fn);
       },
     },
   };
