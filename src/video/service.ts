@@ -49,6 +49,14 @@ export class VideoService implements Feature {
   private readonly baseUrls = new Map<string, string>();
   /** Cancels the callback jobs still due for a task, so evicted tasks leave nothing behind. */
   private readonly pendingJobs = new Map<Task, Array<() => void>>();
+  /**
+   * A task's media token (an HMAC), made when its result URL is first shown or checked rather
+   * than at creation: most tasks are created far more often than their results are fetched.
+   */
+  private readonly tokenOf = (task: Task): string => {
+    task.token ??= mediaToken(this.secret, task.id);
+    return task.token;
+  };
 
   constructor(
     private readonly settings: VideoSettings,
@@ -78,7 +86,6 @@ export class VideoService implements Feature {
     const id = this.ids.next('task');
     const task: Task = {
       id,
-      token: mediaToken(this.secret, id),
       owner,
       kind: spec.kind,
       externalId: spec.externalId,
@@ -108,12 +115,14 @@ export class VideoService implements Feature {
   /** A task of this owner and kind, by task_id or external_task_id, as it is at `now`. */
   find(owner: string, kind: VideoKind, id: string, now: number): TaskRecord | undefined {
     const task = this.store.find(owner, kind, id);
-    return task && taskRecord(task, now);
+    return task && taskRecord(task, now, this.tokenOf);
   }
 
   /** One page of this owner's tasks of a kind, newest first. */
   list(owner: string, kind: VideoKind, pageNum: number, pageSize: number, now: number) {
-    return this.store.list(owner, kind, pageNum, pageSize).map((task) => taskRecord(task, now));
+    return this.store
+      .list(owner, kind, pageNum, pageSize)
+      .map((task) => taskRecord(task, now, this.tokenOf));
   }
 
   /**
@@ -132,7 +141,7 @@ export class VideoService implements Feature {
     const text = message ?? (status === 'failed' ? CONTENT_SAFETY_MESSAGE : '');
     task.forced = { status, message: text, at: now };
     if (status !== before) this.notifyIf(task, now, status);
-    return taskRecord(task, now);
+    return taskRecord(task, now, this.tokenOf);
   }
 
   /**
@@ -142,8 +151,11 @@ export class VideoService implements Feature {
   hasResult(token: string, videoId: string, now: number): boolean {
     const taskId = taskIdOfVideo(videoId);
     const task = taskId === undefined ? undefined : this.store.get(taskId);
-    if (task === undefined || token.length !== task.token.length) return false;
-    if (!timingSafeEqual(Buffer.from(token), Buffer.from(task.token))) return false;
+    if (task === undefined) return false;
+    const own = this.tokenOf(task);
+    if (token.length !== own.length || !timingSafeEqual(Buffer.from(token), Buffer.from(own))) {
+      return false;
+    }
     return statusAt(task, now).status === 'succeed';
   }
 
@@ -177,7 +189,7 @@ export class VideoService implements Feature {
     TaskRecord & { kind: VideoKind; session: string; key_hash: string | null; progress: number }
   > {
     return this.store.all().map((task) => ({
-      ...taskRecord(task, now),
+      ...taskRecord(task, now, this.tokenOf),
       kind: task.kind,
       session: sessionOfOwner(task.owner),
       key_hash: shownKeyHash(keyOfOwner(task.owner)),
@@ -194,7 +206,7 @@ export class VideoService implements Feature {
   private notifyIf(task: Task, at: number, status: TaskStatus): void {
     if (!task.callbackUrl || this.store.get(task.id) !== task) return;
     if (statusAt(task, at).status !== status) return;
-    const body = JSON.stringify(taskRecord(task, at));
+    const body = JSON.stringify(taskRecord(task, at, this.tokenOf));
     this.callbacks.enqueue(task.id, task.owner, task.callbackUrl, status, body);
   }
 

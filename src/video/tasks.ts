@@ -21,8 +21,8 @@ export interface Task {
   callbackUrl: string | undefined;
   /** Base of the result URL: PUBLIC_BASE_URL or the creating request's origin. */
   baseUrl: string;
-  /** The unguessable part of the result URL (`mediaToken`). */
-  token: string;
+  /** The unguessable part of the result URL (`mediaToken`), made the first time it is shown. */
+  token?: string;
   createdAt: number;
   queueMs: number;
   renderMs: number;
@@ -66,8 +66,8 @@ export function transitions(task: Task): Array<[number, TaskStatus]> {
 export const videoIdOf = (task: Task) => `v${task.id}`;
 export const taskIdOfVideo = (videoId: string) =>
   videoId.startsWith('v') ? videoId.slice(1) : undefined;
-export const videoUrl = (task: Task) =>
-  `${task.baseUrl}/media/videos/${task.token}/${videoIdOf(task)}.mp4`;
+export const videoUrl = (task: Task, token: string) =>
+  `${task.baseUrl}/media/videos/${token}/${videoIdOf(task)}.mp4`;
 
 /**
  * The token in a task's result URL: 128 bits of an HMAC of the task id under the process
@@ -76,8 +76,12 @@ export const videoUrl = (task: Task) =>
 export const mediaToken = (secret: Buffer, taskId: string) =>
   createHmac('sha256', secret).update(taskId).digest('base64url').slice(0, 22);
 
-/** The task record as it is at `now`. @see https://kling.ai/document-api/apiReference/model/textToVideo */
-export function taskRecord(task: Task, now: number): TaskRecord {
+/**
+ * The task record as it is at `now`; `tokenOf` gives the token of its result URL, asked only
+ * once the task has succeeded.
+ * @see https://kling.ai/document-api/apiReference/model/textToVideo
+ */
+export function taskRecord(task: Task, now: number, tokenOf: (task: Task) => string): TaskRecord {
   const view = statusAt(task, now);
   return {
     task_id: task.id,
@@ -87,7 +91,7 @@ export function taskRecord(task: Task, now: number): TaskRecord {
     task_result: {
       videos:
         view.status === 'succeed'
-          ? [{ id: videoIdOf(task), url: videoUrl(task), duration: task.duration }]
+          ? [{ id: videoIdOf(task), url: videoUrl(task, tokenOf(task)), duration: task.duration }]
           : [],
     },
     created_at: task.createdAt,

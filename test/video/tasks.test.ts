@@ -9,7 +9,6 @@ const task = (id: string, createdAt = 0, extra: Partial<Task> = {}): Task => ({
   duration: '5',
   callbackUrl: undefined,
   baseUrl: 'http://h',
-  token: 'tok',
   createdAt,
   queueMs: 100,
   renderMs: 1000,
