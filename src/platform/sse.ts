@@ -1,4 +1,4 @@
-import type { OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { SetTimer, Wait } from './clock.js';
 import { Lru } from './lru.js';
@@ -261,9 +261,9 @@ export interface SseOptions {
   /** How long a write may wait for the client to read before the socket is dropped. */
   stallMs: number;
   /** A `stream_error` fault: events let through, then this error frame instead of the rest. */
-  fault?: { afterEvents: number; error: string };
+  fault?: { afterEvents: number; error: string } | undefined;
   /** An `after_bytes` fault: the connection is cut once this many bytes were sent. */
-  cutAfterBytes?: number;
+  cutAfterBytes?: number | undefined;
   /** Keeps a copy of the first bytes sent (the journal shows them). */
   capture?: { add(bytes: Buffer): void };
 }
@@ -276,6 +276,9 @@ export interface SseResult {
   /** Why it did not complete, when it did not. */
   reason?: 'client closed' | 'write stalled' | 'error' | 'cut by fault';
 }
+
+/** The headers a stream sets itself, in place of any the reply held. */
+const STREAM_HEADERS = new Set(['content-type', 'cache-control', 'x-accel-buffering']);
 
 /**
  * Takes over the response (keeping the headers set on it so far) and writes the stream: a
@@ -290,11 +293,22 @@ export function sendSse(
   produce: SseProducer,
   options: SseOptions,
 ): Promise<SseResult> {
-  // Headers the reply already holds (request id, rate limits) go out with the stream.
-  const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) headers[name] = value;
+  // Headers the reply already holds (request id, rate limits) go out with the stream, as one
+  // flat list of names and values.
+  const held = reply.getHeaders();
+  const headers: OutgoingHttpHeader[] = [];
+  for (const name in held) {
+    const value = held[name];
+    if (value !== undefined && !STREAM_HEADERS.has(name)) headers.push(name, value);
   }
+  headers.push(
+    'content-type',
+    'text/event-stream; charset=utf-8',
+    'cache-control',
+    'no-cache',
+    'x-accel-buffering',
+    'no',
+  );
   reply.hijack();
   const res = reply.raw;
   const result: SseResult = { completed: false, bytes: 0 };
@@ -463,12 +477,7 @@ export function sendSse(
 
     res.once('close', onClose);
     try {
-      res.writeHead(200, {
-        ...headers,
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-      });
+      res.writeHead(200, headers);
       // The socket's idle timeout is for requests; a paced stream is legitimately quiet.
       const socket = res.socket as { setTimeout?: (ms: number) => void } | null;
       if (typeof socket?.setTimeout === 'function') socket.setTimeout(0);

@@ -65,11 +65,11 @@ export async function sendTextStream(stream: TextStream): Promise<FastifyReply> 
     monotonic: streaming.monotonic,
     setTimer: streaming.setTimer,
     stallMs: streaming.stallMs,
-    ...(fault === undefined
-      ? {}
-      : 'afterBytes' in fault
-        ? { cutAfterBytes: fault.afterBytes }
-        : { fault: { afterEvents: fault.afterEvents, error: stream.errorFrame(fault.status) } }),
+    fault:
+      fault === undefined || 'afterBytes' in fault
+        ? undefined
+        : { afterEvents: fault.afterEvents, error: stream.errorFrame(fault.status) },
+    cutAfterBytes: fault !== undefined && 'afterBytes' in fault ? fault.afterBytes : undefined,
   });
   if (!result.completed) request.gateway?.streamAborted(request, reply, result);
   request.gateway?.streamEnded((streaming.monotonic() - started) / 1000, result.completed);

@@ -47,6 +47,16 @@ interface CompiledRule {
   used: Map<string, number>;
 }
 
+/** A plan as a rule chose it: every field set, so that all have one shape. */
+const chosen = (plan: Plan, rule: LoadedRule | StubRule, step: ReplyStep): ChosenReply => ({
+  text: plan.text,
+  tokens: plan.tokens,
+  calls: plan.calls,
+  thinking: plan.thinking,
+  rule,
+  step,
+});
+
 /** A reply rule added at run time (`POST /_emulator/replies`). */
 export interface StubInput extends ReplyRuleData {
   /** Higher wins; equal priorities go in the order they were added. Default 0. */
@@ -171,7 +181,7 @@ export class Replies implements Feature {
       entry.used.set(session, used + 1);
       if ('fired' in entry) this.spend(entry as Stub);
       const plan = await scriptedPlan(step, turn, found, step === rule ? entry.tokens : undefined);
-      return Array.from({ length: choices }, () => ({ ...plan, rule, step }));
+      return Array.from({ length: choices }, () => chosen(plan, rule, step));
     }
     const plans: ChosenReply[] = [];
     for (let variant = 0; variant < choices; variant++) {
