@@ -110,6 +110,19 @@ const EMPTY = Buffer.alloc(0);
 /** Pieces longer than this are copied with `set`, shorter ones byte by byte. */
 const SHORT_COPY = 32;
 
+/**
+ * Chunks whose bytes the socket has written, for the next streams to fill: a chunk is an
+ * allocation outside the heap, and making one per 16 KiB of every stream drove the garbage
+ * collector. At most CHUNKS_KEPT are kept.
+ */
+const CHUNKS_KEPT = 64;
+const freeChunks: ArrayBuffer[] = [];
+
+const newChunk = (): Buffer => {
+  const kept = freeChunks.pop();
+  return kept === undefined ? Buffer.allocUnsafeSlow(CHUNK) : Buffer.from(kept, 0, CHUNK);
+};
+
 /** Pending bytes past which a producer should yield, so the socket can take them. */
 const FLUSH_AT = 64 * 1024;
 
@@ -123,6 +136,8 @@ export class SseSink {
   private used = 0;
   private done: Buffer[] = [];
   private held = 0;
+  /** Every chunk this sink filled, to give back once what was made of them is written. */
+  private readonly chunks: ArrayBuffer[] = [];
 
   /** A fault has cut the stream: later events are dropped, the producer may stop. */
   get stopped(): boolean {
@@ -236,7 +251,22 @@ export class SseSink {
   /** Hands the filled part of the chunk over and starts a fresh chunk. */
   private seal(): void {
     if (this.used > 0) this.push(this.chunk.subarray(0, this.used));
-    this.chunk = Buffer.allocUnsafe(CHUNK);
+    this.chunk = newChunk();
+    this.chunks.push(this.chunk.buffer as ArrayBuffer);
+    this.used = 0;
+  }
+
+  /**
+   * Gives this sink's chunks to the streams after it. Only once the socket has written every
+   * byte taken from the sink (the response's `finish`): a chunk still queued must not be
+   * filled again. The sink is not used after.
+   */
+  release(): void {
+    for (const chunk of this.chunks) {
+      if (freeChunks.length < CHUNKS_KEPT) freeChunks.push(chunk);
+    }
+    this.chunks.length = 0;
+    this.chunk = EMPTY;
     this.used = 0;
   }
 
@@ -464,6 +494,9 @@ export function sendSse(
       // The last parts go out in one corked write (no copy into one buffer), then the end.
       // (Ending while corked loses the parts on Node 24.)
       for (const part of parts) result.bytes += part.length;
+      // Once every byte is written ('finish', which a failed write never emits), the sink's
+      // chunks can be filled again.
+      res.once('finish', () => sink.release());
       if (parts.length === 1) res.end(parts[0]);
       else {
         res.cork();

@@ -94,6 +94,19 @@ describe('the sink', () => {
     expect(out.split('\n\n').length - 1).toBe(5001);
   });
 
+  it('gives its chunks back once released, for the next sink to fill', () => {
+    const first = new SseSink();
+    first.data('a'.repeat(20_000)); // more than a chunk: a chunk is sealed and handed over
+    first.data('b'.repeat(3000));
+    const handed = first.take().map((part) => part.buffer);
+    first.release();
+    const second = new SseSink();
+    second.data('c'.repeat(20_000));
+    second.data('d'.repeat(3000));
+    const reused = second.take().map((part) => part.buffer);
+    expect(reused.some((buffer) => handed.includes(buffer))).toBe(true);
+  });
+
   it('says when pending bytes are due, and drops events past a fault limit with the closing one', () => {
     const sink = new SseSink();
     sink.limit = 2;
@@ -215,6 +228,32 @@ describe('sendSse', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(sleeps.count).toBe(atAbort);
     expect(sleeps.count).toBeLessThan(1000);
+    await app.close();
+  });
+
+  it('sends every stream whole while streams before it give their chunks to streams after', async () => {
+    let next = 0;
+    const { app, port } = await serve(function* (sink) {
+      const id = next++;
+      for (let i = 0; i < 40; i++) {
+        sink.data(`${id}:${i}:${String(id * 1000 + i).repeat(400)}`);
+        if (sink.due) yield 0;
+      }
+    });
+    const expected = (id: number) =>
+      Array.from(
+        { length: 40 },
+        (_, i) => `data: ${id}:${i}:${String(id * 1000 + i).repeat(400)}\n\n`,
+      ).join('');
+    for (let round = 0; round < 3; round++) {
+      const bodies = await Promise.all(
+        Array.from({ length: 8 }, async () => (await fetch(`http://127.0.0.1:${port}/`)).text()),
+      );
+      for (const body of bodies) {
+        const id = Number(body.slice(6, body.indexOf(':', 6)));
+        expect(body).toBe(expected(id));
+      }
+    }
     await app.close();
   });
 
