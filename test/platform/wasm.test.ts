@@ -2,6 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { assembleScanWasm } from '../../scripts/build-wasm.js';
 import { PrefixScanner } from '../../src/platform/prefix-hash.js';
 import { SCAN_WASM_BASE64 } from '../../src/platform/wasm/scan-wasm.js';
+import {
+  REMEMBERED_CHARS,
+  REMEMBERED_TEXTS,
+  type ScanState,
+  WasmScanner,
+} from '../../src/platform/wasm/scanner.js';
 
 describe('scan.wat', () => {
   it('is what the committed module holds (run `npm run build:wasm` after editing it)', async () => {
@@ -32,5 +38,43 @@ describe('PrefixScanner', () => {
     scanner.text('Hello, world!');
     expect(scanner.tokens).toBe(9);
     expect(scanner.key()).toMatch(/^[0-9a-z]+\.[0-9a-z]+\.9$/);
+  });
+});
+
+describe('WasmScanner, long texts', () => {
+  const words = (n: number, seed: string) => `${seed} tokens and more. `.repeat(n);
+  const word = (byte: number) =>
+    (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122);
+  const space = (byte: number) => byte === 32;
+
+  it('gives a remembered text the state and tokens a fresh scan gives, after any prefix', () => {
+    const remembering = new WasmScanner(word, space);
+    const text = words(8000, 'alpha');
+    for (const [from, marker] of [
+      [{ a: 1, b: 2, state: 0 }, 7],
+      [{ a: 9, b: 4, state: 1 }, 7],
+      [{ a: 1, b: 2, state: 0 }, 8],
+    ] as Array<[ScanState, number]>) {
+      for (let round = 0; round < 2; round++) {
+        const fresh = new WasmScanner(word, space);
+        const expected = { ...from };
+        const tokens = fresh.feed(expected, text, marker);
+        const got = { ...from };
+        expect(remembering.feed(got, text, marker)).toBe(tokens);
+        expect(got).toEqual(expected);
+      }
+    }
+    expect(remembering.rememberedSize).toEqual({ texts: 1, chars: text.length });
+  });
+
+  it('keeps at most REMEMBERED_TEXTS texts and REMEMBERED_CHARS characters', () => {
+    const scanner = new WasmScanner(word, space);
+    for (let i = 0; i < REMEMBERED_TEXTS + 5; i++)
+      scanner.feed({ a: 0, b: 0, state: 0 }, words(4000, `t${i}`));
+    expect(scanner.rememberedSize.texts).toBe(REMEMBERED_TEXTS);
+    const big = Math.floor(REMEMBERED_CHARS / 3);
+    for (let i = 0; i < 4; i++) scanner.feed({ a: 0, b: 0, state: 0 }, `${i}`.repeat(big));
+    expect(scanner.rememberedSize.chars).toBeLessThanOrEqual(REMEMBERED_CHARS);
+    expect(scanner.rememberedSize.texts).toBeLessThanOrEqual(3);
   });
 });

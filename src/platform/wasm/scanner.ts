@@ -70,6 +70,24 @@ export interface ScanState {
   state: number;
 }
 
+/**
+ * Texts at least this long have their scan remembered: a long system prompt comes back with
+ * every turn of an agent, and finding it again costs a comparison (V8 hashes a string this
+ * long by its length) instead of encoding and scanning it. At most REMEMBERED_TEXTS texts and
+ * REMEMBERED_CHARS characters in all are kept, the least recently used forgotten first.
+ */
+const REMEMBER_FROM = 64 * 1024;
+export const REMEMBERED_TEXTS = 16;
+export const REMEMBERED_CHARS = 4 * 1024 * 1024;
+
+/** One scan of a text: the state and marker it started from, what it left, its tokens. */
+interface Scan {
+  from: ScanState;
+  marker: number;
+  to: ScanState;
+  tokens: number;
+}
+
 export class WasmScanner {
   private readonly exports: ScanExports;
   private readonly view: Uint8Array;
@@ -82,8 +100,62 @@ export class WasmScanner {
     this.view = new Uint8Array(this.exports.memory.buffer, TEXT_AT, CHUNK_UNITS * 3);
   }
 
+  private readonly remembered = new Map<string, Scan[]>();
+  private rememberedChars = 0;
+
   /** Feeds `text` after `marker` (0 = none) into `from`; returns the tokens it holds. */
   feed(from: ScanState, text: string, marker = 0): number {
+    if (text.length < REMEMBER_FROM) return this.scan(from, text, marker);
+    const scans = this.remembered.get(text);
+    const known = scans?.find(
+      (s) =>
+        s.marker === marker &&
+        s.from.a === from.a &&
+        s.from.b === from.b &&
+        s.from.state === from.state,
+    );
+    if (scans && known) {
+      // Most recently used last.
+      this.remembered.delete(text);
+      this.remembered.set(text, scans);
+      Object.assign(from, known.to);
+      return known.tokens;
+    }
+    const start = { ...from };
+    const tokens = this.scan(from, text, marker);
+    this.remember(text, { from: start, marker, to: { ...from }, tokens });
+    return tokens;
+  }
+
+  /** Texts remembered now, and their characters (for the tests of the bounds). */
+  get rememberedSize(): { texts: number; chars: number } {
+    return { texts: this.remembered.size, chars: this.rememberedChars };
+  }
+
+  private remember(text: string, scan: Scan): void {
+    const scans = this.remembered.get(text);
+    if (scans) {
+      // The same text after another prefix: a few states are kept per text.
+      if (scans.length >= 4) scans.shift();
+      scans.push(scan);
+      return;
+    }
+    if (text.length > REMEMBERED_CHARS) return;
+    this.remembered.set(text, [scan]);
+    this.rememberedChars += text.length;
+    for (const [oldest] of this.remembered) {
+      if (
+        this.remembered.size <= REMEMBERED_TEXTS &&
+        this.rememberedChars <= REMEMBERED_CHARS
+      ) {
+        break;
+      }
+      this.remembered.delete(oldest);
+      this.rememberedChars -= oldest.length;
+    }
+  }
+
+  private scan(from: ScanState, text: string, marker: number): number {
     const x = this.exports;
     x.reset(from.a, from.b, from.state);
     if (marker !== 0) x.mix(marker);
