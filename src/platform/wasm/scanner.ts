@@ -144,10 +144,7 @@ export class WasmScanner {
     this.remembered.set(text, [scan]);
     this.rememberedChars += text.length;
     for (const [oldest] of this.remembered) {
-      if (
-        this.remembered.size <= REMEMBERED_TEXTS &&
-        this.rememberedChars <= REMEMBERED_CHARS
-      ) {
+      if (this.remembered.size <= REMEMBERED_TEXTS && this.rememberedChars <= REMEMBERED_CHARS) {
         break;
       }
       this.remembered.delete(oldest);
