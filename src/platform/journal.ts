@@ -100,27 +100,12 @@ export interface JournalInput {
   bytesSent: number | undefined;
 }
 
-interface StoredEntry {
-  id: string;
-  group: GroupName;
-  session: string;
-  keyHash: string;
-  model: string | undefined;
-  source: 'emulator' | 'upstream' | 'replay';
-  at: number;
-  method: string;
-  url: string;
-  status: number;
-  durationMs: number;
-  headers: Headers;
+interface StoredEntry extends Omit<JournalInput, 'rawBody' | 'responseTruncated'> {
   body: string | undefined;
   bodyBytes: number;
   /** A stream's first bytes stay bytes (they are decoded only when shown). */
   response: string | Buffer | undefined;
   responseBytes: number;
-  fault: string | undefined;
-  aborted: boolean;
-  bytesSent: number | undefined;
 }
 
 export interface JournalEntry {
