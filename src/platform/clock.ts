@@ -32,12 +32,26 @@ export function createClock(source: () => number = Date.now): Clock {
   };
 }
 
+/** A wait under way: `cancel` keeps its callback from being called. */
+export interface Pending {
+  cancel(): void;
+}
+
 /**
- * Calls `fn` after `ms` of wall time. The stream writer's pauses: a callback, not a promise,
- * and nothing to cancel (a stream that ended ignores its last wake), so that a frame's pause
- * allocates nothing that outlives it.
+ * Calls `fn` after `ms` of wall time. The stream writer's pauses: a callback, not a promise, so
+ * a frame costs one small object (the wait itself, which is also its handle), no promise and
+ * no timer of its own.
  */
-export type Wait = (ms: number, fn: () => void) => void;
+export type Wait = (ms: number, fn: () => void) => Pending;
+
+/** One waiting callback; a cancelled one stays in its bucket, emptied, until the bucket ends. */
+class Waiting implements Pending {
+  constructor(public fn: (() => void) | undefined) {}
+
+  cancel(): void {
+    this.fn = undefined;
+  }
+}
 
 /**
  * Wall-clock waits through one timer wheel: waits ending in the same millisecond share one
@@ -45,13 +59,13 @@ export type Wait = (ms: number, fn: () => void) => void;
  * cost a timer per millisecond instead of a timer per frame.
  */
 class TimerWheel {
-  private readonly buckets = new Map<number, Array<() => void>>();
+  private readonly buckets = new Map<number, Waiting[]>();
   /** Bucket times, earliest first. */
   private readonly times: number[] = [];
   private timer: NodeJS.Timeout | undefined;
   private armedFor = Number.POSITIVE_INFINITY;
 
-  add(ms: number, fn: () => void): void {
+  add(ms: number, fn: () => void): Pending {
     const at = Math.ceil(performance.now() + ms);
     let bucket = this.buckets.get(at);
     if (!bucket) {
@@ -59,8 +73,10 @@ class TimerWheel {
       this.buckets.set(at, bucket);
       this.insert(at);
     }
-    bucket.push(fn);
+    const waiting = new Waiting(fn);
+    bucket.push(waiting);
     if (at < this.armedFor) this.arm(at);
+    return waiting;
   }
 
   private insert(at: number): void {
@@ -85,9 +101,12 @@ class TimerWheel {
     while (due < this.times.length && (this.times[due] as number) <= now) due++;
     const ended = this.times.splice(0, due);
     for (const at of ended) {
-      const bucket = this.buckets.get(at) as Array<() => void>;
+      const bucket = this.buckets.get(at) as Waiting[];
       this.buckets.delete(at);
-      for (const fn of bucket) {
+      for (const waiting of bucket) {
+        const fn = waiting.fn;
+        if (fn === undefined) continue;
+        waiting.fn = undefined;
         try {
           fn();
         } catch (err) {

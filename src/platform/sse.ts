@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import type { SetTimer, Wait } from './clock.js';
+import type { Pending, SetTimer, Wait } from './clock.js';
 import { Lru } from './lru.js';
 import { splitTokens } from './tokens.js';
 
@@ -354,6 +354,7 @@ export function sendSse(
     let pause = 0;
     /** When the next frame is due, in whole ms of `monotonic` (-1 before the first pause). */
     let deadline = -1;
+    let paused: Pending | undefined;
     let cancelStall: (() => void) | undefined;
     let drainOn: NodeJS.EventEmitter | undefined;
 
@@ -361,7 +362,8 @@ export function sendSse(
       if (settled) return;
       settled = true;
       if (reason !== undefined) result.reason ??= reason;
-      // A pause under way ends on its own; its wake finds the stream settled.
+      // A pause under way must not keep the stream (its chunk, its producer) until it ends.
+      paused?.cancel();
       cancelStall?.();
       drainOn?.off('drain', onDrain);
       res.off('close', onClose);
@@ -454,6 +456,7 @@ export function sendSse(
       settle();
     }
     function onPauseEnd() {
+      paused = undefined;
       if (!settled) run();
     }
 
@@ -466,7 +469,7 @@ export function sendSse(
             pause = 0;
             const now = options.monotonic();
             deadline = (deadline < 0 ? Math.round(now) : deadline) + ms;
-            options.wait(Math.max(0, deadline - now), onPauseEnd);
+            paused = options.wait(Math.max(0, deadline - now), onPauseEnd);
             return;
           }
           const step = (frames as Generator<number, void, undefined>).next();

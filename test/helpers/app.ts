@@ -56,7 +56,15 @@ export function testDeps(): TestDeps {
     wait: (ms, fn) => {
       sleeps.push(ms);
       slept += ms;
-      queueMicrotask(fn);
+      let live = true;
+      queueMicrotask(() => {
+        if (live) fn();
+      });
+      return {
+        cancel: () => {
+          live = false;
+        },
+      };
     },
     setTimer: () => () => {},
     secret: Buffer.from('test-secret'),
@@ -110,6 +118,6 @@ export function parseSse(body: string): Array<{ event?: string; data: unknown }>
 export function countingWait(calls: { count: number }): Deps['wait'] {
   return (ms, fn) => {
     calls.count++;
-    realSetTimer(fn, ms);
+    return { cancel: realSetTimer(fn, ms) };
   };
 }

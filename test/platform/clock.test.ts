@@ -25,6 +25,14 @@ describe('realWait (the timer wheel)', () => {
     });
   });
 
+  it('cancels a wait, and wakes the others of its bucket', async () => {
+    const woke: string[] = [];
+    realWait(5, () => woke.push('cancelled')).cancel();
+    realWait(5, () => woke.push('same bucket'));
+    await sleepWith(realWait, 15);
+    expect(woke).toEqual(['same bucket']);
+  });
+
   it('wakes the rest of a bucket when one callback throws, and arms for the next', async () => {
     const woke: string[] = [];
     const thrown = new Promise<unknown>((resolve) => {

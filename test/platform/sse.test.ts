@@ -149,9 +149,7 @@ async function serve(produce: SseProducer, options: Partial<SseOptions> = {}) {
   app.get('/', async (_req, reply) => {
     reply.header('x-extra', 'yes');
     const outcome = sendSse(reply, produce, {
-      wait: (_ms, fn) => {
-        realSetTimer(fn, 0);
-      },
+      wait: (_ms, fn) => ({ cancel: realSetTimer(fn, 0) }),
       monotonic: () => performance.now(),
       setTimer: realSetTimer,
       stallMs: 30_000,
@@ -231,6 +229,40 @@ describe('sendSse', () => {
     await app.close();
   });
 
+  it('cancels a long pause at once when the client goes away, so nothing holds the stream', async () => {
+    const waits: Array<{ ms: number; cancelled: boolean }> = [];
+    const { app, port, result } = await serve(
+      function* (sink) {
+        sink.data('first');
+        yield 60_000;
+        sink.data('never');
+      },
+      {
+        wait: (ms) => {
+          const wait = { ms, cancelled: false };
+          waits.push(wait);
+          return {
+            cancel: () => {
+              wait.cancelled = true;
+            },
+          };
+        },
+      },
+    );
+    await new Promise<void>((resolve) => {
+      const req = request({ port, host: '127.0.0.1', path: '/' }, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.end();
+    });
+    expect(await result()).toMatchObject({ completed: false, reason: 'client closed' });
+    expect(waits).toEqual([{ ms: expect.closeTo(60_000, 0), cancelled: true }]);
+    await app.close();
+  });
+
   it('sends every stream whole while streams before it give their chunks to streams after', async () => {
     let next = 0;
     const { app, port } = await serve(function* (sink) {
@@ -273,7 +305,7 @@ describe('sendSse', () => {
         wait: (ms, fn) => {
           asked.push(ms);
           now += ms;
-          realSetTimer(fn, 0);
+          return { cancel: realSetTimer(fn, 0) };
         },
       },
     );

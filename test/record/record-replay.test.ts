@@ -27,6 +27,7 @@ function pacedDeps() {
         sleeps.push(ms);
         now += ms;
         queueMicrotask(fn);
+        return { cancel: () => {} };
       },
     },
   };
