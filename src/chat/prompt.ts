@@ -459,14 +459,3 @@ export function countChatPrompt(parts: readonly ChatPromptPart[]): number {
   }
   return total;
 }
-
-/** Whether a prompt could reach `minTokens` at all: a token is at least one character. */
-export function mayReach(parts: readonly ChatPromptPart[], minTokens: number): boolean {
-  let bound = TOKENS_REPLY_PRIMING;
-  for (const part of parts) {
-    bound += part.framing;
-    for (const text of part.texts) bound += text.length;
-    if (bound >= minTokens) return true;
-  }
-  return false;
-}

@@ -9,7 +9,7 @@ import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stre
 import { CHAT_CACHE_MIN_TOKENS, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import { renderChatError } from './errors.js';
-import { mayReach, readChatPrompt } from './prompt.js';
+import { readChatPrompt } from './prompt.js';
 import {
   type ChatCompletionRequest,
   ChatCompletionRequestSchema,
@@ -81,14 +81,16 @@ export function chatRoutes(options: ChatRoutesOptions): {
       created: Math.floor(request.receivedAt / 1000),
       model: body.model,
     };
-    const cached = mayReach(prompt.parts, CHAT_CACHE_MIN_TOKENS)
-      ? promptCache.accountChat(
-          `${request.owner}\n${body.model}`,
-          prompt.parts,
-          request.receivedAt,
-          request.session,
-        )
-      : 0;
+    // A prompt under the minimum has no prefix to cache (its tokens bound every prefix's).
+    const cached =
+      prompt.promptTokens >= CHAT_CACHE_MIN_TOKENS
+        ? promptCache.accountChat(
+            `${request.owner}\n${body.model}`,
+            prompt.parts,
+            request.receivedAt,
+            request.session,
+          )
+        : 0;
     const usage = chatUsage(plan, cached);
     if (!pacing) return buildChatCompletion(who, body, plan, usage);
     return sendTextStream({
