@@ -257,6 +257,22 @@ export class SseSink {
   }
 
   /**
+   * Gives the chunk back while the stream pauses, when nothing is pending in it: a paced stream
+   * then holds no chunk between frames (a thousand paced streams would otherwise hold a
+   * thousand chunks). The current chunk was never handed to the socket (`take` copies a few
+   * bytes out of it, or hands it over and starts from none), so it can be filled by another
+   * stream at once.
+   */
+  rest(): void {
+    if (this.used > 0 || this.chunk === EMPTY) return;
+    const buffer = this.chunk.buffer as ArrayBuffer;
+    const at = this.chunks.lastIndexOf(buffer);
+    if (at !== -1) this.chunks.splice(at, 1);
+    if (freeChunks.length < CHUNKS_KEPT) freeChunks.push(buffer);
+    this.chunk = EMPTY;
+  }
+
+  /**
    * Gives this sink's chunks to the streams after it. Only once the socket has written every
    * byte taken from the sink (the response's `finish`): a chunk still queued must not be
    * filled again. The sink is not used after.
@@ -469,6 +485,7 @@ export function sendSse(
             pause = 0;
             const now = options.monotonic();
             deadline = (deadline < 0 ? Math.round(now) : deadline) + ms;
+            sink.rest();
             paused = options.wait(Math.max(0, deadline - now), onPauseEnd);
             return;
           }

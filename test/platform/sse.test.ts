@@ -107,6 +107,28 @@ describe('the sink', () => {
     expect(reused.some((buffer) => handed.includes(buffer))).toBe(true);
   });
 
+  it('holds no chunk while it rests between frames: another sink fills it meanwhile', () => {
+    const earlier = new SseSink();
+    earlier.data('a'.repeat(3000)); // more than is copied out: the chunk itself is handed over
+    const [handed] = earlier.take();
+    earlier.release();
+    const chunk = handed?.buffer;
+    const paced = new SseSink();
+    paced.data('first frame'); // fills the chunk `earlier` gave back
+    expect(text(paced)).toBe('data: first frame\n\n');
+    paced.rest();
+    const other = new SseSink();
+    other.data('b'.repeat(3000));
+    const [part] = other.take();
+    expect(part?.buffer).toBe(chunk);
+    // The paced sink's next frame goes into a chunk of its own, not the one `other` handed over.
+    paced.data('c'.repeat(3000));
+    const [next] = paced.take();
+    expect(next?.buffer).not.toBe(chunk);
+    expect(next?.toString()).toBe(`data: ${'c'.repeat(3000)}\n\n`);
+    expect(part?.toString()).toBe(`data: ${'b'.repeat(3000)}\n\n`);
+  });
+
   it('says when pending bytes are due, and drops events past a fault limit with the closing one', () => {
     const sink = new SseSink();
     sink.limit = 2;
@@ -285,6 +307,27 @@ describe('sendSse', () => {
         const id = Number(body.slice(6, body.indexOf(':', 6)));
         expect(body).toBe(expected(id));
       }
+    }
+    await app.close();
+  });
+
+  it('sends paced streams whole while each lends its chunk to the others between frames', async () => {
+    let next = 0;
+    const frame = (id: number, i: number) =>
+      `${id}:${i}:${String(id * 1000 + i).repeat(i % 3 === 0 ? 600 : 3)}`;
+    const { app, port } = await serve(function* (sink) {
+      const id = next++;
+      for (let i = 0; i < 30; i++) {
+        sink.data(frame(id, i));
+        yield 1;
+      }
+    });
+    const bodies = await Promise.all(
+      Array.from({ length: 8 }, async () => (await fetch(`http://127.0.0.1:${port}/`)).text()),
+    );
+    for (const body of bodies) {
+      const id = Number(body.slice(6, body.indexOf(':', 6)));
+      expect(body).toBe(Array.from({ length: 30 }, (_, i) => `data: ${frame(id, i)}\n\n`).join(''));
     }
     await app.close();
   });
