@@ -1,5 +1,5 @@
 /**
- * `npm run bench:paced`: many paced streams at once. Starts the emulator (from src/, through tsx)
+ * `npm run bench:paced`: many paced streams at once. Starts the emulator (the bundle, as `npm start` runs it)
  * with STREAM_TTFT_MS=50 and STREAM_CHUNK_DELAY_MS=50, opens N streaming chat completions of a
  * 256-token scripted reply at once, and reports the gap between consecutive frames of each
  * stream and the emulator's RSS per open stream.
@@ -9,7 +9,7 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { benchFixtures, cpuMicros, numberFlag, quantile, rssKiB, startServer } from './harness.js';
 
@@ -34,7 +34,12 @@ const body = JSON.stringify({
   stream: true,
   messages: [{ role: 'user', content: '[bench] long' }],
 });
-const agent = new Agent({ keepAlive: true, maxSockets: STREAMS, maxFreeSockets: STREAMS });
+/** The request every stream sends, as bytes on its own connection. */
+const requestBytes = (port: number) =>
+  Buffer.from(
+    `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer bench-key\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 
 interface StreamResult {
   /** ms from sending the request to the first frame, and to the end of the stream. */
@@ -48,59 +53,127 @@ interface StreamResult {
   status: number;
 }
 
-/** One stream: counts `\n\n` frame ends per chunk and times the gap since the previous frame. */
-function stream(base: string): Promise<StreamResult> {
+/** A connection opened ahead of its stream, so the streams do not measure the accept queue. */
+function open(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+const CR = 0x0d;
+const LF = 0x0a;
+
+/**
+ * One stream on its own connection, read as raw bytes: the status line, then the chunked body
+ * decoded by hand, counting the `\n\n` that end frames and timing the gap since the previous
+ * frame. An HTTP client library's parsing and stream machinery per read, for a thousand
+ * streams, would delay this process's event loop enough to show in the gaps it measures.
+ */
+function stream(socket: Socket, port: number): Promise<StreamResult> {
   return new Promise((resolve, reject) => {
     const sent = performance.now();
-    const req = request(
-      `${base}/v1/chat/completions`,
-      {
-        method: 'POST',
-        agent,
-        headers: { authorization: 'Bearer bench-key', 'content-type': 'application/json' },
-      },
-      (res) => {
-        const out: StreamResult = {
-          firstFrame: Number.NaN,
-          duration: Number.NaN,
-          frames: 0,
-          gaps: [],
-          gapEnds: [],
-          firstFrameAt: Number.NaN,
-          status: res.statusCode ?? 0,
-        };
-        let last = Number.NaN;
-        let endedWithNewline = false;
-        res.on('data', (chunk: Buffer) => {
-          const now = performance.now();
-          let n = endedWithNewline && chunk[0] === 0x0a ? 1 : 0;
-          for (let at = chunk.indexOf('\n\n'); at >= 0; at = chunk.indexOf('\n\n', at + 2)) n++;
-          endedWithNewline = chunk[chunk.length - 1] === 0x0a;
-          if (n === 0) return;
-          // Frames of one chunk came together: the first waited since the last frame, the rest 0.
-          if (Number.isNaN(last)) {
-            out.firstFrame = now - sent;
-            out.firstFrameAt = now;
-          } else {
-            out.gaps.push(now - last);
-            out.gapEnds.push(now);
+    const out: StreamResult = {
+      firstFrame: Number.NaN,
+      duration: Number.NaN,
+      frames: 0,
+      gaps: [],
+      gapEnds: [],
+      firstFrameAt: Number.NaN,
+      status: 0,
+    };
+    let head = '';
+    let inBody = false;
+    /** Bytes left of the current chunk's data; -1 while reading a size line. */
+    let left = -1;
+    let sizeLine = '';
+    /** CR LF bytes still to skip after a chunk's data. */
+    let skip = 0;
+    let previousByte = 0;
+    let last = Number.NaN;
+    const finish = () => {
+      out.duration = performance.now() - sent;
+      socket.destroy();
+      resolve(out);
+    };
+    /** Counts frame ends in body bytes [from, to) (a `\n\n` may span two reads). */
+    const frames = (chunk: Buffer, from: number, to: number): number => {
+      let n = 0;
+      for (let i = from; i < to; i++) {
+        const byte = chunk[i] as number;
+        if (byte === LF && previousByte === LF) {
+          n++;
+          previousByte = 0;
+        } else previousByte = byte;
+      }
+      return n;
+    };
+    socket.on('data', (chunk: Buffer) => {
+      const now = performance.now();
+      let at = 0;
+      if (!inBody) {
+        head += chunk.toString('latin1');
+        const end = head.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        out.status = Number(head.slice(9, 12));
+        at = chunk.length - (head.length - end - 4);
+        inBody = true;
+      }
+      let n = 0;
+      while (at < chunk.length) {
+        if (skip > 0) {
+          skip--;
+          at++;
+        } else if (left === -1) {
+          const byte = chunk[at++] as number;
+          if (byte === LF) {
+            left = Number.parseInt(sizeLine, 16);
+            sizeLine = '';
+            if (left === 0) {
+              record(n, now);
+              finish();
+              return;
+            }
+          } else if (byte !== CR) sizeLine += String.fromCharCode(byte);
+        } else {
+          const to = Math.min(chunk.length, at + left);
+          n += frames(chunk, at, to);
+          left -= to - at;
+          at = to;
+          if (left === 0) {
+            left = -1;
+            skip = 2;
           }
-          for (let i = 1; i < n; i++) {
-            out.gaps.push(0);
-            out.gapEnds.push(now);
-          }
-          out.frames += n;
-          last = now;
-        });
-        res.on('end', () => {
-          out.duration = performance.now() - sent;
-          resolve(out);
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+        }
+      }
+      record(n, now);
+    });
+    /** Frames of one read came together: the first waited since the last frame, the rest 0. */
+    const record = (n: number, now: number) => {
+      if (n === 0) return;
+      if (Number.isNaN(last)) {
+        out.firstFrame = now - sent;
+        out.firstFrameAt = now;
+      } else {
+        out.gaps.push(now - last);
+        out.gapEnds.push(now);
+      }
+      for (let i = 1; i < n; i++) {
+        out.gaps.push(0);
+        out.gapEnds.push(now);
+      }
+      out.frames += n;
+      last = now;
+    };
+    socket.once('error', reject);
+    socket.once('close', () => {
+      if (Number.isNaN(out.duration))
+        reject(new Error('connection closed before the stream ended'));
+    });
+    socket.write(requestBytes(port));
   });
 }
 
@@ -111,14 +184,6 @@ async function scrape(base: string): Promise<(name: string) => number> {
     const line = text.split('\n').find((l) => l.startsWith(`${name} `));
     return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
   };
-}
-
-function health(base: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    request(`${base}/_emulator/health`, { agent }, (res) => res.resume().on('end', resolve))
-      .on('error', reject)
-      .end();
-  });
 }
 
 async function main() {
@@ -136,15 +201,16 @@ async function main() {
   );
   const pid = emulator.child.pid;
   // Warm up (JIT, first heap growth) with a few streams, then take the baseline.
-  const warm = await Promise.all(Array.from({ length: 20 }, () => stream(emulator.base)));
+  const { port } = emulator;
+  const warmSockets = await Promise.all(Array.from({ length: 20 }, () => open(port)));
+  const warm = await Promise.all(warmSockets.map((socket) => stream(socket, port)));
   const alone = quantile(Float64Array.from(warm.map((r) => r.duration)).sort(), 0.5);
   await new Promise((r) => setTimeout(r, 1000));
-  // Open every connection first (one health check each), so the streams measure the emulator's
-  // pacing and not the kernel's accept queue under a burst of N connects.
+  // Open every connection first, so the streams measure the emulator's pacing and not the
+  // kernel's accept queue under a burst of N connects.
   const connectStart = performance.now();
-  await Promise.all(Array.from({ length: STREAMS }, () => health(emulator.base)));
+  const sockets = await Promise.all(Array.from({ length: STREAMS }, () => open(port)));
   const connectMs = performance.now() - connectStart;
-  const sockets = Object.values(agent.freeSockets).reduce((n, list) => n + (list?.length ?? 0), 0);
   await new Promise((r) => setTimeout(r, 1000));
   const baseline = rssKiB(pid);
 
@@ -160,9 +226,7 @@ async function main() {
   const cpuBefore = process.cpuUsage();
   const serverCpuBefore = cpuMicros(pid);
   const started = performance.now();
-  const results = await Promise.allSettled(
-    Array.from({ length: STREAMS }, () => stream(emulator.base)),
-  );
+  const results = await Promise.allSettled(sockets.map((socket) => stream(socket, port)));
   const wallMs = performance.now() - started;
   const serverMetrics = await scrape(emulator.base);
   const cpu = process.cpuUsage(cpuBefore);
@@ -172,7 +236,6 @@ async function main() {
   peak = Math.max(peak, rssKiB(pid));
   const crashed = emulator.child.exitCode !== null;
   emulator.child.kill();
-  agent.destroy();
 
   const done = results.flatMap((r) =>
     r.status === 'fulfilled' && r.value.status === 200 ? [r.value] : [],
@@ -194,7 +257,7 @@ async function main() {
   const ms = (x: number) => `${x.toFixed(1)} ms`;
   const rows: Array<[string, string, string?]> = [
     ['streams', `${STREAMS} (${done.length} complete, ${failed} failed)`],
-    ['connections', `${sockets} opened in ${ms(connectMs)} before the streams`],
+    ['connections', `${sockets.length} opened in ${ms(connectMs)} before the streams`],
     ['frames per stream', frames.join(', ')],
     [
       'frame gap p50/p99/max',
