@@ -383,10 +383,15 @@ export function setupGatewayGroup(
     reply.raw.destroy();
   }
 
-  // What was answered, for the journal (a string already made; no copy).
+  // What was answered, for the journal: the serialized answer encoded once, here, and those
+  // bytes are what the socket is given. Kept as a string, it would be encoded again by the
+  // socket write and held on the heap (a rope of the serializer's pieces) for as long as the
+  // journal holds the entry, which the garbage collector copies on every young collection.
   app.addHook('onSend', (request, _reply, payload, done) => {
-    if (typeof payload === 'string') request.responseBody = payload;
-    done(null, payload);
+    if (typeof payload !== 'string') return done(null, payload);
+    const bytes = Buffer.from(payload);
+    request.responseBody = bytes;
+    done(null, bytes);
   });
 
   app.setErrorHandler((err, request, reply) => sendGroupError(spec, err, request, reply, hooks));

@@ -158,6 +158,17 @@ function preview(raw: string): string {
   return Buffer.from(raw.slice(0, JOURNAL_BODY_LIMIT), 'utf16le').toString('utf16le');
 }
 
+/**
+ * An answer as the journal keeps it: whole up to JOURNAL_BODY_LIMIT (characters of a string,
+ * bytes of bytes), else a copy of its beginning, so that the entry never holds a large answer.
+ */
+function firstOf(response: string | Buffer): string | Buffer {
+  if (response.length <= JOURNAL_BODY_LIMIT) return response;
+  return typeof response === 'string'
+    ? preview(response)
+    : Buffer.from(response.subarray(0, JOURNAL_BODY_LIMIT));
+}
+
 /** The journal filter (README "Journal"): match fields, plus the status, session and time. */
 export interface JournalFilter
   extends Pick<RequestMatch, 'group' | 'method' | 'path' | 'model' | 'key' | 'header' | 'body'> {
@@ -237,10 +248,7 @@ export class Journal implements Feature {
       headers: redactInPlace(input.headers),
       body: raw === undefined || raw.length <= JOURNAL_BODY_LIMIT ? raw : preview(raw),
       bodyBytes: raw?.length ?? 0,
-      response:
-        typeof response === 'string' && response.length > JOURNAL_BODY_LIMIT
-          ? preview(response)
-          : response,
+      response: response === undefined ? undefined : firstOf(response),
       // A cut stream counts as longer than the limit, so it reads as truncated.
       responseBytes: input.responseTruncated ? JOURNAL_BODY_LIMIT + 1 : (response?.length ?? 0),
       fault: input.fault,

@@ -18,8 +18,8 @@ declare module 'fastify' {
     receivedAt: number;
     /** The request body as received, kept for the journal. */
     rawBody: string | undefined;
-    /** The JSON answer, for the journal. */
-    responseBody: string | undefined;
+    /** The JSON answer as sent, for the journal. */
+    responseBody: Buffer | undefined;
     /** The first bytes of an event stream answer, for the journal. */
     streamCapture: StreamCapture | undefined;
     /** Where the answer came from: the emulator, the upstream gateway, or a recording. */

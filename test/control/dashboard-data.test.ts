@@ -5,6 +5,7 @@ import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uiRoutes } from '../../src/control/ui.js';
 import { type Emulator, startEmulator } from '../../src/index.js';
+import { JOURNAL_BODY_LIMIT } from '../../src/platform/journal.js';
 import { STREAM_CAPTURE_BYTES } from '../../src/platform/request.js';
 import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
 
@@ -37,6 +38,20 @@ describe('what the dashboard reads', () => {
     expect((await t.inject({ url: '/_emulator/journal' })).json().requests[0]).not.toHaveProperty(
       'response',
     );
+  });
+
+  it('keeps a large JSON answer as its first JOURNAL_BODY_LIMIT bytes, marked truncated', async () => {
+    t = await buildTestApp();
+    const answer = await t.chat({
+      model: 'm',
+      n: 16,
+      max_tokens: 200,
+      messages: [{ role: 'user', content: 'a long one' }],
+    });
+    expect(answer.rawPayload.length).toBeGreaterThan(JOURNAL_BODY_LIMIT);
+    const entry = (await t.inject({ url: '/_emulator/journal/req_1' })).json();
+    expect(entry.response_truncated).toBe(true);
+    expect(entry.response).toBe(answer.rawPayload.subarray(0, JOURNAL_BODY_LIMIT).toString());
   });
 
   it('keeps the first 4000 bytes of a stream as sent, events in order', async () => {
