@@ -519,19 +519,18 @@ export function sendSse(
         return;
       }
       keep(parts);
-      // The last parts go out in one corked write (no copy into one buffer), then the end.
-      // (Ending while corked loses the parts on Node 24.)
       for (const part of parts) result.bytes += part.length;
       // Once every byte is written ('finish', which a failed write never emits), the sink's
       // chunks can be filled again.
       res.once('finish', () => sink.release());
-      if (parts.length === 1) res.end(parts[0]);
-      else {
-        res.cork();
-        for (const part of parts) res.write(part);
-        res.uncork();
-        res.end();
-      }
+      // The last parts and the end of the body in one socket write: Node holds the writes of
+      // this tick until `end` flushes them with the closing chunk. (Uncorking before `end`
+      // would send the closing chunk in a write, and wake the client, of its own; ending while
+      // the response is corked loses the parts on Node 24.)
+      const last = parts.length - 1;
+      for (let i = 0; i < last; i++) res.write(parts[i]);
+      if (last >= 0) res.end(parts[last]);
+      else res.end();
       result.completed = true;
       settle();
     }

@@ -313,6 +313,18 @@ describe('sendSse', () => {
     await app.close();
   });
 
+  it('ends a stream whose last frames span many chunks with every byte in order', async () => {
+    const frames = Array.from({ length: 300 }, (_, i) => `${i}:${'é'.repeat(500 + (i % 7))}`);
+    const { app, port, result } = await serve(function* (sink) {
+      for (const frame of frames) sink.data(frame); // ~300 KB, no pause: all left for the end
+      sink.closing('data: [DONE]\n\n');
+    });
+    const body = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+    expect(body).toBe(`${frames.map((f) => `data: ${f}\n\n`).join('')}data: [DONE]\n\n`);
+    expect(await result()).toEqual({ completed: true, bytes: Buffer.byteLength(body) });
+    await app.close();
+  });
+
   it('sends paced streams whole while each lends its chunk to the others between frames', async () => {
     let next = 0;
     const frame = (id: number, i: number) =>
