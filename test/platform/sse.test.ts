@@ -316,6 +316,7 @@ describe('sendSse', () => {
   it('ends a stream whose last frames span many chunks with every byte in order', async () => {
     const frames = Array.from({ length: 300 }, (_, i) => `${i}:${'é'.repeat(500 + (i % 7))}`);
     const { app, port, result } = await serve(function* (sink) {
+      yield 0; // before any frame: nothing to flush
       for (const frame of frames) sink.data(frame); // ~300 KB, no pause: all left for the end
       sink.closing('data: [DONE]\n\n');
     });
