@@ -1,25 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/platform/errors.js';
-import { MAX_JSON_DEPTH, parseJsonBody, scanJson } from '../../src/platform/json-body.js';
+import {
+  MAX_JSON_DEPTH,
+  parseJsonBody,
+  SCAN_FROM_CHARS,
+  tooDeep,
+} from '../../src/platform/json-body.js';
 
-describe('scanJson', () => {
+describe('tooDeep', () => {
   it('counts nesting outside strings only', () => {
     const deep = `${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`;
-    expect(scanJson(deep)).toEqual({ tooDeep: false, hugeNumber: false });
-    expect(scanJson(`[${deep}]`)).toEqual({ tooDeep: true, hugeNumber: false });
+    expect(tooDeep(deep)).toBe(false);
+    expect(tooDeep(`[${deep}]`)).toBe(true);
     const inString = JSON.stringify({ text: `${'[{'.repeat(10_000)}\\"[[[` });
-    expect(scanJson(inString)).toEqual({ tooDeep: false, hugeNumber: false });
-  });
-
-  it('flags numbers that may overflow a double, not those that cannot', () => {
-    for (const text of ['1e309', '{"a":[1E+400]}', `[${'9'.repeat(400)}]`, '[1.5e308]']) {
-      expect(scanJson(text).hugeNumber, text).toBe(true);
-    }
-    for (const text of ['1e30', '[1e-400]', '{"e":"1e999"}', '[true,false,null]', '[123.456e2]']) {
-      expect(scanJson(text).hugeNumber, text).toBe(false);
-    }
+    expect(tooDeep(inString)).toBe(false);
   });
 });
+
+/** The 400 a body is refused with: its message and the field it names, if any. */
+const refusal = (text: string) => {
+  try {
+    parseJsonBody(text);
+  } catch (err) {
+    const error = err as GatewayError;
+    return { message: error.message, path: error.options.issue?.path };
+  }
+  return undefined;
+};
 
 describe('parseJsonBody', () => {
   it('parses what JSON.parse parses, refusing prototype keys', () => {
@@ -48,7 +55,7 @@ describe('parseJsonBody', () => {
     });
   });
 
-  it('names the field of a number that overflowed', () => {
+  it('names the field of a number that overflowed, however deep', () => {
     const error = (() => {
       try {
         parseJsonBody('{"model":"m","max_tokens":1e309}');
@@ -61,6 +68,25 @@ describe('parseJsonBody', () => {
       kind: 'value',
       problem: 'must be a finite number (got a number too large)',
     });
-    expect(parseJsonBody('[1.5e308]')).toEqual([1.5e308]); // flagged, checked, finite
+    expect(refusal('{"a":[1,{"b":[0,-1E+400]}]}')?.path).toEqual(['a', 1, 'b', 1]);
+    expect(refusal(`[${'9'.repeat(400)}]`)?.path).toEqual([0]);
+    expect(parseJsonBody('[1.5e308, 1e-400, "1e999"]')).toEqual([1.5e308, 0, '1e999']);
+  });
+
+  it('refuses nesting past the limit, in a small body and in one long enough to be scanned', () => {
+    const message = `Request body is not valid JSON: nesting is deeper than ${MAX_JSON_DEPTH} levels.`;
+    const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    expect(parseJsonBody(nested(MAX_JSON_DEPTH))).toBeInstanceOf(Array);
+    expect(refusal(nested(MAX_JSON_DEPTH + 1))).toEqual({ message, path: undefined });
+    const objects = `${'{"a":'.repeat(MAX_JSON_DEPTH + 1)}1${'}'.repeat(MAX_JSON_DEPTH + 1)}`;
+    expect(refusal(objects)).toEqual({ message, path: undefined });
+    // Long: refused by the scan before it is parsed, even though it is not valid JSON.
+    const long = '['.repeat(SCAN_FROM_CHARS + 1);
+    expect(refusal(long)).toEqual({ message, path: undefined });
+    const padded = JSON.stringify({
+      pad: 'x'.repeat(SCAN_FROM_CHARS),
+      deep: JSON.parse(nested(MAX_JSON_DEPTH - 1)),
+    });
+    expect(parseJsonBody(padded)).toEqual(JSON.parse(padded));
   });
 });
