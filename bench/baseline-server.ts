@@ -16,10 +16,12 @@ interface Route {
 const spec = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as { routes: Route[] };
 const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024 });
 for (const route of spec.routes) {
+  // Bytes, as the limit and the emulator send them (a string is encoded at every answer).
+  const bytes = Buffer.from(route.body);
   app.route({
     method: route.method,
     url: route.url,
-    handler: async (_request, reply) => reply.type(route.contentType).send(route.body),
+    handler: async (_request, reply) => reply.type(route.contentType).send(bytes),
   });
 }
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });

@@ -1,9 +1,11 @@
 /**
- * `npm run bench`: the emulator against two baselines answering the same bytes, all on loopback
- * in this run, driven by autocannon: the limit (a bare node:http server) and bare Fastify. Prints
- * req/s and server CPU time per request (medians), the emulator's throughput as a share of the
- * limit and of Fastify (the median over rounds of back-to-back measurements, in rotating order),
- * then the memory cost of finished video tasks and the time from spawn to the first answer.
+ * `npm run bench`: the emulator against three baselines answering the same bytes, all on
+ * loopback in this run, driven by autocannon: the limit (a bare node:http server), bare Fastify,
+ * and Fastify with the emulator's own route schemas (validation and serialization, nothing
+ * else). Prints req/s and server CPU time per request (medians), the emulator's throughput as a
+ * share of each (the median over rounds of back-to-back measurements, in rotating order) and the
+ * schema baseline's share of the limit, then the memory cost of finished video tasks and the
+ * time from spawn to the first answer.
  *
  *   npm run bench                # every scenario
  *   npm run bench -- --quick     # 1 s per run, for a smoke test
@@ -73,9 +75,9 @@ function baselineSpec(route: { method: string; url: string; contentType: string;
 }
 
 /**
- * One scenario: a fresh emulator, the limit (bare node:http) and bare Fastify, both answering
- * the bytes the emulator answered. Each round measures all three back to back, in an order
- * that rotates from round to round; the ratio is the median of the rounds' paired ratios.
+ * One scenario: a fresh emulator and the three baselines, all answering the bytes the emulator
+ * answered. Each round measures all four back to back, in an order that rotates from round to
+ * round; a ratio is the median of the rounds' paired ratios.
  */
 async function throughput(s: Scenario): Promise<boolean> {
   const emulator = await startEmulator();
@@ -90,9 +92,10 @@ async function throughput(s: Scenario): Promise<boolean> {
   });
   const limit = await startServer('bench/limit-server.ts', [spec], {}, '/');
   const fastify = await startServer('bench/baseline-server.ts', [spec], {}, '/');
-  const subjects = [limit, fastify, emulator];
+  const schemas = await startServer('bench/schema-server.ts', [spec], {}, '/');
+  const subjects = [limit, fastify, schemas, emulator];
   for (const subject of subjects) await measure(subject, s, 1);
-  const samples: Sample[][] = [[], [], []];
+  const samples: Sample[][] = [[], [], [], []];
   for (let r = 0; r < ROUNDS; r++) {
     for (let k = 0; k < subjects.length; k++) {
       const at = (k + r) % subjects.length;
@@ -100,13 +103,13 @@ async function throughput(s: Scenario): Promise<boolean> {
     }
   }
   for (const subject of subjects) subject.child.kill();
-  const [lim, bare, emu] = samples as [Sample[], Sample[], Sample[]];
+  const [lim, bare, schemed, emu] = samples as [Sample[], Sample[], Sample[], Sample[]];
   const ratio = (of: Sample[], to: Sample[]) =>
     median(of.map((x, i) => x.rps / (to[i] as Sample).rps));
   const vsLimit = ratio(emu, lim);
   const ok = vsLimit >= s.goal;
   console.log(
-    `${s.name.padEnd(36)}|${cells(emu)} |${cells(lim)} |${cells(bare)} | ${vsLimit.toFixed(2).padStart(5)} ${ratio(emu, bare).toFixed(2).padStart(6)}  >= ${s.goal.toFixed(2)} ${ok ? 'ok' : 'BELOW GOAL'}`,
+    `${s.name.padEnd(36)}|${cells(emu)} |${cells(lim)} |${cells(bare)} |${cells(schemed)} | ${vsLimit.toFixed(2).padStart(5)} ${ratio(emu, bare).toFixed(2).padStart(6)} ${ratio(emu, schemed).toFixed(2).padStart(6)} ${ratio(schemed, lim).toFixed(2).padStart(6)}  >= ${s.goal.toFixed(2)} ${ok ? 'ok' : 'BELOW GOAL'}`,
   );
   return ok;
 }
@@ -158,7 +161,7 @@ async function main() {
   let failed = 0;
   if (scenarios.length > 0) {
     console.log(
-      'scenario                            |  emulator  cpu µs |  limit    cpu µs |  fastify  cpu µs | /limit /fastify  goal (/limit)',
+      'scenario                            |  emulator  cpu µs |  limit    cpu µs |  fastify  cpu µs |  schemas  cpu µs | /limit /fastify /schemas schemas/limit  goal (/limit)',
     );
   }
   for (const s of scenarios) if (!(await throughput(s))) failed++;
