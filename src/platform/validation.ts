@@ -7,6 +7,7 @@ import type { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv';
 import type { FastifyServerOptions } from 'fastify';
 import { type FieldIssue, GatewayError, type PathSegment } from './errors.js';
+import { SPLIT_FROM_CHARS, splitLargeSubschemas } from './split-schema.js';
 
 /**
  * From what Ajv and Fastify report to the catalogue's GatewayError: one field issue, phrased
@@ -22,6 +23,8 @@ const AJV_BASE: AjvOptions = {
   // Route schemas are this project's own (TypeBox): compiling the meta-schema to check them
   // would only slow start-up.
   validateSchema: false,
+  // Each large subschema is a function of its own (see split-schema.ts).
+  inlineRefs: false,
 };
 
 /**
@@ -69,8 +72,9 @@ export function compileValidator(schema: object, coerceTypes: boolean): Validate
     if (validate) compileStats.validators.precompiled++;
     else {
       const ajv = ajvFor(coerceTypes);
-      validate = ajv.compile(schema);
-      ajv.removeSchema(schema);
+      const split = splitLargeSubschemas(schema);
+      validate = ajv.compile(split);
+      ajv.removeSchema(split);
       compileStats.validators.compiled++;
     }
     cache.set(schema, validate);
@@ -145,7 +149,13 @@ const versionOf = (name: string) => {
 
 /** The file name of a schema's precompiled validator. */
 export const validatorKey = (schema: object, coerceTypes: boolean): string =>
-  hash(versionOf('ajv'), JSON.stringify(AJV_BASE), String(coerceTypes), JSON.stringify(schema));
+  hash(
+    versionOf('ajv'),
+    JSON.stringify(AJV_BASE),
+    String(SPLIT_FROM_CHARS),
+    String(coerceTypes),
+    JSON.stringify(schema),
+  );
 
 /** The file name of a response schema's precompiled serializer. */
 export const serializerKey = (schema: object): string =>
@@ -171,7 +181,7 @@ export function precompileValidator(
   const standalone =
     require('ajv/dist/standalone') as typeof import('ajv/dist/standalone/index.js');
   const ajv = new Ajv({ ...AJV_BASE, coerceTypes, code: { source: true } });
-  const validate = ajv.compile(schema);
+  const validate = ajv.compile(splitLargeSubschemas(schema));
   return { key: validatorKey(schema, coerceTypes), code: standalone.default(ajv, validate) };
 }
 
