@@ -1,6 +1,5 @@
 import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
 import { decodeBase64 } from '../platform/image.js';
-import { Lru } from '../platform/lru.js';
 import { countTokens } from '../platform/tokens.js';
 import type { OutputFormat, ToolChoice, ToolDef, ToolResult, Turn } from '../text/agent.js';
 import { generationProblem, schemaMemo, schemaProblem } from '../text/json-schema.js';
@@ -8,6 +7,7 @@ import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/me
 import { limitsOf } from '../text/models.js';
 import type { ChatPromptPart } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
+import { ToolsMemo } from '../text/tools-memo.js';
 import type { ChatCompletionRequest, ChatMessage, FunctionDefinition } from './schemas.js';
 import { strictSchemaProblem } from './strict-schema.js';
 
@@ -123,25 +123,23 @@ interface ReadTools {
 }
 
 /**
- * Tool definitions already read, by their JSON (which the prompt needs anyway): an agent sends
- * the same tools every turn, and checking them (names, schemas) would otherwise be repeated.
- * At most READ_TOOLS_KEPT sets, each of at most READ_TOOLS_KEPT_BYTES of JSON.
+ * Tool definitions already read (names, schemas checked), with their JSON, which the prompt
+ * needs: an agent sends the same tools every turn. At most READ_TOOLS_KEPT sets of each kind,
+ * each of at most READ_TOOLS_KEPT_BYTES of JSON.
  */
 const READ_TOOLS_KEPT = 64;
 const READ_TOOLS_KEPT_BYTES = 64 * 1024;
-const readToolsMemo = new Lru<ReadTools>(READ_TOOLS_KEPT);
+const toolsMemo = new ToolsMemo<ReadTools>(READ_TOOLS_KEPT, READ_TOOLS_KEPT_BYTES);
+const functionsMemo = new ToolsMemo<ReadTools>(READ_TOOLS_KEPT, READ_TOOLS_KEPT_BYTES);
 
-/** The request's tools (or legacy functions), checked; `json` is their JSON, '' when none. */
-function readTools(body: ChatCompletionRequest, json: string): ReadTools {
-  if (json === '' || json.length > READ_TOOLS_KEPT_BYTES) return readToolsOnce(body);
-  const key = `${body.tools ? 'tools' : 'functions'}:${json}`;
-  let read = readToolsMemo.get(key);
-  if (!read) {
-    read = readToolsOnce(body);
-    readToolsMemo.set(key, read);
-  }
+/** The request's tools (or legacy functions), checked, and their JSON ('' when none). */
+function readTools(body: ChatCompletionRequest): ReadTools & { json: string } {
+  const definitions = body.tools ?? body.functions;
+  if (!definitions) return { tools: [], legacy: false, json: '' };
+  const memo = body.tools ? toolsMemo : functionsMemo;
+  const { json, value } = memo.get(definitions, () => readToolsOnce(body));
   // The list is the caller's to narrow (allowed_tools); the definitions are shared.
-  return { tools: [...read.tools], legacy: read.legacy };
+  return { tools: [...value.tools], legacy: value.legacy, json };
 }
 
 function readToolsOnce(body: ChatCompletionRequest): ReadTools {
@@ -369,9 +367,7 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
   if (body.top_logprobs != null && body.logprobs !== true) {
     throw fieldError(['top_logprobs'], 'is only allowed when logprobs is true');
   }
-  const definitions = body.tools ?? body.functions;
-  const definitionsJson = definitions ? JSON.stringify(definitions) : '';
-  const { tools, legacy } = readTools(body, definitionsJson);
+  const { tools, legacy, json: definitionsJson } = readTools(body);
   const choice = readChoice(body, tools, legacy);
   const output = readOutput(body);
   checkToolPairs(body.messages);
@@ -379,7 +375,7 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
   const parts: ChatPromptPart[] = [];
   let audioTokens = 0;
   const schema = body.response_format?.type === 'json_schema' ? body.response_format : undefined;
-  if (definitions || schema) {
+  if (definitionsJson !== '' || schema) {
     parts.push({
       framing: 0,
       texts: [definitionsJson, schema ? JSON.stringify(schema) : ''],

@@ -1,6 +1,5 @@
 import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
 import { decodeBase64 } from '../platform/image.js';
-import { Lru } from '../platform/lru.js';
 import { countTokens } from '../platform/tokens.js';
 import {
   type OutputFormat,
@@ -14,6 +13,7 @@ import { generationProblem, schemaProblem } from '../text/json-schema.js';
 import { decodeImage, PDF_MAX_PAGES, PDF_PAGE_TOKENS, pdfPages } from '../text/media.js';
 import { type CacheTtl, MAX_BREAKPOINTS, type PromptBlock } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
+import { ToolsMemo } from '../text/tools-memo.js';
 import type {
   CacheControl,
   ContentBlockParam,
@@ -102,28 +102,20 @@ interface ReadTools {
 }
 
 /**
- * Tools already read, by their JSON: an agent sends the same tools every turn, and checking
- * them (names, schemas) and writing their prompt text would otherwise be repeated. At most
- * READ_TOOLS_KEPT sets, each of at most READ_TOOLS_KEPT_BYTES of JSON.
+ * Tools already read: an agent sends the same tools every turn, and checking them (names,
+ * schemas) and writing their prompt text would otherwise be repeated. At most READ_TOOLS_KEPT
+ * sets, each of at most READ_TOOLS_KEPT_BYTES of JSON.
  */
 const READ_TOOLS_KEPT = 64;
 const READ_TOOLS_KEPT_BYTES = 64 * 1024;
-const readToolsMemo = new Lru<ReadTools>(READ_TOOLS_KEPT);
+const toolsMemo = new ToolsMemo<ReadTools>(READ_TOOLS_KEPT, READ_TOOLS_KEPT_BYTES);
 
 /** The request's tools, checked, with their prompt blocks added to the reader's. */
 function readTools(tools: readonly ToolParam[], reader: BlockReader): ReadTools {
-  let read: ReadTools | undefined;
-  if (tools.length > 0) {
-    const json = JSON.stringify(tools);
-    if (json.length <= READ_TOOLS_KEPT_BYTES) {
-      read = readToolsMemo.get(json);
-      if (!read) {
-        read = readToolsOnce(tools);
-        readToolsMemo.set(json, read);
-      }
-    }
-  }
-  read ??= readToolsOnce(tools);
+  const read =
+    tools.length > 0
+      ? toolsMemo.get(tools, () => readToolsOnce(tools)).value
+      : readToolsOnce(tools);
   // Copies: a block may be marked later (a top-level cache_control).
   for (const block of read.blocks) reader.blocks.push({ ...block });
   reader.marks.push(...read.marks);
