@@ -11,6 +11,9 @@
  *   npm run bench -- --quick     # 1 s per run, for a smoke test
  *   npm run bench -- video       # scenarios whose name contains "video"
  *   npm run bench -- --rounds 9  # more rounds per scenario (default 5), for a steadier median
+ *   npm run bench -- --calibrate "video task query"
+ *                                # the limit with 5 to 40 µs of busy work per request, against
+ *                                # itself: what a share of the limit means in µs on this machine
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +35,7 @@ const FIXTURES_DIR = benchFixtures();
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
+const calibrate = args.includes('--calibrate');
 const ROUNDS = numberFlag(args, '--rounds', quick ? 1 : 5);
 const filter = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--rounds');
 const DURATION_S = quick ? 1 : 2;
@@ -126,6 +130,56 @@ async function throughput(s: Scenario): Promise<boolean> {
   return ok;
 }
 
+/** Busy work per request (µs) the calibration gives the limit. */
+const BUSY_LEVELS = [5, 10, 20, 40];
+
+/**
+ * The limit against itself with BUSY_LEVELS µs of CPU spun before each answer, in rotating
+ * rounds: the share of the limit a server keeps when its work per request exceeds the limit's
+ * by that much. On a machine where the load generator shares the cores, a slower server also
+ * pays more per write (the client sleeps and must be woken), so the share falls faster than
+ * the µs alone say.
+ */
+async function calibration(s: Scenario): Promise<void> {
+  const emulator = await startEmulator();
+  Object.assign(s, await s.prepare?.(emulator.base));
+  const res = await fetch(`${emulator.base}${s.url}`, request(s));
+  if (!res.ok) throw new Error(`${s.name}: emulator answered ${res.status}: ${await res.text()}`);
+  const spec = baselineSpec({
+    method: s.method,
+    url: s.url,
+    contentType: res.headers.get('content-type') ?? 'application/json',
+    body: await res.text(),
+  });
+  emulator.child.kill();
+  const subjects = [
+    await startServer('bench/limit-server.ts', [spec], {}, '/'),
+    ...(await Promise.all(
+      BUSY_LEVELS.map((us) =>
+        startServer('bench/limit-server.ts', [spec], { BUSY_US: String(us) }, '/'),
+      ),
+    )),
+  ];
+  for (const subject of subjects) await measure(subject, s, 1);
+  const samples: Sample[][] = subjects.map(() => []);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let k = 0; k < subjects.length; k++) {
+      const at = (k + r) % subjects.length;
+      samples[at]?.push(await measure(subjects[at] as Server, s, DURATION_S));
+    }
+  }
+  for (const subject of subjects) subject.child.kill();
+  const [bare, ...busy] = samples as [Sample[], ...Sample[][]];
+  const shares = busy.map((xs, i) => {
+    const share = median(xs.map((x, k) => x.rps / (bare[k] as Sample).rps));
+    const cpu = median(xs.map((x) => x.cpu));
+    return `+${BUSY_LEVELS[i]} µs: ${share.toFixed(2)} (${cpu.toFixed(1)} µs)`;
+  });
+  console.log(
+    `${s.name.padEnd(36)}| limit ${median(bare.map((x) => x.cpu)).toFixed(1)} µs | ${shares.join(' | ')}`,
+  );
+}
+
 /** RSS per finished video task: the growth from creating MEMORY_TASKS tasks, divided by them. */
 async function taskMemory(): Promise<boolean> {
   const emulator = await startEmulator({ VIDEO_QUEUE_MS: '0', VIDEO_RENDER_MS: '0' });
@@ -170,6 +224,13 @@ async function main() {
     `gateway-emulator bench: node ${process.version}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per server (medians; ratios = medians of the rounds' ratios), emulator LOG_LEVEL=warn\n`,
   );
   const scenarios = SCENARIOS.filter((s) => !filter || s.name.includes(filter));
+  if (calibrate) {
+    console.log(
+      'the limit with busy work per request: its share of the bare limit (its CPU per request)',
+    );
+    for (const s of scenarios) await calibration(s);
+    return;
+  }
   let failed = 0;
   if (scenarios.length > 0) {
     console.log(
