@@ -87,28 +87,35 @@ function baselineSpec(route: { method: string; url: string; contentType: string;
   return file;
 }
 
+/** The paired ratios of two subjects' req/s, round by round. */
+const ratios = (of: Sample[], to: Sample[]) => of.map((x, i) => x.rps / (to[i] as Sample).rps);
+/** A ratio: the median of the rounds' paired ratios. */
+const ratio = (of: Sample[], to: Sample[]) => median(ratios(of, to));
+
 /**
- * One scenario: a fresh emulator and the three baselines, all answering the bytes the emulator
- * answered. Each round measures all four back to back, in an order that rotates from round to
- * round; a ratio is the median of the rounds' paired ratios.
+ * A baseline's route spec holding the bytes the emulator answered for this scenario (after the
+ * scenario's `prepare`, which may need the emulator).
  */
-async function throughput(s: Scenario): Promise<boolean> {
-  const emulator = await startEmulator();
+async function answerSpec(emulator: Server, s: Scenario): Promise<string> {
   Object.assign(s, await s.prepare?.(emulator.base));
   const res = await fetch(`${emulator.base}${s.url}`, request(s));
   if (!res.ok) throw new Error(`${s.name}: emulator answered ${res.status}: ${await res.text()}`);
-  const spec = baselineSpec({
+  return baselineSpec({
     method: s.method,
     url: s.url,
     contentType: res.headers.get('content-type') ?? 'application/json',
     body: await res.text(),
   });
-  const limit = await startServer('bench/limit-server.ts', [spec], {}, '/');
-  const fastify = await startServer('bench/baseline-server.ts', [spec], {}, '/');
-  const schemas = await startServer('bench/schema-server.ts', [spec], {}, '/');
-  const subjects = [limit, fastify, schemas, emulator];
+}
+
+/**
+ * Measures every subject after a 1 s warm-up each: ROUNDS rounds, each measuring all of them
+ * back to back, in an order that rotates from round to round. Kills them at the end; their
+ * samples, in the subjects' order.
+ */
+async function rounds(subjects: Server[], s: Scenario): Promise<Sample[][]> {
   for (const subject of subjects) await measure(subject, s, 1);
-  const samples: Sample[][] = [[], [], [], []];
+  const samples: Sample[][] = subjects.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
     for (let k = 0; k < subjects.length; k++) {
       const at = (k + r) % subjects.length;
@@ -116,12 +123,28 @@ async function throughput(s: Scenario): Promise<boolean> {
     }
   }
   for (const subject of subjects) subject.child.kill();
-  const [lim, bare, schemed, emu] = samples as [Sample[], Sample[], Sample[], Sample[]];
-  const ratios = (of: Sample[], to: Sample[]) => of.map((x, i) => x.rps / (to[i] as Sample).rps);
-  const ratio = (of: Sample[], to: Sample[]) => median(ratios(of, to));
-  const vsLimit = ratio(emu, lim);
-  // How far the rounds' ratios to the limit stray from their median: the run's own noise.
+  return samples;
+}
+
+/**
+ * One scenario: a fresh emulator and the three baselines, all answering the bytes the emulator
+ * answered, measured in rotating rounds.
+ */
+async function throughput(s: Scenario): Promise<boolean> {
+  const emulator = await startEmulator();
+  const spec = await answerSpec(emulator, s);
+  const limit = await startServer('bench/limit-server.ts', [spec], {}, '/');
+  const fastify = await startServer('bench/baseline-server.ts', [spec], {}, '/');
+  const schemas = await startServer('bench/schema-server.ts', [spec], {}, '/');
+  const [lim, bare, schemed, emu] = (await rounds([limit, fastify, schemas, emulator], s)) as [
+    Sample[],
+    Sample[],
+    Sample[],
+    Sample[],
+  ];
+  // The rounds' lowest and highest ratio to the limit beside their median: the run's own noise.
   const toLimit = ratios(emu, lim);
+  const vsLimit = median(toLimit);
   const spread = `${Math.min(...toLimit).toFixed(2)}-${Math.max(...toLimit).toFixed(2)}`;
   const ok = vsLimit >= s.goal;
   console.log(
@@ -142,39 +165,18 @@ const BUSY_LEVELS = [5, 10, 20, 40];
  */
 async function calibration(s: Scenario): Promise<void> {
   const emulator = await startEmulator();
-  Object.assign(s, await s.prepare?.(emulator.base));
-  const res = await fetch(`${emulator.base}${s.url}`, request(s));
-  if (!res.ok) throw new Error(`${s.name}: emulator answered ${res.status}: ${await res.text()}`);
-  const spec = baselineSpec({
-    method: s.method,
-    url: s.url,
-    contentType: res.headers.get('content-type') ?? 'application/json',
-    body: await res.text(),
-  });
+  const spec = await answerSpec(emulator, s);
   emulator.child.kill();
-  const subjects = [
-    await startServer('bench/limit-server.ts', [spec], {}, '/'),
-    ...(await Promise.all(
-      BUSY_LEVELS.map((us) =>
-        startServer('bench/limit-server.ts', [spec], { BUSY_US: String(us) }, '/'),
-      ),
-    )),
-  ];
-  for (const subject of subjects) await measure(subject, s, 1);
-  const samples: Sample[][] = subjects.map(() => []);
-  for (let r = 0; r < ROUNDS; r++) {
-    for (let k = 0; k < subjects.length; k++) {
-      const at = (k + r) % subjects.length;
-      samples[at]?.push(await measure(subjects[at] as Server, s, DURATION_S));
-    }
-  }
-  for (const subject of subjects) subject.child.kill();
-  const [bare, ...busy] = samples as [Sample[], ...Sample[][]];
-  const shares = busy.map((xs, i) => {
-    const share = median(xs.map((x, k) => x.rps / (bare[k] as Sample).rps));
-    const cpu = median(xs.map((x) => x.cpu));
-    return `+${BUSY_LEVELS[i]} µs: ${share.toFixed(2)} (${cpu.toFixed(1)} µs)`;
-  });
+  const subjects = await Promise.all(
+    [0, ...BUSY_LEVELS].map((us) =>
+      startServer('bench/limit-server.ts', [spec], { BUSY_US: String(us) }, '/'),
+    ),
+  );
+  const [bare, ...busy] = (await rounds(subjects, s)) as [Sample[], ...Sample[][]];
+  const shares = busy.map(
+    (xs, i) =>
+      `+${BUSY_LEVELS[i]} µs: ${ratio(xs, bare).toFixed(2)} (${median(xs.map((x) => x.cpu)).toFixed(1)} µs)`,
+  );
   console.log(
     `${s.name.padEnd(36)}| limit ${median(bare.map((x) => x.cpu)).toFixed(1)} µs | ${shares.join(' | ')}`,
   );
