@@ -88,12 +88,17 @@ export function rssKiB(pid: number | undefined): number {
   }
 }
 
+/** A flag's value as a positive number (`fallback` when the flag is absent). */
+export function positiveNumber(name: string, text: string | undefined, fallback: number): number {
+  const value = text === undefined ? fallback : Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} needs a positive number`);
+  return value;
+}
+
 /** The value of `--name N` on the command line, or `fallback`. */
 export function numberFlag(args: string[], name: string, fallback: number): number {
   const at = args.indexOf(name);
-  const value = at >= 0 ? Number(args[at + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} needs a positive number`);
-  return value;
+  return positiveNumber(name, at >= 0 ? String(args[at + 1]) : undefined, fallback);
 }
 
 /** The q-quantile (0..1) of sorted numbers. */

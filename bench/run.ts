@@ -18,12 +18,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import {
   benchFixtures,
   cpuMicros,
   median,
-  numberFlag,
+  positiveNumber,
   rssKiB,
   type Server,
   startServer,
@@ -33,11 +34,17 @@ import { startup } from './startup.js';
 
 const FIXTURES_DIR = benchFixtures();
 
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-const calibrate = args.includes('--calibrate');
-const ROUNDS = numberFlag(args, '--rounds', quick ? 1 : 5);
-const filter = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--rounds');
+const { values: flags, positionals } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    calibrate: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+  },
+  allowPositionals: true,
+});
+const { quick, calibrate } = flags;
+const ROUNDS = positiveNumber('--rounds', flags.rounds, quick ? 1 : 5);
+const filter = positionals[0];
 const DURATION_S = quick ? 1 : 2;
 const CONNECTIONS = 10;
 const MEMORY_TASKS = quick ? 2000 : 60_000;
@@ -73,12 +80,10 @@ async function measure(server: Server, s: Scenario, duration: number) {
 }
 
 type Sample = Awaited<ReturnType<typeof measure>>;
+/** The median over rounds of one measure of a subject's samples. */
+const medianOf = (xs: Sample[], field: 'rps' | 'cpu') => median(xs.map((x) => x[field]));
 const cells = (xs: Sample[]) =>
-  `${median(xs.map((x) => x.rps))
-    .toFixed(0)
-    .padStart(8)} ${median(xs.map((x) => x.cpu))
-    .toFixed(1)
-    .padStart(7)}`;
+  `${medianOf(xs, 'rps').toFixed(0).padStart(8)} ${medianOf(xs, 'cpu').toFixed(1).padStart(7)}`;
 
 /** Writes a baseline's route spec: the bytes the emulator answered for this scenario. */
 function baselineSpec(route: { method: string; url: string; contentType: string; body: string }) {
@@ -175,10 +180,10 @@ async function calibration(s: Scenario): Promise<void> {
   const [bare, ...busy] = (await rounds(subjects, s)) as [Sample[], ...Sample[][]];
   const shares = busy.map(
     (xs, i) =>
-      `+${BUSY_LEVELS[i]} µs: ${ratio(xs, bare).toFixed(2)} (${median(xs.map((x) => x.cpu)).toFixed(1)} µs)`,
+      `+${BUSY_LEVELS[i]} µs: ${ratio(xs, bare).toFixed(2)} (${medianOf(xs, 'cpu').toFixed(1)} µs)`,
   );
   console.log(
-    `${s.name.padEnd(36)}| limit ${median(bare.map((x) => x.cpu)).toFixed(1)} µs | ${shares.join(' | ')}`,
+    `${s.name.padEnd(36)}| limit ${medianOf(bare, 'cpu').toFixed(1)} µs | ${shares.join(' | ')}`,
   );
 }
 
