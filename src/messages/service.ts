@@ -249,6 +249,7 @@ export const messageStream = (
     };
     sink.event('message_start', JSON.stringify(start));
     let started = false;
+    const unpaced = pacing.firstMs === 0 && pacing.betweenMs === 0;
     for (let index = 0; index < done.content.length; index++) {
       const block = done.content[index] as ResponseBlock;
       sink.event('content_block_start', blockStart(index, block));
@@ -256,6 +257,8 @@ export const messageStream = (
       for (const { text, tokens, template } of blockDeltas(index, block)) {
         // The signature is one delta, whatever its length; other texts go 4 tokens a delta.
         const pieces = tokens === 0 ? onePiece(text) : jsonPieces(text, tokens);
+        // Unpaced, a text's deltas go out as one run of frames, made once per reply text.
+        if (unpaced && tokens > 0 && !sink.due && sink.pieces(template, pieces)) continue;
         for (let i = 0; i < pieces.ends.length; i++) {
           const pause = started ? pacing.betweenMs : pacing.firstMs;
           started = true;

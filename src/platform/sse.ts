@@ -34,6 +34,8 @@ export const jsonString = (text: string): string =>
 export interface Pieces {
   bytes: Buffer;
   ends: Uint32Array;
+  /** Every piece as a frame of one template, back to back (`SseSink.pieces`), once made. */
+  frames?: { template: FrameTemplate; bytes: Buffer };
 }
 
 /** The text as a single piece (a delta that is sent whole). */
@@ -109,6 +111,9 @@ const CHUNK = 64 * 1024;
 /** Pending bytes copied out of the chunk on `take` rather than handed over with it. */
 const SMALL = 2048;
 const EMPTY = Buffer.alloc(0);
+
+/** The most bytes of frames remembered with one text's pieces (`SseSink.pieces`). */
+const FRAMES_LIMIT = 64 * 1024;
 
 /** Pieces longer than this are copied with `set`, shorter ones byte by byte. */
 const SHORT_COPY = 32;
@@ -193,6 +198,39 @@ export class SseSink {
     }
     chunk.set(tail, used);
     this.used = used + tail.length;
+  }
+
+  /**
+   * Every piece of `pieces` as a frame of `template`, for a stream that does not pause between
+   * them. The frames are made once and remembered with the pieces (which `jsonPieces`
+   * remembers per text), so a reply sent again costs one copy instead of a frame per piece.
+   * False, having written nothing, when the frames are not to be made whole: a fault counts
+   * the events one by one, and frames past FRAMES_LIMIT bytes are not kept.
+   */
+  pieces(template: FrameTemplate, pieces: Pieces): boolean {
+    if (this.limit !== Number.POSITIVE_INFINITY) return false;
+    let frames = pieces.frames;
+    if (frames === undefined || frames.template !== template) {
+      const { head, tail } = template;
+      const { ends } = pieces;
+      const size = ends.length * (head.length + tail.length) + pieces.bytes.length;
+      if (size > FRAMES_LIMIT) return false;
+      const bytes = Buffer.allocUnsafeSlow(size);
+      let used = 0;
+      let start = 0;
+      for (let i = 0; i < ends.length; i++) {
+        const end = ends[i] as number;
+        used += head.copy(bytes, used);
+        used += pieces.bytes.copy(bytes, used, start, end);
+        used += tail.copy(bytes, used);
+        start = end;
+      }
+      frames = { template, bytes };
+      pieces.frames = frames;
+    }
+    this.events += pieces.ends.length;
+    this.bytes(frames.bytes);
+    return true;
   }
 
   /**

@@ -83,6 +83,45 @@ describe('the sink', () => {
     expect(text(sink)).toBe(expected.join(''));
   });
 
+  it('writes all pieces as one run of frames, made once per text and template, as the frames one by one', () => {
+    const reply = 'The fox "runs" past é🦊 snow\nand into dawn. '.repeat(20);
+    const delta = frameTemplate('delta', (piece) => ({ type: 'delta', text: piece }));
+    const other = frameTemplate('other', (piece) => ({ index: 1, text: piece }));
+    const oneByOne = (template: typeof delta) => {
+      const sink = new SseSink();
+      const pieces = jsonPieces(reply, 4);
+      for (let i = 0; i < pieces.ends.length; i++) sink.piece(template, pieces, i);
+      return { events: sink.events, text: text(sink) };
+    };
+    const whole = (template: typeof delta) => {
+      const sink = new SseSink();
+      sink.data('first');
+      expect(sink.pieces(template, jsonPieces(reply, 4))).toBe(true);
+      return { events: sink.events - 1, text: text(sink).slice('data: first\n\n'.length) };
+    };
+    const expected = oneByOne(delta);
+    expect(expected.events).toBe(splitTokens(reply, 4).length);
+    expect(whole(delta)).toEqual(expected);
+    const made = jsonPieces(reply, 4).frames;
+    expect(whole(delta)).toEqual(expected);
+    expect(jsonPieces(reply, 4).frames).toBe(made); // the same run, not made again
+    // Another template makes its own frames.
+    expect(whole(other)).toEqual(oneByOne(other));
+    expect(whole(delta)).toEqual(expected);
+  });
+
+  it('leaves pieces to be written one by one under a fault limit or past 64 KiB of frames', () => {
+    const delta = frameTemplate('delta', (piece) => ({ type: 'delta', text: piece }));
+    const limited = new SseSink();
+    limited.limit = 3;
+    expect(limited.pieces(delta, jsonPieces('one two three four five', 1))).toBe(false);
+    expect(limited.events).toBe(0);
+    expect(text(limited)).toBe('');
+    const long = new SseSink();
+    expect(long.pieces(delta, jsonPieces('word '.repeat(6000), 4))).toBe(false);
+    expect(text(long)).toBe('');
+  });
+
   it('keeps large and many frames whole across its chunks', () => {
     const sink = new SseSink();
     const big = 'x'.repeat(40_000);
