@@ -87,26 +87,3 @@ export function rssKiB(pid: number | undefined): number {
     return Number.NaN;
   }
 }
-
-/** A flag's value as a positive number (`fallback` when the flag is absent). */
-export function positiveNumber(name: string, text: string | undefined, fallback: number): number {
-  const value = text === undefined ? fallback : Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} needs a positive number`);
-  return value;
-}
-
-/** The value of `--name N` on the command line, or `fallback`. */
-export function numberFlag(args: string[], name: string, fallback: number): number {
-  const at = args.indexOf(name);
-  return positiveNumber(name, at >= 0 ? String(args[at + 1]) : undefined, fallback);
-}
-
-/** The q-quantile (0..1) of sorted numbers. */
-export const quantile = (sorted: ArrayLike<number>, q: number): number =>
-  sorted.length === 0
-    ? Number.NaN
-    : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number);
-
-/** The median of numbers (the upper one of an even count). */
-export const median = (xs: number[]) =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;

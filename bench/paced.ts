@@ -11,7 +11,8 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { benchFixtures, cpuMicros, numberFlag, quantile, rssKiB, startServer } from './harness.js';
+import { benchFixtures, cpuMicros, rssKiB, startServer } from './harness.js';
+import { numberFlag, quantile } from './stats.js';
 
 const STREAMS = numberFlag(process.argv.slice(2), '--streams', 1000);
 const DELAY_MS = 50;

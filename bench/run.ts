@@ -20,17 +20,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import {
-  benchFixtures,
-  cpuMicros,
-  median,
-  positiveNumber,
-  rssKiB,
-  type Server,
-  startServer,
-} from './harness.js';
+import { benchFixtures, cpuMicros, rssKiB, type Server, startServer } from './harness.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import { startup } from './startup.js';
+import { median, pairedRatios, positiveNumber, roundOrder } from './stats.js';
 
 const FIXTURES_DIR = benchFixtures();
 
@@ -85,32 +78,61 @@ const medianOf = (xs: Sample[], field: 'rps' | 'cpu') => median(xs.map((x) => x[
 const cells = (xs: Sample[]) =>
   `${medianOf(xs, 'rps').toFixed(0).padStart(8)} ${medianOf(xs, 'cpu').toFixed(1).padStart(7)}`;
 
+/** What a baseline answers: the emulator's answer to the scenario, captured once. */
+interface Answer {
+  method: string;
+  url: string;
+  contentType: string;
+  body: string;
+}
+
 /** Writes a baseline's route spec: the bytes the emulator answered for this scenario. */
-function baselineSpec(route: { method: string; url: string; contentType: string; body: string }) {
+function baselineSpec(route: Answer) {
   const file = join(mkdtempSync(join(tmpdir(), 'bench-')), 'baseline.json');
   writeFileSync(file, JSON.stringify({ routes: [route] }));
   return file;
 }
 
-/** The paired ratios of two subjects' req/s, round by round. */
-const ratios = (of: Sample[], to: Sample[]) => of.map((x, i) => x.rps / (to[i] as Sample).rps);
 /** A ratio: the median of the rounds' paired ratios. */
-const ratio = (of: Sample[], to: Sample[]) => median(ratios(of, to));
+const ratio = (of: Sample[], to: Sample[]) => median(pairedRatios(of, to));
 
 /**
- * A baseline's route spec holding the bytes the emulator answered for this scenario (after the
- * scenario's `prepare`, which may need the emulator).
+ * The emulator's answer to the scenario (after the scenario's `prepare`, which may need the
+ * emulator), for the baselines to answer.
  */
-async function answerSpec(emulator: Server, s: Scenario): Promise<string> {
+async function capture(emulator: Server, s: Scenario): Promise<Answer> {
   Object.assign(s, await s.prepare?.(emulator.base));
   const res = await fetch(`${emulator.base}${s.url}`, request(s));
   if (!res.ok) throw new Error(`${s.name}: emulator answered ${res.status}: ${await res.text()}`);
-  return baselineSpec({
+  return {
     method: s.method,
     url: s.url,
     contentType: res.headers.get('content-type') ?? 'application/json',
     body: await res.text(),
-  });
+  };
+}
+
+/**
+ * Starts a baseline answering `answer` and checks that it does, byte for byte and with the
+ * emulator's content type: a ratio means something only if both sides send the same bytes.
+ */
+async function startBaseline(
+  script: string,
+  answer: Answer,
+  s: Scenario,
+  env: Record<string, string> = {},
+): Promise<Server> {
+  const server = await startServer(script, [baselineSpec(answer)], env, '/');
+  const res = await fetch(`${server.base}${s.url}`, request(s));
+  const body = await res.text();
+  const type = res.headers.get('content-type');
+  if (res.status !== 200 || type !== answer.contentType || body !== answer.body) {
+    server.child.kill();
+    throw new Error(
+      `${s.name}: ${script} answered ${res.status} ${type} (${body.length} characters) instead of the emulator's 200 ${answer.contentType} (${answer.body.length})`,
+    );
+  }
+  return server;
 }
 
 /**
@@ -122,8 +144,7 @@ async function rounds(subjects: Server[], s: Scenario): Promise<Sample[][]> {
   for (const subject of subjects) await measure(subject, s, 1);
   const samples: Sample[][] = subjects.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
-    for (let k = 0; k < subjects.length; k++) {
-      const at = (k + r) % subjects.length;
+    for (const at of roundOrder(subjects.length, r)) {
       samples[at]?.push(await measure(subjects[at] as Server, s, DURATION_S));
     }
   }
@@ -137,10 +158,10 @@ async function rounds(subjects: Server[], s: Scenario): Promise<Sample[][]> {
  */
 async function throughput(s: Scenario): Promise<boolean> {
   const emulator = await startEmulator();
-  const spec = await answerSpec(emulator, s);
-  const limit = await startServer('bench/limit-server.ts', [spec], {}, '/');
-  const fastify = await startServer('bench/baseline-server.ts', [spec], {}, '/');
-  const schemas = await startServer('bench/schema-server.ts', [spec], {}, '/');
+  const answer = await capture(emulator, s);
+  const limit = await startBaseline('bench/limit-server.ts', answer, s);
+  const fastify = await startBaseline('bench/baseline-server.ts', answer, s);
+  const schemas = await startBaseline('bench/schema-server.ts', answer, s);
   const [lim, bare, schemed, emu] = (await rounds([limit, fastify, schemas, emulator], s)) as [
     Sample[],
     Sample[],
@@ -148,7 +169,7 @@ async function throughput(s: Scenario): Promise<boolean> {
     Sample[],
   ];
   // The rounds' lowest and highest ratio to the limit beside their median: the run's own noise.
-  const toLimit = ratios(emu, lim);
+  const toLimit = pairedRatios(emu, lim);
   const vsLimit = median(toLimit);
   const spread = `${Math.min(...toLimit).toFixed(2)}-${Math.max(...toLimit).toFixed(2)}`;
   const ok = vsLimit >= s.goal;
@@ -170,11 +191,11 @@ const BUSY_LEVELS = [5, 10, 20, 40];
  */
 async function calibration(s: Scenario): Promise<void> {
   const emulator = await startEmulator();
-  const spec = await answerSpec(emulator, s);
+  const answer = await capture(emulator, s);
   emulator.child.kill();
   const subjects = await Promise.all(
     [0, ...BUSY_LEVELS].map((us) =>
-      startServer('bench/limit-server.ts', [spec], { BUSY_US: String(us) }, '/'),
+      startBaseline('bench/limit-server.ts', answer, s, { BUSY_US: String(us) }),
     ),
   );
   const [bare, ...busy] = (await rounds(subjects, s)) as [Sample[], ...Sample[][]];

@@ -14,7 +14,8 @@
 import { Agent, type ClientRequest, request } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { benchFixtures, numberFlag, quantile, rssKiB, startServer } from './harness.js';
+import { benchFixtures, rssKiB, startServer } from './harness.js';
+import { numberFlag, quantile } from './stats.js';
 
 const args = process.argv.slice(2);
 const SECONDS = args.includes('--quick') ? 10 : numberFlag(args, '--seconds', 60);

@@ -8,7 +8,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { get } from 'node:http';
-import { freePort, median } from './harness.js';
+import { freePort } from './harness.js';
+import { median } from './stats.js';
 
 const SUBJECTS = [
   { name: 'emulator (bin/gateway-emulator.js)', script: 'bin/gateway-emulator.js' },
