@@ -257,7 +257,8 @@ export const messageStream = (
       for (const { text, tokens, template } of blockDeltas(index, block)) {
         // The signature is one delta, whatever its length; other texts go 4 tokens a delta.
         const pieces = tokens === 0 ? onePiece(text) : jsonPieces(text, tokens);
-        // Unpaced, a text's deltas go out as one run of frames, made once per reply text.
+        // Unpaced, a text's deltas go out as one run of frames, made once per reply text (a
+        // signature's one delta, cut afresh for each stream, has nothing worth remembering).
         if (unpaced && tokens > 0 && !sink.due && sink.pieces(template, pieces)) continue;
         for (let i = 0; i < pieces.ends.length; i++) {
           const pause = started ? pacing.betweenMs : pacing.firstMs;

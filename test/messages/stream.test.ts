@@ -74,6 +74,19 @@ describe('streamed messages', () => {
     ]);
   });
 
+  it('streams a reply sent again (its frames remembered) as it streamed it the first time', async () => {
+    const request = {
+      model: 'm',
+      max_tokens: 1024,
+      stream: true,
+      messages: [{ role: 'user', content: 'Again and again' }],
+    };
+    const first = (await post(request)).body;
+    const second = (await post(request)).body;
+    expect(second).toBe(first.replace('"id":"msg_1"', '"id":"msg_2"'));
+    expect(second).not.toBe(first);
+  });
+
   it('sends deltas of up to 4 tokens', async () => {
     const res = await post({
       model: 'm',
