@@ -19,9 +19,15 @@ export const quantile = (sorted: ArrayLike<number>, q: number): number =>
     ? Number.NaN
     : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number);
 
-/** The median of numbers (the upper one of an even count). */
-export const median = (xs: number[]) =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+/** The median of numbers (the mean of the two middle ones of an even count; NaN of none). */
+export function median(xs: number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
 
 /**
  * The order subjects are measured in, in round `round`: their list rotated by the round, so

@@ -16,12 +16,14 @@ describe("the bench's arithmetic", () => {
     expect(quantile([], 0.5)).toBeNaN();
   });
 
-  it('takes the median of unsorted numbers (the upper middle of an even count), leaving them as they were', () => {
+  it('takes the median of unsorted numbers (the mean of the middle two of an even count), leaving them as they were', () => {
     const xs = [5, 1, 4, 2, 3];
     expect(median(xs)).toBe(3);
     expect(xs).toEqual([5, 1, 4, 2, 3]);
-    expect(median([0.4, 0.1, 0.3, 0.2])).toBe(0.3);
-    expect(median([10, 9])).toBe(10);
+    expect(median([0.4, 0.1, 0.3, 0.2])).toBeCloseTo(0.25, 12);
+    expect(median([10, 9])).toBe(9.5);
+    expect(median([7])).toBe(7);
+    expect(median([])).toBeNaN();
   });
 
   it('rotates the order of the subjects from round to round, each first in turn', () => {
