@@ -26,12 +26,15 @@ export const SECRET_HEADERS = new Set([
 
 /**
  * Query parameters that carry credentials: every header name in SECRET_HEADERS
- * (`?x-api-key=`, `?authorization=`, `?x-emulator-admin-token=`) and any name ending in key,
- * token, secret, password, signature or authorization (`?api-key=`, `?subscription-key=`,
- * `?access_token=`), matched case-insensitively after percent-decoding.
+ * (`?x-api-key=`, `?authorization=`, `?x-emulator-admin-token=`), any name ending in key,
+ * token, secret, password, signature, auth, authorization or credential(s), with or without a
+ * separator (`?api-key=`, `?subscriptionkey=`, `?access_token=`, `?accesstoken=`,
+ * `?clientsecret=`), a `sig` (`?sig=`, `?x-sig=`) and any name holding `apikey`, matched
+ * case-insensitively after percent-decoding. A harmless name that happens to end so
+ * (`?monkey=`) is blanked too: a blanked value costs less than a leaked one.
  */
 const SECRET_PARAM =
-  /(?:^|[-_])(?:key|token|secret|password|signature|sig|auth|authorization)$|apikey/;
+  /(?:key|token|secret|password|signature|auth|authorization|credentials?)$|(?:^|[-_])sig$|apikey/;
 
 const isSecretParam = (rawName: string): boolean => {
   let name = rawName.toLowerCase();

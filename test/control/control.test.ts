@@ -161,7 +161,8 @@ describe('/_emulator control surface', () => {
     t = await buildTestApp({ adminToken: 'adm-secret' });
     const query =
       'x-api-key=s1&Authorization=Bearer%20s2&subscription-key=s3&x-emulator-admin-token=s4' +
-      '&X%2DAPI%2DKEY=s5&Ocp-Apim-Subscription-Key=s6&access_token=s7&anthropic-api-key=s8&q=kept';
+      '&X%2DAPI%2DKEY=s5&Ocp-Apim-Subscription-Key=s6&access_token=s7&anthropic-api-key=s8' +
+      '&subscriptionkey=t1&AccessToken=t2&clientsecret=t3&sig=t4&credentials=t5&q=kept';
     await t.inject({
       method: 'POST',
       url: `/messages-api/v1/messages?${query}`,
@@ -179,10 +180,12 @@ describe('/_emulator control surface', () => {
       '/messages-api/v1/messages?x-api-key=[REDACTED]&Authorization=[REDACTED]' +
         '&subscription-key=[REDACTED]&x-emulator-admin-token=[REDACTED]&X%2DAPI%2DKEY=[REDACTED]' +
         '&Ocp-Apim-Subscription-Key=[REDACTED]&access_token=[REDACTED]' +
-        '&anthropic-api-key=[REDACTED]&q=kept',
+        '&anthropic-api-key=[REDACTED]&subscriptionkey=[REDACTED]&AccessToken=[REDACTED]' +
+        '&clientsecret=[REDACTED]&sig=[REDACTED]&credentials=[REDACTED]&q=kept',
     );
     const everything = JSON.stringify(entry) + t.deps.logs.join('');
-    for (const secret of ['=s1', 's2', '=s3', '=s4', '=s5', '=s6', '=s7', '=s8', '=s9']) {
+    const secrets = ['=s1', 's2', '=s3', '=s4', '=s5', '=s6', '=s7', '=s8', '=s9'];
+    for (const secret of [...secrets, '=t1', '=t2', '=t3', '=t4', '=t5']) {
       expect(everything).not.toContain(secret);
     }
     expect(t.deps.logs.join('')).toContain('/_emulator/clock?x-emulator-admin-token=[REDACTED]');
