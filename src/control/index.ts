@@ -93,6 +93,12 @@ function sessionOf(request: FastifyRequest, named?: string): string | undefined 
   return session;
 }
 
+/** `?session=`: narrows a read to one session, as the session header does. */
+const SessionQuery = Type.Object(
+  { session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })) },
+  { additionalProperties: false },
+);
+
 /** A match that cannot be compiled is the caller's 400, naming the field. */
 function compiled<T>(make: () => T): T {
   try {
@@ -392,10 +398,7 @@ export const controlRoutes =
       {
         schema: {
           summary: 'Video tasks of every key (or of one session), oldest first, as they are now',
-          querystring: Type.Object(
-            { session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })) },
-            { additionalProperties: false },
-          ),
+          querystring: SessionQuery,
           response: { 200: TaskListSchema, ...errors },
         },
       },
@@ -448,7 +451,8 @@ export const controlRoutes =
       },
       async (request) => {
         const { status, message } = request.body;
-        const record = video.force(request.params.task_id, status, message, clock.now());
+        const session = sessionOf(request);
+        const record = video.force(request.params.task_id, status, message, clock.now(), session);
         if (!record) throw new GatewayError(404, `No task ${request.params.task_id}`);
         return record;
       },
@@ -459,11 +463,12 @@ export const controlRoutes =
       {
         schema: {
           summary: 'Video callback deliveries, oldest first',
+          querystring: SessionQuery,
           response: { 200: CallbackListSchema, ...errors },
         },
       },
       async (request) => {
-        const session = sessionOf(request);
+        const session = sessionOf(request, request.query.session);
         const list = callbacks.list();
         return {
           callbacks: session === undefined ? list : list.filter((d) => d.session === session),
@@ -515,8 +520,14 @@ export const controlRoutes =
 
     app.get(
       '/faults',
-      { schema: { summary: 'Active fault rules', response: { 200: FaultListSchema, ...errors } } },
-      async (request) => ({ faults: faults.list(sessionOf(request)) }),
+      {
+        schema: {
+          summary: 'Active fault rules',
+          querystring: SessionQuery,
+          response: { 200: FaultListSchema, ...errors },
+        },
+      },
+      async (request) => ({ faults: faults.list(sessionOf(request, request.query.session)) }),
     );
 
     app.delete(
@@ -573,10 +584,13 @@ export const controlRoutes =
       {
         schema: {
           summary: 'Stubs, in the order they are tried',
+          querystring: SessionQuery,
           response: { 200: StubListSchema, ...errors },
         },
       },
-      async (request) => ({ replies: replies.listStubs(sessionOf(request)) }),
+      async (request) => ({
+        replies: replies.listStubs(sessionOf(request, request.query.session)),
+      }),
     );
 
     app.delete(

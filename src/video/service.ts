@@ -127,16 +127,20 @@ export class VideoService implements Feature {
 
   /**
    * Sets a task's status from `now` on (control surface); the change is notified like any
-   * other. A failure without a message gets the content-safety one.
+   * other. A failure without a message gets the content-safety one. With a session, a task of
+   * another session is not found.
    */
   force(
     taskId: string,
     status: TaskStatus,
     message: string | undefined,
     now: number,
+    session?: string,
   ): TaskRecord | undefined {
     const task = this.store.get(taskId);
-    if (!task) return undefined;
+    if (!task || (session !== undefined && sessionOfOwner(task.owner) !== session)) {
+      return undefined;
+    }
     const before = statusAt(task, now).status;
     const text = message ?? (status === 'failed' ? CONTENT_SAFETY_MESSAGE : '');
     task.forced = { status, message: text, at: now };

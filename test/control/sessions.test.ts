@@ -48,6 +48,32 @@ describe('sessions (x-emulator-session)', () => {
     expect((await t.inject({ url: url.pathname })).statusCode).toBe(200);
   });
 
+  it('scope forcing a task and reading callbacks: another session cannot force it', async () => {
+    t = await buildTestApp();
+    const created = await t.video(
+      'text2video',
+      { ...TASK, callback_url: 'http://127.0.0.1:9/hook' },
+      { headers: S('a') },
+    );
+    const id = created.json().data.task_id;
+    const force = (session?: string) =>
+      control('POST', `/_emulator/tasks/${id}`, session, { status: 'failed' });
+    const refused = await force('b');
+    expect(refused.statusCode).toBe(404);
+    expect(refused.json()).toEqual({
+      error: { type: 'not_found_error', message: `No task ${id}` },
+    });
+    const state = (await control('GET', '/_emulator/tasks?session=a')).json().tasks[0];
+    expect(state.task_status).toBe('submitted');
+    expect((await force('a')).json().task_status).toBe('failed');
+    expect((await force()).statusCode, 'without a session, any task').toBe(200);
+    const deliveries = async (url: string, session?: string) =>
+      (await control('GET', url, session)).json().callbacks.length;
+    expect(await deliveries('/_emulator/callbacks?session=a')).toBeGreaterThan(0);
+    expect(await deliveries('/_emulator/callbacks', 'a')).toBeGreaterThan(0);
+    expect(await deliveries('/_emulator/callbacks?session=b')).toBe(0);
+  });
+
   it('scope the prompt cache', async () => {
     t = await buildTestApp();
     const usage = async (session: string) =>
@@ -80,6 +106,16 @@ describe('sessions (x-emulator-session)', () => {
     expect((await control('GET', '/_emulator/faults', 'b')).json().faults).toEqual([]);
     expect((await control('GET', '/_emulator/faults')).json().faults).toHaveLength(1);
     expect((await control('GET', '/_emulator/replies', 'a')).json().replies).toEqual([]);
+    // ?session= narrows a read as the header does
+    expect((await control('GET', '/_emulator/faults?session=b')).json().faults).toEqual([]);
+    expect(
+      (await control('GET', '/_emulator/faults?session=a')).json().faults.map(
+        (f: { session: string }) => f.session,
+      ),
+    ).toEqual(['a']);
+    expect((await control('GET', '/_emulator/replies?session=a')).json().replies).toEqual([]);
+    expect((await control('GET', '/_emulator/replies?session=b')).json().replies).toHaveLength(1);
+    expect((await control('GET', '/_emulator/faults?session=a', 'b')).statusCode).toBe(400);
     expect(
       (await control('DELETE', '/_emulator/replies/1', 'a')).statusCode,
       'another session cannot remove it',
