@@ -109,9 +109,9 @@ describe('sessions (x-emulator-session)', () => {
     // ?session= narrows a read as the header does
     expect((await control('GET', '/_emulator/faults?session=b')).json().faults).toEqual([]);
     expect(
-      (await control('GET', '/_emulator/faults?session=a')).json().faults.map(
-        (f: { session: string }) => f.session,
-      ),
+      (await control('GET', '/_emulator/faults?session=a'))
+        .json()
+        .faults.map((f: { session: string }) => f.session),
     ).toEqual(['a']);
     expect((await control('GET', '/_emulator/replies?session=a')).json().replies).toEqual([]);
     expect((await control('GET', '/_emulator/replies?session=b')).json().replies).toHaveLength(1);
