@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
@@ -45,5 +46,37 @@ describe('GET /v1/models through the official SDK', () => {
   it('needs a key like every chat route', async () => {
     const res = await fetch(`${emulator.url}/v1/models`);
     expect(res.status).toBe(401);
+  });
+});
+
+describe("the README's model table", () => {
+  it('is the code table, row for row, defaults included', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.split('### Model limits')[1]?.split('\n## ')[0] ?? '';
+    const rows = section
+      .split('\n')
+      .filter((line) => /^\| (chat|messages) \|/.test(line))
+      .map((line) =>
+        line
+          .split('|')
+          .slice(1, -1)
+          .map((cell) => cell.trim()),
+      );
+    const number = (n: number) => n.toLocaleString('en-US').replaceAll(',', ' ');
+    const expected = (api: 'chat' | 'messages') => [
+      ...MODEL_TABLE[api].map(([prefix, window, output]) => [
+        api,
+        `\`${prefix}\``,
+        number(window),
+        number(output),
+      ]),
+      [
+        api,
+        'any other',
+        number(MODEL_TABLE.defaults[api].contextWindow),
+        number(MODEL_TABLE.defaults[api].maxOutput),
+      ],
+    ];
+    expect(rows).toEqual([...expected('chat'), ...expected('messages')]);
   });
 });
