@@ -1,4 +1,5 @@
 import type { GroupDescriptor } from '../platform/group.js';
+import { bodyString } from '../platform/request.js';
 import { chatGroupSpec } from './errors.js';
 import { modelsRoutes } from './models-routes.js';
 import { chatPromptFacts } from './prompt.js';
@@ -24,8 +25,7 @@ export function chatGroup(options: ChatRoutesOptions): GroupDescriptor {
     stores: [],
     facts: {
       model: (request) =>
-        (request.params as { deployment?: string }).deployment ??
-        (request.body as { model?: string }).model,
+        (request.params as { deployment?: string }).deployment ?? bodyString(request.body, 'model'),
       prompt: (body) => chatPromptFacts(body as ChatCompletionRequest),
     },
   };

@@ -1,4 +1,5 @@
 import type { GroupDescriptor } from '../platform/group.js';
+import { bodyString } from '../platform/request.js';
 import { messagesGroupSpec } from './errors.js';
 import { messagesPromptFacts } from './prompt.js';
 import { type MessagesRoutesOptions, messagesRoutes } from './routes.js';
@@ -16,7 +17,7 @@ export function messagesGroup(options: MessagesRoutesOptions): GroupDescriptor {
     routes: messagesRoutes(options),
     stores: [],
     facts: {
-      model: (request) => (request.body as { model?: string }).model,
+      model: (request) => bodyString(request.body, 'model'),
       prompt: (body) => messagesPromptFacts(body as MessagesRequest),
     },
   };

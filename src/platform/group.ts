@@ -50,7 +50,8 @@ export interface GroupDescriptor {
 
 /** What a match or the journal reads of a parsed request (README "Stubs"). */
 export interface RequestFacts {
-  /** The model the request names (chat: the body's, else the Azure deployment's). */
+  /** The model the request names (chat: the Azure deployment's, else the body's), from a body
+   * of any JSON value (`null` included, as a refused request has); undefined when none. */
   model(request: FastifyRequest): string | undefined;
   /** The text a `prompt_regex` is tried on, and the user turn it is (text groups). */
   prompt(body: unknown): { prompt: string | undefined; turn: number | undefined };
@@ -214,7 +215,7 @@ export function setupGatewayGroup(
     let read: { prompt: string | undefined; turn: number | undefined } | undefined;
     const promptFacts = () => {
       read ??=
-        request.body === undefined
+        typeof request.body !== 'object' || request.body === null
           ? { prompt: undefined, turn: undefined }
           : facts.prompt(request.body);
       return read;
@@ -226,7 +227,7 @@ export function setupGatewayGroup(
       keyHash: request.keyHash,
       headers: request.headers,
       body: request.body,
-      model: () => (request.body === undefined ? undefined : facts.model(request)),
+      model: () => facts.model(request),
       prompt: () => promptFacts().prompt,
       turn: () => promptFacts().turn,
     };
@@ -413,7 +414,7 @@ export function setupGatewayGroup(
       group: name,
       session: request.session,
       keyHash: request.keyHash,
-      model: request.body === undefined ? undefined : facts.model(request),
+      model: facts.model(request),
       source: request.source,
       at: request.receivedAt,
       method: request.method,

@@ -93,6 +93,16 @@ export const pathOf = (url: string) => {
 export const REDACTED = '[REDACTED]';
 
 /**
+ * A string field of a parsed body, or undefined: a body may be any JSON value (`null`, a
+ * number, an array) until its schema has checked it, and facts are read from refused ones too.
+ */
+export function bodyString(body: unknown, field: string): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const value = (body as Record<string, unknown>)[field];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
  * The answer headers clients read (request ids, retry and rate-limit headers): what CORS
  * exposes and what a recording keeps (with the content type).
  */

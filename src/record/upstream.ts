@@ -71,7 +71,7 @@ export class Upstream {
     facts: RequestFacts,
   ): Promise<boolean> {
     const { mode, recordings, strict } = this.options;
-    const model = request.body === undefined ? undefined : facts.model(request);
+    const model = facts.model(request);
     const hash = bodyHash(request.body);
     const match: RecordingMatch = {
       group,

@@ -1,6 +1,7 @@
 import type { Clock, SetTimer } from '../platform/clock.js';
 import type { GatewayHooks, GroupDescriptor } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
+import { bodyString } from '../platform/request.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import { CallbackGuard, type CallbackGuardOptions } from './callback-guard.js';
 import { type CallbackOptions, Callbacks, DEFAULT_CALLBACK_OPTIONS } from './callbacks.js';
@@ -61,8 +62,8 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
     },
     stores: [service, callbacks],
     facts: {
-      model: (request) => (request.body as { model_name?: string }).model_name,
-      prompt: (body) => ({ prompt: (body as { prompt?: string }).prompt, turn: undefined }),
+      model: (request) => bodyString(request.body, 'model_name'),
+      prompt: (body) => ({ prompt: bodyString(body, 'prompt'), turn: undefined }),
     },
     service,
     callbacks,

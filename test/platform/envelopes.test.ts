@@ -113,6 +113,24 @@ describe.each(GROUPS)('$name group envelope', (group) => {
     await expectError({ payload: '' }, 400, 'Request body is empty; a JSON object is required.');
   });
 
+  it('refuses a JSON body that is not an object (null, a number, a string, an array) with 400, and journals it', async () => {
+    const { message, code } = {
+      chat: { message: 'The request body must be a JSON object.', code: undefined },
+      messages: { message: 'Request body must be a JSON object.', code: undefined },
+      video: { message: 'Invalid parameter: request body must be a JSON object', code: 1201 },
+    }[group.name] as { message: string; code?: number };
+    for (const payload of ['null', '5', '"text"', '[]']) {
+      const { res, body, requestId } = await send(group, { payload });
+      expect(res.statusCode, payload).toBe(400);
+      const envelope = group.envelope(400, message, requestId) as object;
+      expect(body, payload).toEqual(code === undefined ? envelope : { ...envelope, code });
+      const entry = (await t.inject({ url: '/_emulator/journal' }))
+        .json()
+        .requests.find((e: { id: string }) => e.id === requestId);
+      expect(entry, payload).toMatchObject({ status: 400, model: null, body: JSON.parse(payload) });
+    }
+  });
+
   it('refuses __proto__ keys with 400', async () => {
     await expectError(
       { payload: '{"__proto__": {"polluted": true}}' },
