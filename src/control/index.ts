@@ -10,6 +10,7 @@ import {
   type JournalFilter,
   MAX_JOURNAL_WAITS,
   MAX_JOURNAL_WATCHERS,
+  redactUrl,
 } from '../platform/journal.js';
 import { MatchError } from '../platform/match.js';
 import type { Metrics } from '../platform/metrics.js';
@@ -166,7 +167,7 @@ export const controlRoutes =
     });
 
     app.setNotFoundHandler((request) => {
-      throw new GatewayError(404, `No emulator route ${request.method} ${request.url}`);
+      throw new GatewayError(404, `No emulator route ${request.method} ${redactUrl(request.url)}`);
     });
 
     const clockView = () => ({ now: clock.now(), offset_ms: clock.offsetMs() });

@@ -36,6 +36,13 @@ export const SECRET_HEADERS = new Set([
 const SECRET_PARAM =
   /(?:key|token|secret|password|signature|auth|authorization|credentials?)$|(?:^|[-_])sig$|apikey/;
 
+/**
+ * Whether a header or query parameter name is a credential's. A header too: gateways take keys
+ * in headers of their own (`ocp-apim-subscription-key`, `x-auth-token`, `api_key`).
+ */
+export const isSecretName = (name: string): boolean =>
+  SECRET_HEADERS.has(name) || SECRET_PARAM.test(name);
+
 const isSecretParam = (rawName: string): boolean => {
   let name = rawName.toLowerCase();
   if (name.includes('%') || name.includes('+')) {
@@ -45,17 +52,19 @@ const isSecretParam = (rawName: string): boolean => {
       return true; // a name that does not decode is not worth the risk
     }
   }
-  name = name.trim();
-  return SECRET_HEADERS.has(name) || SECRET_PARAM.test(name);
+  // `key[]=`, `data[apikey]=`: each part of a bracketed name
+  return name.split(/[[\]]/).some((part) => part !== '' && isSecretName(part.trim()));
 };
 
-/** The URL with the values of credential query parameters replaced. */
+/**
+ * The URL with the values of credential query parameters replaced. Everything after the `?` is
+ * read as the query, a raw `#` included: a client does not send a fragment, and a `#` must not
+ * hide a key behind it (`?x=1#&api-key=...`).
+ */
 export const redactUrl = (url: string): string => {
   const query = url.indexOf('?');
   if (query === -1) return url;
-  const hash = url.indexOf('#', query);
-  const end = hash === -1 ? url.length : hash;
-  const params = url.slice(query + 1, end).split('&');
+  const params = url.slice(query + 1).split('&');
   let changed = false;
   for (let i = 0; i < params.length; i++) {
     const param = params[i] as string;
@@ -65,7 +74,7 @@ export const redactUrl = (url: string): string => {
       changed = true;
     }
   }
-  return changed ? `${url.slice(0, query + 1)}${params.join('&')}${url.slice(end)}` : url;
+  return changed ? `${url.slice(0, query + 1)}${params.join('&')}` : url;
 };
 
 /** Bodies longer than this are kept as a truncated string instead of parsed JSON. */
@@ -139,7 +148,7 @@ type Headers = Record<string, string | string[] | undefined>;
  */
 function redactInPlace(headers: Headers): Headers {
   for (const name in headers) {
-    if (SECRET_HEADERS.has(name) && headers[name] !== undefined) headers[name] = REDACTED;
+    if (headers[name] !== undefined && isSecretName(name)) headers[name] = REDACTED;
   }
   return headers;
 }

@@ -1,5 +1,6 @@
 import { bracketPath, GatewayError } from '../platform/errors.js';
 import { type GroupSpec, type RenderedError, readBearerKey } from '../platform/group.js';
+import { redactUrl } from '../platform/journal.js';
 import type { VideoError } from './error-schemas.js';
 
 /** Business code per HTTP status when the route gave none. @see https://kling.ai/document-api/apiReference/commonInfo */
@@ -44,9 +45,13 @@ export const videoGroupSpec: GroupSpec = {
   invalidKey: () =>
     new GatewayError(401, 'Authorization is invalid', { code: VIDEO_CODES.authInvalid }),
   unknownRoute: (request) =>
-    new GatewayError(404, `Invalid request method or path: ${request.method} ${request.url}`, {
-      code: VIDEO_CODES.invalidMethod,
-    }),
+    new GatewayError(
+      404,
+      `Invalid request method or path: ${request.method} ${redactUrl(request.url)}`,
+      {
+        code: VIDEO_CODES.invalidMethod,
+      },
+    ),
   render: renderVideoError,
   streamErrorStatus: 500,
 };

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RESETTABLE } from '../../src/control/index.js';
+import { redactUrl } from '../../src/platform/journal.js';
 import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -162,7 +163,8 @@ describe('/_emulator control surface', () => {
     const query =
       'x-api-key=s1&Authorization=Bearer%20s2&subscription-key=s3&x-emulator-admin-token=s4' +
       '&X%2DAPI%2DKEY=s5&Ocp-Apim-Subscription-Key=s6&access_token=s7&anthropic-api-key=s8' +
-      '&subscriptionkey=t1&AccessToken=t2&clientsecret=t3&sig=t4&credentials=t5&q=kept';
+      '&subscriptionkey=t1&AccessToken=t2&clientsecret=t3&sig=t4&credentials=t5&key[]=t6' +
+      '&data[apikey]=t7&q=kept';
     await t.inject({
       method: 'POST',
       url: `/messages-api/v1/messages?${query}`,
@@ -181,14 +183,51 @@ describe('/_emulator control surface', () => {
         '&subscription-key=[REDACTED]&x-emulator-admin-token=[REDACTED]&X%2DAPI%2DKEY=[REDACTED]' +
         '&Ocp-Apim-Subscription-Key=[REDACTED]&access_token=[REDACTED]' +
         '&anthropic-api-key=[REDACTED]&subscriptionkey=[REDACTED]&AccessToken=[REDACTED]' +
-        '&clientsecret=[REDACTED]&sig=[REDACTED]&credentials=[REDACTED]&q=kept',
+        '&clientsecret=[REDACTED]&sig=[REDACTED]&credentials=[REDACTED]&key[]=[REDACTED]' +
+        '&data[apikey]=[REDACTED]&q=kept',
     );
     const everything = JSON.stringify(entry) + t.deps.logs.join('');
     const secrets = ['=s1', 's2', '=s3', '=s4', '=s5', '=s6', '=s7', '=s8', '=s9'];
-    for (const secret of [...secrets, '=t1', '=t2', '=t3', '=t4', '=t5']) {
+    for (const secret of [...secrets, '=t1', '=t2', '=t3', '=t4', '=t5', '=t6', '=t7']) {
       expect(everything).not.toContain(secret);
     }
     expect(t.deps.logs.join('')).toContain('/_emulator/clock?x-emulator-admin-token=[REDACTED]');
+    // a raw `#` (which inject drops, a raw client may send) hides nothing behind it
+    expect(redactUrl('/v1/x?q=1#&api-key=s10&b=2')).toBe('/v1/x?q=1#&api-key=[REDACTED]&b=2');
+  });
+
+  it('redacts credential headers by their name, and a URL echoed in a 404', async () => {
+    t = await buildTestApp({ logLevel: 'debug' });
+    const secrets = {
+      'ocp-apim-subscription-key': 'h1',
+      'x-auth-token': 'h2',
+      api_key: 'h3',
+      'x-amz-security-token': 'h4',
+    };
+    await t.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: { authorization: 'Bearer k', ...secrets },
+      payload: { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+    });
+    const missing = await t.inject({
+      method: 'POST',
+      url: '/videogen/v1/nope?api-key=q1&access_token=q2',
+      headers: { authorization: 'Bearer k' },
+      payload: {},
+    });
+    expect(missing.json().message).toBe(
+      'Invalid request method or path: POST /videogen/v1/nope?api-key=[REDACTED]&access_token=[REDACTED]',
+    );
+    const requests = (await t.inject({ url: '/_emulator/journal' })).json().requests;
+    expect(requests[0].headers).toMatchObject(
+      Object.fromEntries(Object.keys(secrets).map((name) => [name, '[REDACTED]'])),
+    );
+    const detail = await t.inject({ url: `/_emulator/journal/${requests[1].id}` });
+    const everything = JSON.stringify(requests) + detail.body + t.deps.logs.join('');
+    for (const secret of ['h1', 'h2', 'h3', 'h4', '=q1', '=q2']) {
+      expect(everything).not.toContain(secret);
+    }
   });
 
   it('resets the journal and the clock', async () => {
