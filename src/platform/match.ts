@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type Static, Type } from '@sinclair/typebox';
-import safeRegex from 'safe-regex2';
 import type { GroupName } from './group.js';
+import { type LinearRegex, linearRegex, type RegexMatch } from './linear-regex.js';
 import { REDACTED } from './request.js';
 import { Literals } from './schema-helpers.js';
 
@@ -92,7 +92,7 @@ export interface CompiledMatch {
   keyHash?: string;
   header?: Array<[string, string]>;
   body?: Array<{ path: string; segments: Segment[]; value: unknown }>;
-  prompt?: RegExp;
+  prompt?: LinearRegex;
   turn?: number;
   /** It reads the body: it can be tried only once the body is parsed. */
   needsBody: boolean;
@@ -151,22 +151,20 @@ export function selectPath(value: unknown, segments: readonly Segment[]): unknow
   return current;
 }
 
-/** A checked, compiled regular expression for client text; refused if it could stall. */
-export function safePattern(pattern: string, flags: string | undefined, field: string): RegExp {
-  let regex: RegExp;
+/**
+ * A compiled regular expression for client text, run in linear time: a prompt is client input,
+ * and a backtracking pattern could stall the process on it. Throws MatchError naming the field.
+ */
+export function safePattern(
+  pattern: string,
+  flags: string | undefined,
+  field: string,
+): LinearRegex {
   try {
-    regex = new RegExp(pattern, flags);
+    return linearRegex(pattern, flags);
   } catch (err) {
     throw new MatchError(field, (err as Error).message);
   }
-  // A prompt is client input: a pattern with nested repetition could stall the process.
-  if (!safeRegex(pattern)) {
-    throw new MatchError(
-      field,
-      'could take exponential time on some prompts (nested repetition); simplify it',
-    );
-  }
-  return regex;
 }
 
 /** Compiles a match; `hashKey` turns a raw key into its fingerprint. Throws MatchError. */
@@ -221,7 +219,7 @@ const headerValue = (value: string | string[] | undefined) =>
 export function mismatches(
   m: CompiledMatch,
   t: MatchTarget,
-  found?: { exec?: RegExpExecArray },
+  found?: { exec?: RegexMatch },
 ): string[] {
   const differ: string[] = [];
   if (m.group !== undefined && m.group !== t.group) differ.push('group');

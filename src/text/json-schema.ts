@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { JsonSchema } from 'json-schema-faker';
-import safeRegex from 'safe-regex2';
+import { ajvLinearRegExp, LinearRegexError } from '../platform/linear-regex.js';
 import { Lru } from '../platform/lru.js';
 
 /**
@@ -11,15 +11,22 @@ import { Lru } from '../platform/lru.js';
  *
  * A client controls the schema, so generation is bounded before it starts: upper bounds are
  * lowered on the copy the generator sees (what it makes still meets the original), a schema
- * whose smallest value is too large to make, or whose `pattern` could take exponential time to
- * check, is refused.
+ * whose smallest value is too large to make is refused, and the generator follows a `$ref` no
+ * deeper than the size estimate does. Patterns run in linear time (RE2): one that RE2 cannot run
+ * (lookaround, a backreference) is refused.
+ * @see https://ajv.js.org/security.html
  */
 
 let ajv: Ajv | undefined;
 /** Made on first use: start-up does not pay for an Ajv and its formats. */
 function validator(): Ajv {
   if (!ajv) {
-    ajv = new Ajv({ strict: false, allErrors: false, discriminator: false });
+    ajv = new Ajv({
+      strict: false,
+      allErrors: false,
+      discriminator: false,
+      code: { regExp: ajvLinearRegExp },
+    });
     addFormats.default(ajv);
   }
   return ajv;
@@ -67,7 +74,7 @@ interface SchemaInfo {
   source?: Node;
   /** The largest value the generator can make from `source`, in JSON nodes and characters. */
   size?: number;
-  /** Why no value is made for it (too large, an unsafe pattern). */
+  /** Why no value is made for it (too large, a pattern RE2 cannot run). */
   unusable?: string;
   /** Other verdicts about the schema, remembered with it (strict mode's, say). */
   memo?: Map<string, unknown>;
@@ -99,7 +106,12 @@ function lookUp(schema: object): SchemaInfo {
   try {
     info.validate = validator().compile(plain);
   } catch (err) {
-    info.invalid = (err as Error).message;
+    if (err instanceof LinearRegexError) info.unusable = `a pattern: ${err.message}`;
+    else info.invalid = (err as Error).message;
+  } finally {
+    // Ajv would keep every schema it compiled (and its `$id`, which another key's schema could
+    // then not use): the LRU above is the only memory of schemas.
+    validator().removeSchema(plain);
   }
   if (info.validate) {
     try {
@@ -128,7 +140,7 @@ export function schemaMemo<T>(schema: object, name: string, compute: (schema: ob
 /** Why a schema is not JSON Schema (Ajv's compile error), or undefined when it is. */
 export const schemaProblem = (schema: object): string | undefined => infoOf(schema).invalid;
 
-/** Why the emulator will not make values for a schema (too large, an unsafe pattern), or undefined. */
+/** Why the emulator will not make values for a schema (too large, a pattern RE2 cannot run), or undefined. */
 export const generationProblem = (schema: object): string | undefined => infoOf(schema).unusable;
 
 const num = (value: unknown, fallback: number) => (typeof value === 'number' ? value : fallback);
@@ -155,8 +167,8 @@ const lowered = (node: Node, min: string, max: string, cap: number) =>
 
 /**
  * The copy of a schema the generator gets (upper bounds lowered), checking on the way that
- * the largest value it can make stays within GENERATION_BUDGET and that every `pattern` is
- * safe. Throws TooLarge, or an Error naming an unsafe pattern.
+ * the largest value it can make stays within GENERATION_BUDGET. Throws TooLarge, or an Error
+ * when the schema nests too deep.
  */
 function prepare(root: Node): { copy: Node; size: number } {
   let walked = 0;
@@ -202,12 +214,7 @@ function prepare(root: Node): { copy: Node; size: number } {
         continue;
       }
       if (key === 'pattern' && typeof node.pattern === 'string') {
-        if (!safeRegex(node.pattern)) {
-          throw new Error(
-            `the pattern ${JSON.stringify(node.pattern)} could take exponential time to check`,
-          );
-        }
-        copy.pattern = node.pattern;
+        copy.pattern = node.pattern; // Ajv compiled it with RE2 already
         continue;
       }
       const sizes = sizeOf(key);
@@ -240,7 +247,10 @@ function prepare(root: Node): { copy: Node; size: number } {
   return { copy: copy as Node, size };
 }
 
-type Generate = (schema: JsonSchema, options: { seed: number; maxDepth: number }) => unknown;
+type Generate = (
+  schema: JsonSchema,
+  options: { seed: number; maxDepth: number; refDepthMax: number },
+) => unknown;
 let generator: Promise<Generate> | undefined;
 
 const loadGenerator = () => {
@@ -277,6 +287,9 @@ export async function schemaInstance(schema: object, seed: number): Promise<unkn
         // Its default (5) fills deeper objects with type defaults that ignore their keywords
         // (an integer of -713..-359 becomes 0); the size budget already bounds the value.
         maxDepth: MAX_DEPTH + 1,
+        // As far as the size estimate follows a `$ref`: left to itself, the generator follows a
+        // recursive `$ref` to maxDepth, 3^65 nodes for a node that requires a list of itself.
+        refDepthMax: MAX_REF_HOPS,
       });
     } catch {
       continue;

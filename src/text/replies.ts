@@ -1,4 +1,5 @@
 import type { Feature } from '../platform/features.js';
+import { type LinearRegex, linearRegex, type RegexMatch } from '../platform/linear-regex.js';
 import {
   type CompiledMatch,
   compileMatch,
@@ -38,7 +39,7 @@ export interface ChosenReply extends Plan {
 
 interface CompiledRule {
   rule: LoadedRule | StubRule;
-  regex?: RegExp;
+  regex?: LinearRegex;
   /** What the request itself must be (path, key, header, body), when the rule says. */
   request?: CompiledMatch;
   /** Token count of a plain-text reply with no `$n` references, counted once. */
@@ -196,7 +197,7 @@ export class Replies implements Feature {
     turn: Turn,
     session: string,
     context: MatchContext | undefined,
-  ): { entry: CompiledRule; found: RegExpExecArray | true } | undefined {
+  ): { entry: CompiledRule; found: RegexMatch | true } | undefined {
     for (const entry of rules) {
       if ('fired' in entry && (entry as Stub).rule.session !== session) continue;
       const found = this.matches(entry, turn, context);
@@ -216,7 +217,7 @@ export class Replies implements Feature {
     const entry: CompiledRule = { rule, used: new Map() };
     const match = rule.match ?? {};
     const pattern = match.regex ?? match.prompt_regex;
-    if (pattern !== undefined) entry.regex = new RegExp(pattern, match.flags);
+    if (pattern !== undefined) entry.regex = linearRegex(pattern, match.flags);
     const request = sharedMatch(match);
     if (Object.keys(request).length > 0) entry.request = compileMatch(request, this.hashKey);
     if (
@@ -235,7 +236,7 @@ export class Replies implements Feature {
     entry: CompiledRule,
     turn: Turn,
     context: MatchContext | undefined,
-  ): RegExpExecArray | true | undefined {
+  ): RegexMatch | true | undefined {
     const { rule } = entry;
     if (rule.api !== undefined && rule.api !== turn.api) return undefined;
     if (rule.model !== undefined) {
@@ -283,7 +284,7 @@ function stubView(stub: Stub): StubView {
 async function scriptedPlan(
   step: ReplyStep,
   turn: Turn,
-  found: RegExpExecArray | true,
+  found: RegexMatch | true,
   knownTokens: number | undefined,
 ): Promise<Plan> {
   let text = '';
@@ -297,7 +298,7 @@ async function scriptedPlan(
       found === true
         ? step.reply
         : step.reply.replace(/\$(\d|&)/g, (_, ref: string) =>
-            ref === '&' ? found[0] : (found[Number(ref)] ?? ''),
+            ref === '&' ? (found[0] ?? '') : (found[Number(ref)] ?? ''),
           );
   }
   const calls: ToolCall[] = [];

@@ -146,10 +146,13 @@ describe('runtime stubs (/_emulator/replies)', () => {
     expect(msg.json().content).toEqual([{ type: 'text', text: '{"ok":true,"n":3}' }]);
   });
 
-  it('refuse, naming the field: an unsafe regex, a bad JSON path, a video group, no reply', async () => {
+  it('refuse, naming the field: a regex RE2 cannot run, a bad JSON path, a video group, no reply', async () => {
     t = await buildTestApp();
     const cases: Array<[object, string]> = [
-      [{ match: { prompt_regex: '(a+)+$' }, reply: 'x' }, 'match.prompt_regex: could take'],
+      [
+        { match: { prompt_regex: '^(\\w)\\1$' }, reply: 'x' },
+        'match.prompt_regex: /^(\\w)\\1$/ cannot be run in linear time',
+      ],
       [{ match: { prompt_regex: '(' }, reply: 'x' }, 'match.prompt_regex: Invalid regular'],
       [{ match: { body: { '$.a[': 1 } }, reply: 'x' }, 'match.body.$.a[: is not a JSON path'],
       [{ match: { group: 'video' }, reply: 'x' }, 'match.group: replies are for'],

@@ -262,6 +262,24 @@ describe('tool use refusals', () => {
       'tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12).',
     ],
     [
+      'an input_schema pattern with lookaround (the emulator checks patterns with RE2)',
+      {
+        model: 'm',
+        max_tokens: 10,
+        tools: [
+          {
+            ...WEATHER,
+            input_schema: {
+              type: 'object',
+              properties: { a: { type: 'string', pattern: '(?!x)' } },
+            },
+          },
+        ],
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      'tools.0.custom.input_schema: a pattern: /(?!x)/ cannot be run in linear time (lookaround and backreferences cannot; RE2 says: error parsing regexp: invalid or unsupported Perl syntax: `(?!`)',
+    ],
+    [
       'a tool without input_schema',
       {
         model: 'm',

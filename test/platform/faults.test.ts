@@ -559,8 +559,8 @@ describe('fault rules: the shared match, probability and after_bytes', () => {
         'match.body.$..x: is not a JSON path this emulator reads (at 1)',
       ],
       [
-        { match: { prompt_regex: '(x+x+)+y' }, status: 500 },
-        'match.prompt_regex: could take exponential time on some prompts (nested repetition); simplify it',
+        { match: { prompt_regex: '(?<=x)y' }, status: 500 },
+        'match.prompt_regex: /(?<=x)y/ cannot be run in linear time (lookaround and backreferences cannot;',
       ],
     ] as const) {
       const res = await addRule(rule);

@@ -154,3 +154,86 @@ describe('schemaInstance', () => {
     }
   });
 });
+
+describe('hostile schemas (found by an adversarial run)', () => {
+  const NODE = {
+    type: 'object',
+    properties: { c: { type: 'array', items: { $ref: '#/$defs/n' }, minItems: 1 } },
+    required: ['c'],
+  };
+
+  it('refuses a node that requires a list of itself, without following it to the depth limit', async () => {
+    // Followed to maxDepth, 3^65 nodes: minutes of a blocked loop, then out of memory.
+    for (const minItems of [1, 3]) {
+      const schema = {
+        type: 'object',
+        $defs: { n: { ...NODE, properties: { c: { ...NODE.properties.c, minItems } } } },
+        properties: { root: { $ref: '#/$defs/n' } },
+        required: ['root'],
+      };
+      await expect(schemaInstance(schema, 1)).rejects.toThrow(
+        new UnsatisfiableSchemaError('no value satisfies this schema'),
+      );
+    }
+  });
+
+  it('still makes values for a recursive schema a finite value satisfies', async () => {
+    const schema = {
+      type: 'object',
+      $defs: {
+        n: {
+          type: 'object',
+          properties: {
+            v: { type: 'integer' },
+            c: { type: 'array', items: { $ref: '#/$defs/n' } },
+          },
+          required: ['v'],
+        },
+      },
+      properties: { root: { $ref: '#/$defs/n' } },
+      required: ['root'],
+    };
+    for (const seed of [1, 2, 3])
+      expect(ajv.validate(schema, await schemaInstance(schema, seed))).toBe(true);
+  });
+
+  it('checks patterns in linear time: backtracking ones work, lookaround is refused by name', async () => {
+    const string = (x: object) => ({ type: 'object', properties: { x }, required: ['x'] });
+    // ^(a|a)*$ tried on 40 a's and a "!" by a backtracking engine: hours.
+    await expect(
+      schemaInstance(
+        string({ type: 'string', allOf: [{ pattern: '^a{40}!$' }, { pattern: '^(a|a)*$' }] }),
+        1,
+      ),
+    ).rejects.toThrow(new UnsatisfiableSchemaError('no value satisfies this schema'));
+    for (const pattern of ['^(a|a)*$', '^(a+)+$', '^[0-9]{3}-[a-z]{2}$', '^[A-Z][a-z]+$']) {
+      const schema = string({ type: 'string', pattern });
+      const value = (await schemaInstance(schema, 3)) as { x: string };
+      expect(new RegExp(pattern, 'u').test(value.x), pattern).toBe(true);
+    }
+    const lookahead = string({ type: 'string', pattern: '^(?=.*\\d).{8,}$' });
+    expect(schemaProblem(lookahead)).toBeUndefined();
+    expect(generationProblem(lookahead)).toBe(
+      'a pattern: /^(?=.*\\d).{8,}$/ cannot be run in linear time (lookaround and backreferences cannot; RE2 says: error parsing regexp: invalid or unsupported Perl syntax: `(?=`)',
+    );
+    expect(
+      generationProblem({
+        type: 'object',
+        patternProperties: { '^(\\w)\\1$': { type: 'string' } },
+      }),
+    ).toMatch(/^a pattern: \/\^\(\\w\)\\1\$\/ cannot be run in linear time/);
+  });
+
+  it('lets two schemas use the same $id (another key, another session): Ajv keeps none of them', async () => {
+    for (let i = 0; i < 3; i++) {
+      const schema = {
+        $id: 'http://example.com/s.json',
+        type: 'object',
+        properties: { [`field${i}`]: { type: 'integer' } },
+        required: [`field${i}`],
+      };
+      expect(schemaProblem(schema)).toBeUndefined();
+      expect(Object.keys((await schemaInstance(schema, 1)) as object)).toEqual([`field${i}`]);
+    }
+  });
+});

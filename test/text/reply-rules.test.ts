@@ -143,25 +143,36 @@ describe('scripted replies', () => {
     expect((await chat('x')).json().choices[0].message.content).toBe('two');
   });
 
-  it('refuses a catastrophic regex on reload with a 400 naming the rule; the old rules stay', async () => {
+  it('runs a backtracking regex in linear time, and refuses on reload one RE2 cannot run, naming the rule', async () => {
     const dir = fixturesDir({ 'r.json': { rules: [{ match: { contains: 'x' }, reply: 'one' }] } });
     t = await buildTestApp({ fixturesDir: dir });
-    writeFileSync(
-      join(dir, 'replies', 'r.json'),
-      JSON.stringify({
-        rules: [
-          { match: { contains: 'x' }, reply: 'one' },
-          { match: { regex: '^(a+)+$' }, reply: 'boom' },
-        ],
-      }),
+    const write = (rules: object[]) =>
+      writeFileSync(join(dir, 'replies', 'r.json'), JSON.stringify({ rules }));
+    // Catastrophic for a backtracking engine: hours on these prompts, not with RE2.
+    write([
+      { match: { regex: '^(a+)+$' }, reply: 'nested' },
+      { match: { regex: '^(b|b)*$' }, reply: 'overlapping' },
+      { match: { regex: '^(\\w+)-(\\d+)$' }, reply: '$2 of $1' },
+    ]);
+    expect((await t.inject({ method: 'POST', url: '/_emulator/fixtures/reload' })).statusCode).toBe(
+      200,
     );
+    const reply = async (prompt: string) => (await chat(prompt)).json().choices[0].message.content;
+    expect(await reply(`${'a'.repeat(40)}!`)).not.toBe('nested');
+    expect(await reply(`${'b'.repeat(40)}!`)).not.toBe('overlapping');
+    expect(await reply('a'.repeat(40))).toBe('nested');
+    expect(await reply('b'.repeat(40))).toBe('overlapping');
+    expect(await reply('part-42')).toBe('42 of part');
+    write([
+      { match: { contains: 'x' }, reply: 'one' },
+      { match: { regex: '^(?=.*\\d)\\w+$' }, reply: 'lookahead' },
+    ]);
     const bad = await t.inject({ method: 'POST', url: '/_emulator/fixtures/reload' });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.message).toBe(
-      `${join(dir, 'replies', 'r.json')}: rules.1.match.regex: could take exponential time on some prompts (nested repetition); simplify it`,
+      `${join(dir, 'replies', 'r.json')}: rules.1.match.regex: /^(?=.*\\d)\\w+$/ cannot be run in linear time (lookaround and backreferences cannot; RE2 says: error parsing regexp: invalid or unsupported Perl syntax: \`(?=\`)`,
     );
-    // The 31-character prompt that stalled for seconds with that rule active.
-    expect((await chat(`${'a'.repeat(30)}!`)).statusCode).toBe(200);
+    expect(await reply('part-42'), 'the rules before stay').toBe('42 of part');
   });
 });
 
