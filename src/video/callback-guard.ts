@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises';
+import { BlockList, isIP, isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
 /**
@@ -8,6 +9,10 @@ import { networkInterfaces } from 'node:os';
  * `/_emulator` prefix (checked at creation, and again at delivery after DNS, against rebinding),
  * and with CALLBACK_ALLOWED_HOSTS set only those hosts are reached. Redirects are never followed
  * (the delivery code answers a 3xx as a failed attempt).
+ *
+ * Addresses are compared in one canonical spelling (WHATWG URL's, with IPv4 taken out of
+ * IPv4-mapped IPv6), so `127.1`, `2130706433`, `0x7f.1` and `[::ffff:7f00:1]` are all 127.0.0.1,
+ * whether a client wrote them or DNS answered them.
  */
 
 export interface CallbackGuardOptions {
@@ -22,9 +27,85 @@ export interface CallbackGuardOptions {
 }
 
 const CONTROL_PREFIX = '/_emulator';
-const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|::1|0\.0\.0\.0|::|0:0:0:0:0:0:0:[01])$/i;
+const SELF = 'must not point at the emulator itself';
 
-const bare = (host: string) => host.replace(/^\[|\]$/g, '').toLowerCase();
+/** Addresses a connection to which never leaves this machine: loopback and "this host". */
+const THIS_MACHINE = new BlockList();
+THIS_MACHINE.addSubnet('127.0.0.0', 8, 'ipv4');
+THIS_MACHINE.addSubnet('0.0.0.0', 8, 'ipv4');
+THIS_MACHINE.addAddress('::1', 'ipv6');
+THIS_MACHINE.addAddress('::', 'ipv6');
+
+/** The 96-bit prefixes (as six 16-bit groups) of IPv6 addresses that carry an IPv4 address. */
+const EMBEDS_IPV4 = [
+  [0, 0, 0, 0, 0, 0xffff], // IPv4-mapped, ::ffff:a.b.c.d
+  [0, 0, 0, 0, 0xffff, 0], // IPv4-translated, ::ffff:0:a.b.c.d
+  [0, 0, 0, 0, 0, 0], // IPv4-compatible (deprecated), ::a.b.c.d
+];
+
+/** The eight 16-bit groups of an IPv6 address as WHATWG URL serialises it (hex, `::` once). */
+function groupsOf(ipv6: string): number[] {
+  const [head = '', tail] = ipv6.split('::');
+  const part = (s: string) => (s === '' ? [] : s.split(':').map((h) => Number.parseInt(h, 16)));
+  const left = part(head);
+  const right = tail === undefined ? [] : part(tail);
+  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+/** The IPv4 address an IPv6 one carries, or the IPv6 one; `::` and `::1` stay themselves. */
+function unmapped(ipv6: string): string {
+  const g = groupsOf(ipv6);
+  const [, , , , , , hi = 0, lo = 0] = g;
+  const carries = EMBEDS_IPV4.some((prefix) => prefix.every((v, i) => g[i] === v));
+  if (!carries || (g.slice(0, 6).every((v) => v === 0) && hi === 0 && lo <= 1)) return ipv6;
+  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
+}
+
+/**
+ * A host in the spelling the network sees: an IP address as WHATWG URL writes it (IPv4 in
+ * dotted quads, also out of IPv4-mapped IPv6; IPv6 compressed, without brackets or zone), a
+ * name in lower case without the root's trailing dot.
+ */
+export function canonicalHost(host: string): string {
+  let bare = host.replace(/^\[(.*)\]$/, '$1');
+  const zoneless = bare.split('%')[0] ?? '';
+  if (isIPv6(zoneless)) bare = `[${zoneless}]`;
+  let name: string;
+  try {
+    name = new URL(`http://${bare}`).hostname;
+  } catch {
+    name = bare.toLowerCase();
+  }
+  if (name.startsWith('[')) return unmapped(name.slice(1, -1));
+  return name.replace(/\.$/, '');
+}
+
+/** Loopback or unspecified: a name under `localhost` (RFC 6761) or an address in those ranges. */
+function isThisMachine(host: string): boolean {
+  const family = isIP(host);
+  if (family === 0) return host === 'localhost' || host.endsWith('.localhost');
+  return THIS_MACHINE.check(host, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * The path as a router might route it, or a proxy in front of one: percent-decoded (the router
+ * decodes once; up to three times here, still linear), `\` read as `/`, empty and dot segments
+ * resolved, lower case (this router is case-sensitive, others are not).
+ */
+function routedPath(pathname: string): string {
+  let path = pathname;
+  for (let pass = 0; pass < 3 && path.includes('%'); pass++) {
+    path = path.replace(/%([0-9a-f]{2})/gi, (_, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    );
+  }
+  const segments: string[] = [];
+  for (const segment of path.split(/[/\\]/)) {
+    if (segment === '..') segments.pop();
+    else if (segment !== '' && segment !== '.') segments.push(segment);
+  }
+  return `/${segments.join('/')}`.toLowerCase();
+}
 
 const portOf = (url: URL) =>
   url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
@@ -33,13 +114,25 @@ const portOf = (url: URL) =>
 function localAddresses(): Set<string> {
   const out = new Set<string>();
   for (const list of Object.values(networkInterfaces())) {
-    for (const info of list ?? []) out.add(bare(info.address));
+    for (const info of list ?? []) out.add(canonicalHost(info.address));
   }
   return out;
 }
 
 const defaultResolve = async (host: string) =>
-  (await lookup(host, { all: true })).map((a) => bare(a.address));
+  (await lookup(host, { all: true })).map((a) => a.address);
+
+/** `host:port` of a Host header, with the scheme's default port; undefined if it is no host. */
+function hostPort(header: string, protocol: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(`${protocol}//${header}`);
+  } catch {
+    return undefined;
+  }
+  if (url.hostname === '') return undefined;
+  return `${canonicalHost(url.hostname)}:${portOf(url)}`;
+}
 
 export class CallbackGuard {
   private readonly allowed: Array<{ host: string; port?: number; wildcard: boolean }> | undefined;
@@ -47,31 +140,38 @@ export class CallbackGuard {
   constructor(private readonly options: CallbackGuardOptions) {
     this.allowed = options.allowedHosts?.map((pattern) => {
       const [host = '', port] = pattern.toLowerCase().split(/:(?=\d+$)/);
+      const wildcard = host.startsWith('*.');
       return {
-        host: host.replace(/^\*\./, ''),
+        host: wildcard ? host.slice(2) : canonicalHost(host),
         ...(port === undefined ? {} : { port: Number(port) }),
-        wildcard: host.startsWith('*.'),
+        wildcard,
       };
     });
   }
 
   /**
    * Why a callback URL is refused when a task is created, without DNS: the control prefix, a
-   * host not allowed, or the address the client reached the emulator through (`requestHost`).
+   * host not allowed, or the address the client reached the emulator through (`requestHost`;
+   * a Host header that names no host is ignored, the other checks still apply).
    */
   check(raw: string, requestHost?: string): string | undefined {
-    const url = new URL(raw);
-    const host = bare(url.hostname);
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return 'must be a public http(s) URL';
+    }
+    const host = canonicalHost(url.hostname);
     const port = portOf(url);
-    if (url.pathname.startsWith(CONTROL_PREFIX)) {
+    if (routedPath(url.pathname).startsWith(CONTROL_PREFIX)) {
       return `must not point at the emulator's control surface (${CONTROL_PREFIX})`;
     }
     const denied = this.notAllowed(host, port);
     if (denied) return denied;
     if (requestHost !== undefined && `${host}:${port}` === hostPort(requestHost, url.protocol)) {
-      return 'must not point at the emulator itself';
+      return SELF;
     }
-    if (this.isSelf([host], port)) return 'must not point at the emulator itself';
+    if (this.isSelf([host], port)) return SELF;
     return undefined;
   }
 
@@ -80,17 +180,16 @@ export class CallbackGuard {
     const problem = this.check(raw);
     if (problem) return problem;
     const url = new URL(raw);
-    const host = bare(url.hostname);
     if (!this.options.selfPorts().includes(portOf(url))) return undefined;
     let addresses: string[];
     try {
-      addresses = await (this.options.resolve ?? defaultResolve)(host);
+      addresses = await (this.options.resolve ?? defaultResolve)(
+        url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      );
     } catch {
       return undefined; // the attempt itself will fail and say why
     }
-    return this.isSelf(addresses, portOf(url))
-      ? 'must not point at the emulator itself'
-      : undefined;
+    return this.isSelf(addresses, portOf(url)) ? SELF : undefined;
   }
 
   private notAllowed(host: string, port: number): string | undefined {
@@ -106,13 +205,7 @@ export class CallbackGuard {
   private isSelf(hosts: string[], port: number): boolean {
     if (!this.options.selfPorts().includes(port)) return false;
     const local = localAddresses();
-    const named = new Set(this.options.selfHosts.map(bare));
-    return hosts.some((h) => LOOPBACK.test(h) || local.has(h) || named.has(h));
+    const named = new Set(this.options.selfHosts.map(canonicalHost));
+    return hosts.map(canonicalHost).some((h) => isThisMachine(h) || local.has(h) || named.has(h));
   }
-}
-
-/** `host:port` of a Host header, with the scheme's default port when it has none. */
-function hostPort(header: string, protocol: string): string {
-  const url = new URL(`${protocol}//${header}`);
-  return `${bare(url.hostname)}:${portOf(url)}`;
 }

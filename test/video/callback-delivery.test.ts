@@ -215,6 +215,37 @@ describe('Callbacks', () => {
       },
     ]);
   });
+
+  it('refuses at delivery a name whose DNS answer is loopback in IPv4-mapped IPv6', async () => {
+    for (const answer of [['::ffff:127.0.0.1'], ['::ffff:7f00:1'], ['93.184.216.34', '::']]) {
+      const { callbacks, calls } = setup(
+        { maxAttempts: 1 },
+        { selfPorts: () => [8080], resolve: async () => answer },
+      );
+      callbacks.enqueue('a', 'k', 'http://rebind.example:8080/hook', 'succeed', 'a');
+      await tick();
+      for (const call of calls) call.answer(200);
+      await callbacks.idle();
+      expect({ calls: calls.map((c) => c.url), list: callbacks.list() }, answer.join()).toEqual({
+        calls: [],
+        list: [
+          {
+            id: 1,
+            task_id: 'a',
+            session: 'default',
+            url: 'http://rebind.example:8080/hook',
+            task_status: 'succeed',
+            state: 'failed',
+            attempts: 1,
+            last_status: null,
+            last_error: 'refused: callback_url must not point at the emulator itself',
+            created_at: 0,
+            updated_at: 0,
+          },
+        ],
+      });
+    }
+  });
 });
 
 describe('CallbackGuard', () => {
@@ -267,6 +298,110 @@ describe('CallbackGuard', () => {
       'must not point at the emulator itself',
     );
     expect(await g.refuse('http://rebind.example:3001/x')).toBeUndefined();
+  });
+
+  it('refuses every spelling of a loopback, unspecified or own address', () => {
+    const g = guard();
+    const urls = [
+      'http://[::ffff:127.0.0.1]:3000/x',
+      'http://[::ffff:7f00:1]:3000/x',
+      'http://[0:0:0:0:0:ffff:7f00:1]:3000/x',
+      'http://[::ffff:0:7f00:1]:3000/x',
+      'http://[::127.0.0.1]:3000/x',
+      'http://[0::1]:3000/x',
+      'http://[::]:3000/x',
+      'http://[::ffff:0.0.0.0]:3000/x',
+      'http://0:3000/x',
+      'http://0.0.0.0:3000/x',
+      'http://127.1:3000/x',
+      'http://127.0.0.1.:3000/x',
+      'http://127.255.255.254:3000/x',
+      'http://2130706433:3000/x',
+      'http://0x7f.1:3000/x',
+      'http://017700000001:3000/x',
+      'http://LOCALHOST:3000/x',
+      'http://localhost.:3000/x',
+      'http://app.localhost:3000/x',
+      'http://GW.local.:3000/x',
+    ];
+    expect(urls.map((url) => [url, g.check(url)])).toEqual(
+      urls.map((url) => [url, 'must not point at the emulator itself']),
+    );
+    for (const url of [
+      'http://[::ffff:7f00:1]:3001/x',
+      'http://[::ffff:808:808]:3000/x',
+      'http://[2001:db8::1]:3000/x',
+      'http://8.8.8.8:3000/x',
+      'http://localhost.example:3000/x',
+    ]) {
+      expect(g.check(url), url).toBeUndefined();
+    }
+  });
+
+  it('refuses the control prefix however the path spells it', () => {
+    const g = guard();
+    const paths = [
+      '/_emulator',
+      '/_emulator/reset',
+      '/%5Femulator/reset',
+      '/%5femulator/reset',
+      '/%5F%65%6D%75%6C%61%74%6F%72/reset',
+      '/%255Femulator/reset',
+      '//_emulator/reset',
+      '///_emulator/reset',
+      '/./_emulator/reset',
+      '/x/../_emulator/reset',
+      '/%2e/_emulator/reset',
+      '/x/%2E%2e/_emulator/reset',
+      '/x/..%2F_emulator/reset',
+      '/%2F_emulator/reset',
+      '\\_emulator\\reset',
+      '/%5C_emulator/reset',
+      '/_EMULATOR/reset',
+      '/_Emulator/clock/advance',
+    ];
+    const refused = "must not point at the emulator's control surface (/_emulator)";
+    expect(paths.map((p) => [p, g.check(`http://[::ffff:7f00:1]:3001${p}`)])).toEqual(
+      paths.map((p) => [p, refused]),
+    );
+    for (const path of ['/hooks/_emulator', '/emulator/reset', '/%5Fhooks', '/x/%2e%2e']) {
+      expect(g.check(`https://hooks.example${path}`), path).toBeUndefined();
+    }
+  });
+
+  it('compares the request Host after normalising it, and ignores a Host it cannot parse', () => {
+    const g = guard();
+    expect(g.check('http://[::ffff:a00:1]:81/x', '10.0.0.1:81')).toBe(
+      'must not point at the emulator itself',
+    );
+    expect(g.check('http://proxy.example.:81/x', 'PROXY.example:81')).toBe(
+      'must not point at the emulator itself',
+    );
+    for (const host of ['a b', '[::1', 'x:99999', 'ex.com:abc', '%', '', ':', '[]']) {
+      expect(
+        {
+          public: g.check('https://hooks.example/x', host),
+          loopback: g.check('http://[::ffff:7f00:1]:3000/x', host),
+          named: g.check('http://gw.local:3000/x', host),
+        },
+        JSON.stringify(host),
+      ).toEqual({
+        public: undefined,
+        loopback: 'must not point at the emulator itself',
+        named: 'must not point at the emulator itself',
+      });
+    }
+  });
+
+  it('normalises resolved addresses at delivery as it does literals', async () => {
+    for (const answer of ['::ffff:127.0.0.1', '::ffff:7f00:1', '::7f00:1', '0.0.0.0', '::']) {
+      const g = guard({ resolve: async () => ['93.184.216.34', answer] });
+      expect(await g.refuse('http://rebind.example:3000/x'), answer).toBe(
+        'must not point at the emulator itself',
+      );
+    }
+    const g = guard({ resolve: async () => ['::ffff:5db8:d822', '93.184.216.34'] });
+    expect(await g.refuse('http://public.example:3000/x')).toBeUndefined();
   });
 });
 

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp, MEDIA_TOKEN_1, T0, type TestApp } from '../helpers/app.js';
 
@@ -278,6 +279,155 @@ describe('callbacks never turn against the emulator', () => {
     }
     const query = await t.inject({ url: '/videogen/v1/videos/text2video/1000001', headers: KEY });
     expect(query.statusCode).toBe(404);
+  });
+
+  it('refuses every other spelling of its own address and of the control prefix', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = new URL(address).port;
+    const self = 'must not point at the emulator itself';
+    const control = "must not point at the emulator's control surface (/_emulator)";
+    const cases = [
+      [`http://[::ffff:7f00:1]:${port}/%5Femulator/reset`, control],
+      [`http://[::ffff:127.0.0.1]:${port}/hook`, self],
+      [`http://[::ffff:7f00:1]:${port}/hook`, self],
+      [`http://[::]:${port}/hook`, self],
+      [`http://0.0.0.0:${port}/hook`, self],
+      [`http://127.1:${port}/hook`, self],
+      [`http://2130706433:${port}/hook`, self],
+      [`http://0x7f.1:${port}/hook`, self],
+      [`http://localhost.:${port}/hook`, self],
+      ['https://hooks.example/%5Femulator/reset', control],
+      ['https://hooks.example/%5femulator', control],
+      ['https://hooks.example//_emulator/reset', control],
+      ['https://hooks.example/./_emulator/reset', control],
+      ['https://hooks.example/x/../_emulator/reset', control],
+      ['https://hooks.example/_EMULATOR/reset', control],
+    ] as const;
+    const answers = [];
+    for (const [url] of cases) {
+      const res = await create(url, { external_task_id: undefined }, { host: `127.0.0.1:${port}` });
+      answers.push({ url, status: res.statusCode, body: res.json() });
+    }
+    expect(answers).toEqual(
+      cases.map(([url, why]) => ({
+        url,
+        status: 400,
+        body: {
+          code: 1201,
+          message: `Invalid parameter: callback_url ${why}`,
+          request_id: expect.any(String),
+        },
+      })),
+    );
+  });
+
+  it('a callback at [::ffff:7f00:1]/%5Femulator/reset cannot wipe state', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = new URL(address).port;
+    const kept = await t.inject({
+      method: 'POST',
+      url: '/videogen/v1/videos/text2video',
+      headers: KEY,
+      payload: { model_name: 'vid-v3', prompt: 'a fox', duration: '5' },
+    });
+    expect(kept.statusCode).toBe(200);
+    const attack = await t.inject({
+      method: 'POST',
+      url: '/videogen/v1/videos/text2video',
+      headers: KEY,
+      payload: {
+        model_name: 'vid-v3',
+        prompt: 'a fox',
+        duration: '5',
+        callback_url: `http://[::ffff:7f00:1]:${port}/%5Femulator/reset`,
+      },
+    });
+    expect(attack.statusCode).toBe(400);
+    await advance(3000);
+    const query = await t.inject({ url: '/videogen/v1/videos/text2video/1000001', headers: KEY });
+    expect(query.json().data).toMatchObject({ task_id: '1000001', task_status: 'processing' });
+    expect(await deliveries()).toEqual([]);
+  });
+
+  it('answers a create with an unusable Host header as usual, never with a 500', async () => {
+    const answers = [];
+    for (const host of ['a b', '[::1', 'x:99999', 'ex.com:abc', '%', '']) {
+      const res = await create(
+        'https://hooks.example/hook',
+        { external_task_id: undefined },
+        { host },
+      );
+      answers.push({ host, status: res.statusCode, body: res.json() });
+    }
+    expect(answers).toEqual(
+      ['a b', '[::1', 'x:99999', 'ex.com:abc', '%', ''].map((host, i) => ({
+        host,
+        status: 200,
+        body: {
+          code: 0,
+          message: 'success',
+          request_id: expect.any(String),
+          data: {
+            task_id: String(1_000_001 + i),
+            task_status: 'submitted',
+            task_info: { external_task_id: '' },
+            created_at: T0,
+            updated_at: T0,
+          },
+        },
+      })),
+    );
+  });
+
+  it('answers HTTP/1.0 without a Host, and still refuses its own address then', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = Number(new URL(address).port);
+    const send = (callbackUrl: string) =>
+      new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+        const body = JSON.stringify({
+          model_name: 'vid-v3',
+          prompt: 'a fox',
+          duration: '5',
+          callback_url: callbackUrl,
+        });
+        const socket = connect(port, '127.0.0.1');
+        let raw = '';
+        socket.on('data', (chunk) => {
+          raw += chunk;
+        });
+        socket.on('error', reject);
+        socket.on('end', () => {
+          const [head = '', payload = ''] = raw.split('\r\n\r\n');
+          resolve({ status: Number(head.split(' ')[1]), body: JSON.parse(payload) });
+        });
+        socket.end(
+          `POST /videogen/v1/videos/text2video HTTP/1.0\r\nAuthorization: Bearer key-a\r\n` +
+            `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+      });
+    expect(await send('https://hooks.example/hook')).toEqual({
+      status: 200,
+      body: {
+        code: 0,
+        message: 'success',
+        request_id: expect.any(String),
+        data: {
+          task_id: '1000001',
+          task_status: 'submitted',
+          task_info: { external_task_id: '' },
+          created_at: T0,
+          updated_at: T0,
+        },
+      },
+    });
+    expect(await send(`http://[::ffff:7f00:1]:${port}/hook`)).toEqual({
+      status: 400,
+      body: {
+        code: 1201,
+        message: 'Invalid parameter: callback_url must not point at the emulator itself',
+        request_id: expect.any(String),
+      },
+    });
   });
 
   it('does not follow a 307 to /_emulator/reset: the attempt fails and state survives', async () => {
