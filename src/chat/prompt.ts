@@ -2,7 +2,14 @@ import { fieldError, GatewayError, type PathSegment } from '../platform/errors.j
 import { decodeBase64 } from '../platform/image.js';
 import { countTokens } from '../platform/tokens.js';
 import type { OutputFormat, ToolChoice, ToolDef, ToolResult, Turn } from '../text/agent.js';
-import { generationProblem, schemaMemo, schemaProblem } from '../text/json-schema.js';
+import {
+  generationProblem,
+  type SchemaBudget,
+  schemaBudget,
+  schemaMemo,
+  schemaProblem,
+  spendSchema,
+} from '../text/json-schema.js';
 import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/media.js';
 import { limitsOf } from '../text/models.js';
 import type { ChatPromptPart } from '../text/prompt-cache.js';
@@ -98,11 +105,15 @@ function checkName(name: string, param: string): void {
 
 const EMPTY_PARAMETERS = { type: 'object', properties: {} };
 
-/** A function's parameters, checked as strict mode and Ajv require. */
-function readFunction(fn: FunctionDefinition, path: PathSegment[]): ToolDef {
+/**
+ * A function's parameters, checked as strict mode and Ajv require; counted against the
+ * request's schema budget before Ajv compiles them.
+ */
+function readFunction(fn: FunctionDefinition, path: PathSegment[], budget: SchemaBudget): ToolDef {
   checkName(fn.name, bracket([...path, 'name']));
   const schema = fn.parameters ?? EMPTY_PARAMETERS;
   const problem =
+    spendSchema(budget, schema) ??
     (fn.strict === true ? schemaMemo(schema, 'strict', strictSchemaProblem) : undefined) ??
     schemaProblem(schema) ??
     generationProblem(schema);
@@ -143,6 +154,7 @@ function readTools(body: ChatCompletionRequest): ReadTools & { json: string } {
 }
 
 function readToolsOnce(body: ChatCompletionRequest): ReadTools {
+  const budget = schemaBudget();
   if (body.tools) {
     if (body.tools.length > MAX_TOOLS) {
       throw refuse(
@@ -152,13 +164,15 @@ function readToolsOnce(body: ChatCompletionRequest): ReadTools {
       );
     }
     return {
-      tools: body.tools.map((tool, i) => readFunction(tool.function, ['tools', i, 'function'])),
+      tools: body.tools.map((tool, i) =>
+        readFunction(tool.function, ['tools', i, 'function'], budget),
+      ),
       legacy: false,
     };
   }
   if (body.functions) {
     return {
-      tools: body.functions.map((fn, i) => readFunction(fn, ['functions', i])),
+      tools: body.functions.map((fn, i) => readFunction(fn, ['functions', i], budget)),
       legacy: true,
     };
   }

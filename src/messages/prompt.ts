@@ -9,7 +9,12 @@ import {
   type Turn,
   verifyThinking,
 } from '../text/agent.js';
-import { generationProblem, schemaProblem } from '../text/json-schema.js';
+import {
+  generationProblem,
+  schemaBudget,
+  schemaProblem,
+  spendSchema,
+} from '../text/json-schema.js';
 import { decodeImage, PDF_MAX_PAGES, PDF_PAGE_TOKENS, pdfPages } from '../text/media.js';
 import { type CacheTtl, MAX_BREAKPOINTS, type PromptBlock } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
@@ -127,6 +132,7 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
   const names = new Set<string>();
   const blocks: PromptBlock[] = [];
   const marks: Breakpoint[] = [];
+  const budget = schemaBudget();
   tools.forEach((tool, i) => {
     if (isCustom(tool)) {
       if (!TOOL_NAME.test(tool.name)) {
@@ -136,6 +142,9 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
         );
       }
       const path = ['tools', i, 'custom', 'input_schema'];
+      // Counted before Ajv compiles it: compiling is what costs
+      const over = spendSchema(budget, tool.input_schema);
+      if (over !== undefined) throw fieldError(path, over);
       if (schemaProblem(tool.input_schema) !== undefined) {
         throw fieldError(
           path,

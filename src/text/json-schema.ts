@@ -39,6 +39,14 @@ const GENERATED_LENGTH = 64;
 const GENERATED_PROPERTIES = 8;
 /** The most JSON nodes (and characters) a generated value may need. */
 export const GENERATION_BUDGET = 100_000;
+/**
+ * The most JSON nodes (keys' values and array items, counted as values) one schema, and all the
+ * schemas of one request, may have. Ajv writes and compiles code for a schema, and that costs
+ * about 0.1 to 0.25 ms a node (a 1000-branch `anyOf` 1.3 s): a client controls the schema, so it
+ * is counted before it is compiled. A tool schema seldom has more than a few hundred.
+ */
+export const SCHEMA_NODES = 2000;
+export const REQUEST_SCHEMA_NODES = 10_000;
 /** How deep a schema may nest, and how many local `$ref`s one path may follow. */
 const MAX_DEPTH = 64;
 const MAX_REF_HOPS = 8;
@@ -68,6 +76,10 @@ interface SchemaInfo {
   key: string;
   /** A short id of the schema, for the keys of its generated values; -1 when it is not kept. */
   id: number;
+  /** Its JSON nodes, counted up to SCHEMA_NODES + 1. */
+  nodes: number;
+  /** The schema as Ajv reads it, until it is compiled (see `ready`). */
+  pending?: object;
   validate?: ValidateFunction;
   /** Why it is not JSON Schema (Ajv's compile error). */
   invalid?: string;
@@ -89,6 +101,7 @@ let nextSchemaId = 0;
  */
 const seen = new WeakMap<object, SchemaInfo>();
 
+/** The info of a schema, counted but not compiled yet when it is new. */
 function infoOf(schema: object): SchemaInfo {
   let info = seen.get(schema);
   if (info) return info;
@@ -97,17 +110,60 @@ function infoOf(schema: object): SchemaInfo {
   return info;
 }
 
+/** The info of a schema, compiled (or refused as too large to compile). */
+function readyInfo(schema: object): SchemaInfo {
+  const info = infoOf(schema);
+  if (info.pending !== undefined) ready(info, info.pending);
+  return info;
+}
+
 function lookUp(schema: object): SchemaInfo {
   const key = JSON.stringify(schema);
   let info = schemas.get(key);
   if (info) return info;
-  info = { key, id: key.length <= SCHEMA_KEPT_BYTES ? nextSchemaId++ : -1 };
   const plain = dialectFree(schema);
+  info = {
+    key,
+    id: key.length <= SCHEMA_KEPT_BYTES ? nextSchemaId++ : -1,
+    nodes: countNodes(plain, SCHEMA_NODES + 1),
+    pending: plain,
+  };
+  if (info.id >= 0) schemas.set(key, info);
+  return info;
+}
+
+/** JSON nodes in a value, counting stopped at `limit`. */
+function countNodes(value: unknown, limit: number): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && count < limit) {
+    const node = stack.pop();
+    count++;
+    if (Array.isArray(node)) {
+      for (const item of node) stack.push(item);
+    } else if (typeof node === 'object' && node !== null) {
+      for (const key in node) stack.push((node as Node)[key]);
+    }
+  }
+  return count;
+}
+
+/** An error message as a client may read it: Ajv's may carry the code it could not compile. */
+const shortened = (message: string) =>
+  message.length > 300 ? `${message.slice(0, 300)}...` : message;
+
+/** Compiles the schema and prepares the generator's copy, once. */
+function ready(info: SchemaInfo, plain: object): void {
+  info.pending = undefined;
+  if (info.nodes > SCHEMA_NODES) {
+    info.unusable = `it has more than ${SCHEMA_NODES} JSON nodes, more than the emulator checks in one schema`;
+    return;
+  }
   try {
     info.validate = validator().compile(plain);
   } catch (err) {
     if (err instanceof LinearRegexError) info.unusable = `a pattern: ${err.message}`;
-    else info.invalid = (err as Error).message;
+    else info.invalid = shortened((err as Error).message);
   } finally {
     // Ajv would keep every schema it compiled (and its `$id`, which another key's schema could
     // then not use): the LRU above is the only memory of schemas.
@@ -125,8 +181,24 @@ function lookUp(schema: object): SchemaInfo {
           : (err as Error).message;
     }
   }
-  if (info.id >= 0) schemas.set(key, info);
-  return info;
+}
+
+/** What a request's schemas may still cost, in JSON nodes (see REQUEST_SCHEMA_NODES). */
+export interface SchemaBudget {
+  left: number;
+}
+
+export const schemaBudget = (): SchemaBudget => ({ left: REQUEST_SCHEMA_NODES });
+
+/**
+ * Counts a schema against its request's budget, before it is compiled: why the request is
+ * refused when its schemas together are over REQUEST_SCHEMA_NODES, or undefined.
+ */
+export function spendSchema(budget: SchemaBudget, schema: object): string | undefined {
+  budget.left -= infoOf(schema).nodes;
+  return budget.left < 0
+    ? `the request's schemas have more than ${REQUEST_SCHEMA_NODES} JSON nodes in all, more than the emulator checks in one request`
+    : undefined;
 }
 
 /** A verdict about a schema, computed once and remembered with it. */
@@ -138,10 +210,10 @@ export function schemaMemo<T>(schema: object, name: string, compute: (schema: ob
 }
 
 /** Why a schema is not JSON Schema (Ajv's compile error), or undefined when it is. */
-export const schemaProblem = (schema: object): string | undefined => infoOf(schema).invalid;
+export const schemaProblem = (schema: object): string | undefined => readyInfo(schema).invalid;
 
 /** Why the emulator will not make values for a schema (too large, a pattern RE2 cannot run), or undefined. */
-export const generationProblem = (schema: object): string | undefined => infoOf(schema).unusable;
+export const generationProblem = (schema: object): string | undefined => readyInfo(schema).unusable;
 
 const num = (value: unknown, fallback: number) => (typeof value === 'number' ? value : fallback);
 
@@ -268,7 +340,7 @@ export class UnsatisfiableSchemaError extends Error {
  * UnsatisfiableSchemaError when none gives a valid value, or when the schema cannot be used.
  */
 export async function schemaInstance(schema: object, seed: number): Promise<unknown> {
-  const info = infoOf(schema);
+  const info = readyInfo(schema);
   const { validate, source } = info;
   if (!validate || !source) {
     throw new UnsatisfiableSchemaError(

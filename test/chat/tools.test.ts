@@ -374,6 +374,55 @@ describe('function calling refusals', () => {
       ),
     ],
     [
+      'tool schemas over the request budget, counted before they are compiled',
+      {
+        ...base,
+        tools: Array.from({ length: 6 }, (_, i) => ({
+          type: 'function',
+          function: {
+            name: `f${i}`,
+            // 3 + 2 × 900 = 1803 JSON nodes each: the sixth passes 10 000
+            parameters: {
+              type: 'object',
+              properties: Object.fromEntries(
+                Array.from({ length: 900 }, (_, k) => [`t${i}p${k}`, { type: 'string' }]),
+              ),
+            },
+          },
+        })),
+      },
+      error(
+        "Invalid schema for function 'f5': the request's schemas have more than 10000 JSON nodes in all, more than the emulator checks in one request",
+        'tools[5].function.parameters',
+        'invalid_function_parameters',
+      ),
+    ],
+    [
+      'a tool schema over the emulator limit for one schema',
+      {
+        ...base,
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'big',
+              parameters: {
+                type: 'object',
+                properties: {
+                  e: { type: 'string', enum: Array.from({ length: 3000 }, (_, k) => `v${k}`) },
+                },
+              },
+            },
+          },
+        ],
+      },
+      error(
+        "Invalid schema for function 'big': it has more than 2000 JSON nodes, more than the emulator checks in one schema",
+        'tools[0].function.parameters',
+        'invalid_function_parameters',
+      ),
+    ],
+    [
       'a strict tool with a property missing from required',
       {
         ...base,

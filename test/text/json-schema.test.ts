@@ -4,8 +4,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   generationProblem,
+  schemaBudget,
   schemaInstance,
   schemaProblem,
+  spendSchema,
   UnsatisfiableSchemaError,
 } from '../../src/text/json-schema.js';
 
@@ -222,6 +224,27 @@ describe('hostile schemas (found by an adversarial run)', () => {
         patternProperties: { '^(\\w)\\1$': { type: 'string' } },
       }),
     ).toMatch(/^a pattern: \/\^\(\\w\)\\1\$\/ cannot be run in linear time/);
+  });
+
+  it('counts a schema before compiling it: one over 2000 nodes, or a request over 10 000, is refused', () => {
+    const wide = (n: number, tag: string) => ({
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: n }, (_, k) => [`${tag}${k}`, { type: 'string' }]),
+      ),
+    });
+    const over = wide(999, 'over'); // 3 + 2 × 999 = 2001 nodes
+    expect(schemaProblem(over)).toBeUndefined();
+    expect(generationProblem(over)).toBe(
+      'it has more than 2000 JSON nodes, more than the emulator checks in one schema',
+    );
+    expect(generationProblem(wide(998, 'at'))).toBeUndefined(); // 1999
+    const budget = schemaBudget();
+    for (let i = 0; i < 5; i++) expect(spendSchema(budget, wide(998, `b${i}`))).toBeUndefined();
+    expect(budget.left).toBe(10_000 - 5 * 1999);
+    expect(spendSchema(budget, { type: 'string', enum: Array.from({ length: 9 }, String) })).toBe(
+      "the request's schemas have more than 10000 JSON nodes in all, more than the emulator checks in one request",
+    );
   });
 
   it('lets two schemas use the same $id (another key, another session): Ajv keeps none of them', async () => {
