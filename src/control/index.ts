@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock, SetTimer } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import { defaultKind, type Faults, MAX_FAULT_RULES } from '../platform/faults.js';
@@ -22,6 +22,7 @@ import {
 } from '../platform/session.js';
 import { normalizeError } from '../platform/validation.js';
 import type { DriftReport } from '../record/drift.js';
+import { RecordingsError } from '../record/recordings.js';
 import { FixtureError, type Fixtures, ruleProblem } from '../text/fixtures.js';
 import type { TextEngine } from '../text/index.js';
 import { MAX_STUBS } from '../text/replies.js';
@@ -113,6 +114,68 @@ function compiled<T>(make: () => T): T {
 const WAIT_DEFAULT_MS = 30_000;
 
 /**
+ * What a live journal (`journal/stream`) may hold written but not yet taken by its client's
+ * socket. A watcher past it has stopped reading: it is dropped (its connection closed), so that
+ * a paused or stuck client cannot make the emulator buffer every request for it.
+ */
+export const JOURNAL_STREAM_MAX_BUFFERED = 1024 * 1024;
+
+/** Each entry's event, made once however many watchers send it. */
+const entryFrames = new WeakMap<object, string>();
+const entryFrame = (entry: object): string => {
+  let frame = entryFrames.get(entry);
+  if (frame === undefined) {
+    frame = `event: entry\ndata: ${JSON.stringify(entry)}\n\n`;
+    entryFrames.set(entry, frame);
+  }
+  return frame;
+};
+
+/** Methods that change the emulator's state, which a page of another origin may not call. */
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Whether an `Origin` names this emulator: the same host and port as the request's `Host`. */
+function isOwnOrigin(origin: string, host: string | undefined): boolean {
+  if (host === undefined) return false;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false; // `null` (a sandboxed page, a file) and anything else that is no origin
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  const defaultPort = url.protocol === 'http:' ? ':80' : ':443';
+  const own = host.toLowerCase();
+  const normalized = own.endsWith(defaultPort) ? own.slice(0, -defaultPort.length) : own;
+  return url.host === normalized;
+}
+
+/**
+ * Why a state-changing control call from a browser page is refused, or undefined: a page of
+ * another origin can send a "simple" POST (no preflight) and wipe the emulator's state, token or
+ * not. A call is let through when it carries no `Origin` (curl, SDKs, tests), when its `Origin`
+ * is the emulator's own (the dashboard) or the browser says `Sec-Fetch-Site: same-origin`, or
+ * when CORS_ORIGINS lets that origin in (@fastify/cors, registered before this plugin, has then
+ * answered it with `Access-Control-Allow-Origin` in its own onRequest hook).
+ */
+function crossSiteProblem(request: FastifyRequest, reply: FastifyReply): string | undefined {
+  if (!STATE_CHANGING.has(request.method)) return undefined;
+  const origin = request.headers.origin;
+  const site = request.headers['sec-fetch-site'];
+  if (site === 'same-origin') return undefined;
+  if (origin !== undefined) {
+    const allowed = reply.getHeader('access-control-allow-origin');
+    if (allowed === origin || allowed === '*') return undefined;
+    if (isOwnOrigin(origin, request.headers.host)) return undefined;
+    return `Origin ${origin} is not this emulator's: a page of another origin may not call ${request.method} /_emulator routes (set CORS_ORIGINS to let it).`;
+  }
+  if (site === 'cross-site') {
+    return `A cross-site page may not call ${request.method} /_emulator routes (Sec-Fetch-Site: cross-site).`;
+  }
+  return undefined;
+}
+
+/**
  * Routes that never need the admin token: the probes, and the OpenAPI document, which holds no
  * data (the docs UI at /_emulator/docs, mounted outside this plugin, serves it too).
  */
@@ -142,7 +205,9 @@ export const controlRoutes =
     const { adminToken, clock, journal, faults, video, callbacks, text } = options;
     const { replies } = text;
 
-    app.addHook('onRequest', (request, _reply, done) => {
+    app.addHook('onRequest', (request, reply, done) => {
+      const crossSite = crossSiteProblem(request, reply);
+      if (crossSite !== undefined) return done(new GatewayError(403, crossSite));
       if (adminToken === undefined || OPEN_ROUTES.has(request.routeOptions.url ?? ''))
         return done();
       if (request.headers['x-emulator-admin-token'] !== adminToken) {
@@ -151,18 +216,22 @@ export const controlRoutes =
       done();
     });
 
-    app.setErrorHandler((err, _request, reply) => {
+    app.setErrorHandler((err, request, reply) => {
       const error = normalizeError(err);
+      // A 500 is a bug: logged with the request id, as the API groups log theirs.
+      if (error.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
       const where = error.options.issue?.path.join('.');
       const message = where ? `${where} ${error.options.issue?.problem}` : error.message;
       const type =
         error.status === 401
           ? 'authentication_error'
-          : error.status === 404
-            ? 'not_found_error'
-            : error.status >= 500
-              ? 'api_error'
-              : 'invalid_request_error';
+          : error.status === 403
+            ? 'permission_error'
+            : error.status === 404
+              ? 'not_found_error'
+              : error.status >= 500
+                ? 'api_error'
+                : 'invalid_request_error';
       return reply.code(error.status).send({ error: { type, message } });
     });
 
@@ -171,6 +240,8 @@ export const controlRoutes =
     });
 
     const clockView = () => ({ now: clock.now(), offset_ms: clock.offsetMs() });
+    /** Live journals dropped for not reading (each is logged with this count). */
+    let journalStreamsDropped = 0;
 
     app.get(
       '/health',
@@ -296,8 +367,24 @@ export const controlRoutes =
         const session = sessionOf(request, request.query.session);
         const raw = reply.raw;
         const stop = journal.watch((entry) => {
-          if (session === undefined || entry.session === session) {
-            raw.write(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
+          if (session !== undefined && entry.session !== session) return;
+          if (raw.destroyed) return; // gone: its 'close' stops the watch
+          raw.write(entryFrame(entry));
+          // Bytes the socket has not taken: a client that reads keeps this near zero.
+          const buffered = raw.writableLength;
+          if (buffered > JOURNAL_STREAM_MAX_BUFFERED) {
+            stop?.();
+            journalStreamsDropped++;
+            request.log.warn(
+              {
+                reqId: request.id,
+                bufferedBytes: buffered,
+                limitBytes: JOURNAL_STREAM_MAX_BUFFERED,
+                dropped: journalStreamsDropped,
+              },
+              'live journal dropped: its client stopped reading',
+            );
+            raw.destroy();
           }
         });
         if (!stop) {
@@ -710,9 +797,9 @@ export const controlRoutes =
         try {
           return await options.drift(dir);
         } catch (err) {
-          if (err instanceof SyntaxError) {
-            throw new GatewayError(400, `recordings: a file is not valid JSON (${err.message})`);
-          }
+          // Not a directory, cannot be read, or a .json file that is not a recording.
+          if (err instanceof RecordingsError)
+            throw new GatewayError(400, `recordings: ${err.message}`);
           throw err;
         }
       },

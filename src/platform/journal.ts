@@ -367,8 +367,9 @@ export class Journal implements Feature {
     setTimer: (fn: () => void, ms: number) => () => void,
     gone: AbortSignal,
   ): Promise<JournalEntry | undefined> | 'busy' {
+    // An entry already held counts only within the filter's session and time, as a new one does.
     for (const e of this.stored()) {
-      if (this.differences(filter, e).length === 0) return Promise.resolve(toWire(e));
+      if (this.matches(filter, e)) return Promise.resolve(toWire(e));
     }
     if (this.waiters.size >= MAX_JOURNAL_WAITS) return 'busy';
     return new Promise((resolve) => {

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import {
+  type Dirent,
   existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -131,6 +133,66 @@ export function recordedBody(text: string): Pick<RecordedResponse, 'body' | 'bod
 export const bodyTextOf = (r: RecordedResponse) =>
   r.body_text ?? (typeof r.body === 'string' ? r.body : JSON.stringify(r.body));
 
+/**
+ * A recordings directory that cannot be used: not a directory, not readable, or holding a
+ * `.json` file that is not a recording. The message names the directory or the file (relative
+ * to the directory) and what is wrong with it.
+ */
+export class RecordingsError extends Error {
+  override name = 'RecordingsError';
+}
+
+const GROUPS = new Set(['video', 'messages', 'chat']);
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** What keeps a parsed file from being a recording (the first problem found), or undefined. */
+export function recordingProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return 'it is not a JSON object';
+  const { match, request, responses } = value;
+  if (!isObject(match)) return 'match is missing or not an object';
+  if (typeof match.group !== 'string' || !GROUPS.has(match.group)) {
+    return 'match.group must be one of video, messages, chat';
+  }
+  if (typeof match.method !== 'string' || !METHODS.has(match.method)) {
+    return `match.method must be one of ${[...METHODS].join(', ')}`;
+  }
+  if (typeof match.path !== 'string' || !match.path.startsWith('/')) {
+    return 'match.path must be a string starting with /';
+  }
+  for (const field of ['model', 'body_hash'] as const) {
+    if (match[field] !== undefined && typeof match[field] !== 'string') {
+      return `match.${field} must be a string`;
+    }
+  }
+  if (request !== undefined && !isObject(request)) return 'request must be an object';
+  if (isObject(request) && request.query !== undefined && typeof request.query !== 'string') {
+    return 'request.query must be a string';
+  }
+  if (!Array.isArray(responses) || responses.length === 0) {
+    return 'responses must be a non-empty array';
+  }
+  for (const [i, response] of responses.entries()) {
+    if (!isObject(response)) return `responses[${i}] must be an object`;
+    if (!Number.isInteger(response.status)) return `responses[${i}].status must be an integer`;
+    if (response.stream !== undefined) {
+      if (!Array.isArray(response.stream)) return `responses[${i}].stream must be an array`;
+      for (const [j, event] of response.stream.entries()) {
+        if (!isObject(event) || typeof event.data !== 'string') {
+          return `responses[${i}].stream[${j}].data must be a string`;
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+/** An fs error in a few words: its code (`EACCES`), else its message. */
+const reasonOf = (err: unknown) =>
+  (err as NodeJS.ErrnoException | undefined)?.code ?? (err as Error | undefined)?.message ?? err;
+
 /** The recordings of a directory: read at start, written as requests are recorded. */
 export class Recordings implements Feature {
   readonly name = 'recordings';
@@ -138,10 +200,34 @@ export class Recordings implements Feature {
   /** Replay positions, per session and recording. */
   private readonly used = new Map<string, number>();
 
+  /** Throws RecordingsError for a directory that cannot be read or a file that is no recording. */
   constructor(readonly dir: string | undefined) {
     if (dir !== undefined && existsSync(dir)) {
+      let isDirectory: boolean;
+      try {
+        isDirectory = statSync(dir).isDirectory();
+      } catch (err) {
+        throw new RecordingsError(`${dir} cannot be read (${reasonOf(err)})`);
+      }
+      if (!isDirectory) throw new RecordingsError(`${dir} is not a directory`);
       for (const file of walk(dir)) {
-        const recording = JSON.parse(readFileSync(file, 'utf8')) as Recording;
+        const name = relative(dir, file);
+        let text: string;
+        try {
+          text = readFileSync(file, 'utf8');
+        } catch (err) {
+          throw new RecordingsError(`${name} cannot be read (${reasonOf(err)})`);
+        }
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch (err) {
+          throw new RecordingsError(`${name} is not valid JSON (${(err as Error).message})`);
+        }
+        const problem = recordingProblem(parsed);
+        if (problem) throw new RecordingsError(`${name} is not a recording: ${problem}`);
+        const recording = parsed as Recording;
+        recording.request ??= {};
         this.byKey.set(keyOf(recording.match), { file, recording });
       }
     }
@@ -207,10 +293,19 @@ export class Recordings implements Feature {
   }
 }
 
-function* walk(dir: string): Generator<string> {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+/** The `.json` files under a directory, in name order; RecordingsError for one it cannot read. */
+function* walk(dir: string, root = dir): Generator<string> {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    const name = dir === root ? dir : relative(root, dir);
+    throw new RecordingsError(`${name} cannot be read (${reasonOf(err)})`);
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* walk(path);
+    if (entry.isDirectory()) yield* walk(path, root);
     else if (entry.name.endsWith('.json')) yield path;
   }
 }

@@ -182,6 +182,59 @@ describe('GET /_emulator/journal/wait', () => {
     expect(res.json()).toMatchObject({ id: 'req_1', group: 'chat' });
   });
 
+  it('does not answer at once with an entry of another session (query or header)', async () => {
+    const timers = manualTimers();
+    t = await buildTestApp({}, { ...testDeps(), setTimer: timers.setTimer });
+    await t.inject({
+      url: '/v1/models',
+      headers: { authorization: 'Bearer k', 'x-emulator-session': 'sessA' },
+    });
+    const byQuery = t.inject({
+      url: '/_emulator/journal/wait?session=sessB&path=/v1/models&timeout_ms=1000',
+    });
+    const byHeader = t.inject({
+      url: '/_emulator/journal/wait?path=/v1/models&timeout_ms=1000',
+      headers: { 'x-emulator-session': 'sessB' },
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    // both are still waiting: sessA's entry is not theirs
+    expect(timers.due.filter((d) => d.ms === 1000 && !d.cancelled)).toHaveLength(2);
+    timers.fireAll();
+    expect((await byQuery).statusCode).toBe(408);
+    expect((await byHeader).statusCode).toBe(408);
+    // ... while sessA's own wait (query or header) finds it at once
+    const own = await t.inject({ url: '/_emulator/journal/wait?session=sessA&path=/v1/models' });
+    expect(own.json()).toMatchObject({ id: 'req_1', session: 'sessA', url: '/v1/models' });
+    const ownByHeader = await t.inject({
+      url: '/_emulator/journal/wait?path=/v1/models',
+      headers: { 'x-emulator-session': 'sessA' },
+    });
+    expect(ownByHeader.json()).toMatchObject({ id: 'req_1', session: 'sessA' });
+  });
+
+  it('does not answer at once with an entry from before `since`', async () => {
+    const timers = manualTimers();
+    t = await buildTestApp({}, { ...testDeps(), setTimer: timers.setTimer });
+    await ask('early');
+    const waiting = t.inject({
+      url: `/_emulator/journal/wait?group=chat&since=${T0 + 1}&timeout_ms=1000`,
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(timers.due.filter((d) => d.ms === 1000 && !d.cancelled)).toHaveLength(1);
+    // the next one, received after `since`, ends the wait
+    t.deps.clock.advance(1);
+    await ask('late');
+    const res = await waiting;
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id: 'req_3', at: T0 + 1 }); // req_2: the wait itself
+    const far = t.inject({
+      url: '/_emulator/journal/wait?path=/v1/chat/completions&since=99999999999999&timeout_ms=1000',
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    timers.fireAll();
+    expect((await far).statusCode).toBe(408);
+  });
+
   it('waits for the first match to arrive, then answers 200 with it', async () => {
     const timers = manualTimers();
     t = await buildTestApp({}, { ...testDeps(), setTimer: timers.setTimer });

@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+afterEach(() => t?.app.close());
+
+const HOST = '127.0.0.1:4010';
+
+/** A fault rule, so that a reset that went through would show. */
+async function addFault() {
+  const res = await t.inject({
+    method: 'POST',
+    url: '/_emulator/faults',
+    payload: { path: '/v1/chat/completions', status: 500 },
+  });
+  expect(res.statusCode).toBe(200);
+}
+
+const faultCount = async () =>
+  (await t.inject({ url: '/_emulator/faults' })).json().faults.length as number;
+
+/**
+ * `POST /_emulator/reset` as a page can send it with no preflight (`fetch(url, {method: 'POST',
+ * mode: 'no-cors'})`): bodiless.
+ */
+const reset = (headers: Record<string, string>) =>
+  t.inject({ method: 'POST', url: '/_emulator/reset', headers: { host: HOST, ...headers } });
+
+describe('state-changing control calls from another origin', () => {
+  it('a cross-origin Origin is a 403 in the control shape, and the state stays', async () => {
+    t = await buildTestApp();
+    await addFault();
+    for (const origin of [
+      'https://evil.example',
+      'http://127.0.0.1:4011', // same host, another port
+      'https://127.0.0.1:4010.evil.example',
+      'null', // a sandboxed page or a file
+    ]) {
+      const res = await reset({ origin });
+      expect(res.statusCode, origin).toBe(403);
+      expect(res.json(), origin).toEqual({
+        error: {
+          type: 'permission_error',
+          message: `Origin ${origin} is not this emulator's: a page of another origin may not call POST /_emulator routes (set CORS_ORIGINS to let it).`,
+        },
+      });
+    }
+    // with a text/plain body, and every state-changing method
+    const text = await t.inject({
+      method: 'POST',
+      url: '/_emulator/reset',
+      headers: { host: HOST, origin: 'https://evil.example', 'content-type': 'text/plain' },
+      payload: 'x',
+    });
+    expect(text.statusCode).toBe(403);
+    const removal = await t.inject({
+      method: 'DELETE',
+      url: '/_emulator/faults',
+      headers: { host: HOST, origin: 'https://evil.example' },
+    });
+    expect(removal.statusCode).toBe(403);
+    const advance = await t.inject({
+      method: 'POST',
+      url: '/_emulator/clock/advance',
+      headers: { host: HOST, origin: 'https://evil.example', 'content-type': 'text/plain' },
+      payload: '{"ms":1000}',
+    });
+    expect(advance.statusCode).toBe(403);
+    expect(await faultCount()).toBe(1);
+    expect((await t.inject({ url: '/_emulator/clock' })).json().offset_ms).toBe(0);
+  });
+
+  it('Sec-Fetch-Site: cross-site is a 403 even without an Origin', async () => {
+    t = await buildTestApp();
+    await addFault();
+    const res = await reset({ 'sec-fetch-site': 'cross-site' });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().error).toEqual({
+      type: 'permission_error',
+      message:
+        'A cross-site page may not call POST /_emulator routes (Sec-Fetch-Site: cross-site).',
+    });
+    expect(await faultCount()).toBe(1);
+  });
+
+  it('the same origin (the dashboard) and clients without an Origin go through', async () => {
+    t = await buildTestApp();
+    await addFault();
+    expect((await reset({ origin: `http://${HOST}` })).statusCode).toBe(200);
+    expect(await faultCount()).toBe(0);
+    await addFault();
+    expect(
+      (await reset({ origin: `http://${HOST}`, 'sec-fetch-site': 'same-origin' })).json(),
+    ).toEqual({ status: 'ok' });
+    expect(await faultCount()).toBe(0);
+    await addFault();
+    expect((await reset({})).statusCode).toBe(200);
+    expect(await faultCount()).toBe(0);
+    // a default port matches the Host without one
+    const plain = await t.inject({
+      method: 'POST',
+      url: '/_emulator/reset',
+      headers: { host: 'emulator.test', origin: 'http://emulator.test:80' },
+    });
+    expect(plain.statusCode).toBe(200);
+    // behind a proxy that rewrites Host, the browser's own Sec-Fetch-Site vouches for it
+    const proxied = await reset({ origin: 'https://emu.example', 'sec-fetch-site': 'same-origin' });
+    expect(proxied.statusCode).toBe(200);
+  });
+
+  it('reads from another origin are not refused (CORS keeps their answers from the page)', async () => {
+    t = await buildTestApp();
+    const res = await t.inject({
+      url: '/_emulator/faults',
+      headers: { host: HOST, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+    });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('an origin CORS_ORIGINS lets in may change state, as CORS lets it', async () => {
+    t = await buildTestApp({ corsOrigins: ['https://app.example'] });
+    await addFault();
+    const other = await reset({ origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' });
+    expect(other.statusCode).toBe(403);
+    expect(await faultCount()).toBe(1);
+    const allowed = await reset({ origin: 'https://app.example', 'sec-fetch-site': 'cross-site' });
+    expect(allowed.statusCode).toBe(200);
+    expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(await faultCount()).toBe(0);
+  });
+
+  it('is refused before the admin token is looked at', async () => {
+    t = await buildTestApp({ adminToken: 'admin' });
+    const res = await reset({ origin: 'https://evil.example', 'x-emulator-admin-token': 'admin' });
+    expect(res.statusCode).toBe(403);
+    expect((await reset({ 'x-emulator-admin-token': 'admin' })).statusCode).toBe(200);
+  });
+});

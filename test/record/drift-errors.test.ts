@@ -1,0 +1,205 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import Fastify from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ControlOptions, controlRoutes } from '../../src/control/index.js';
+import { Recordings, RecordingsError } from '../../src/record/recordings.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+afterEach(() => t?.app.close());
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+const drift = (recordings: string) =>
+  t.inject({ method: 'POST', url: '/_emulator/drift', payload: { recordings } });
+
+/** The 400 every unusable recordings directory gets: its message, or a failure showing why not. */
+async function refused(recordings: string): Promise<string> {
+  const res = await drift(recordings);
+  expect(res.statusCode, res.body).toBe(400);
+  const { error } = res.json() as { error: { type: string; message: string } };
+  expect(error.type).toBe('invalid_request_error');
+  expect(error.message).toMatch(/^recordings: /);
+  return error.message;
+}
+
+const CHAT_RECORDING = {
+  match: { group: 'chat', method: 'POST', path: '/v1/chat/completions', model: 'm' },
+  request: { body: { model: 'm', messages: [{ role: 'user', content: 'hi' }] } },
+  responses: [{ status: 200, headers: {}, body: { object: 'chat.completion' } }],
+  upstream: 'https://gateway.example',
+};
+
+describe('POST /_emulator/drift with recordings it cannot use', () => {
+  it('a file is a 400: not a directory', async () => {
+    t = await buildTestApp();
+    const file = join(ROOT, 'package.json');
+    expect(await refused(file)).toBe(`recordings: ${file} is not a directory`);
+  });
+
+  it('a directory with a .json that is no recording is a 400 naming the file and its problem', async () => {
+    t = await buildTestApp();
+    const dir = mkdtempSync(join(tmpdir(), 'not-recordings-'));
+    mkdirSync(join(dir, 'chat'));
+    writeFileSync(join(dir, 'chat', 'ok.json'), JSON.stringify(CHAT_RECORDING));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'x', version: '1.0.0' }));
+    expect(await refused(dir)).toBe(
+      'recordings: package.json is not a recording: match is missing or not an object',
+    );
+    writeFileSync(join(dir, 'package.json'), '{"name":');
+    expect(await refused(dir)).toMatch(/^recordings: package\.json is not valid JSON \(.+\)$/);
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({ ...CHAT_RECORDING, responses: [{ headers: {} }] }),
+    );
+    expect(await refused(dir)).toBe(
+      'recordings: package.json is not a recording: responses[0].status must be an integer',
+    );
+    writeFileSync(join(dir, 'package.json'), JSON.stringify([1, 2]));
+    expect(await refused(dir)).toBe(
+      'recordings: package.json is not a recording: it is not a JSON object',
+    );
+    // a real package's directory: its first .json (in name order) is named
+    expect(await refused(join(ROOT, 'node_modules', 'ajv'))).toMatch(
+      /^recordings: \S+\.json is not a recording: match is missing or not an object$/,
+    );
+  });
+
+  it('a directory or file it cannot read is a 400 saying so', async () => {
+    t = await buildTestApp();
+    const dir = mkdtempSync(join(tmpdir(), 'unreadable-'));
+    symlinkSync('loop.json', join(dir, 'loop.json')); // a link to itself: ELOOP, even for root
+    expect(await refused(dir)).toBe('recordings: loop.json cannot be read (ELOOP)');
+
+    const locked = mkdtempSync(join(tmpdir(), 'locked-')); // 0700: only its owner reads it
+    if (process.getuid?.() !== 0) {
+      chmodSync(locked, 0);
+      try {
+        expect(await refused(locked)).toBe(`recordings: ${locked} cannot be read (EACCES)`);
+      } finally {
+        chmodSync(locked, 0o700);
+      }
+      return;
+    }
+    // root reads every directory (as /root is, to it): ask as nobody, from a process of its own
+    const script = `
+      import { buildApp } from './src/app.js';
+      import { resolveConfig } from './src/config.js';
+      const app = await buildApp(resolveConfig({ logLevel: 'silent' }));
+      const res = await app.inject({
+        method: 'POST', url: '/_emulator/drift', payload: { recordings: process.argv[1] },
+      });
+      process.stdout.write(JSON.stringify({ status: res.statusCode, body: res.json() }));
+      await app.close();`;
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script, locked],
+      {
+        cwd: ROOT,
+        uid: 65534,
+        gid: 65534,
+        encoding: 'utf8',
+        env: { ...process.env, HOME: tmpdir() },
+      },
+    );
+    expect(child.status, child.stderr).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({
+      status: 400,
+      body: {
+        error: {
+          type: 'invalid_request_error',
+          message: `recordings: ${locked} cannot be read (EACCES)`,
+        },
+      },
+    });
+  }, 60_000);
+
+  it('a good recording next to nothing else still runs (and a non-JSON answer is drift, not a 500)', async () => {
+    t = await buildTestApp();
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    writeFileSync(join(dir, 'ok.json'), JSON.stringify(CHAT_RECORDING));
+    const streamed = {
+      ...CHAT_RECORDING,
+      match: { ...CHAT_RECORDING.match, body_hash: 'stream' },
+      request: { body: { ...CHAT_RECORDING.request.body, stream: true } },
+    };
+    writeFileSync(join(dir, 'streamed.json'), JSON.stringify(streamed));
+    const res = await drift(dir);
+    expect(res.statusCode, res.body).toBe(200);
+    const report = res.json() as {
+      recordings: number;
+      differences: Array<Record<string, unknown>>;
+    };
+    expect(report.recordings).toBe(2);
+    expect(report.differences).toContainEqual(
+      expect.objectContaining({ recording: 'streamed.json', at: 'body', kind: 'type' }),
+    );
+  });
+});
+
+describe('Recordings', () => {
+  it('throws RecordingsError, naming the file, for a .json that is no recording', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    writeFileSync(
+      join(dir, 'x.json'),
+      JSON.stringify({ ...CHAT_RECORDING, match: { ...CHAT_RECORDING.match, group: 'images' } }),
+    );
+    expect(() => new Recordings(dir)).toThrow(
+      new RecordingsError(
+        'x.json is not a recording: match.group must be one of video, messages, chat',
+      ),
+    );
+  });
+});
+
+describe('an unexpected control-surface failure', () => {
+  it('is a 500 in the control shape, logged with the request id', async () => {
+    const logs: string[] = [];
+    const app = Fastify({
+      logger: {
+        level: 'warn',
+        stream: new Writable({
+          write(chunk, _enc, cb) {
+            logs.push(String(chunk));
+            cb();
+          },
+        }),
+      },
+      genReqId: () => 'req_failing',
+    });
+    const options = {
+      adminToken: undefined,
+      text: { replies: {} },
+      recordingsDir: ROOT,
+      drift: async () => {
+        throw new TypeError('boom');
+      },
+    } as unknown as ControlOptions;
+    await app.register(controlRoutes(options), { prefix: '/_emulator' });
+    try {
+      const res = await app.inject({ method: 'POST', url: '/_emulator/drift' });
+      expect(res.statusCode).toBe(500);
+      expect(res.json()).toEqual({
+        error: {
+          type: 'api_error',
+          message: 'The server had an error while processing your request.',
+        },
+      });
+      const lines = logs.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          level: 50,
+          msg: 'request failed',
+          reqId: 'req_failing',
+          err: expect.objectContaining({ type: 'TypeError', message: 'boom' }),
+        }),
+      );
+    } finally {
+      await app.close();
+    }
+  });
+});
