@@ -24,9 +24,9 @@ import { Journal, redactUrl, SECRET_HEADERS } from './platform/journal.js';
 import { Metrics } from './platform/metrics.js';
 import { registerOpenapi } from './platform/openapi.js';
 import { RateLimiter } from './platform/rate-limit.js';
-import { BODY_LIMIT, CLIENT_HEADERS, REDACTED, setupRequests } from './platform/request.js';
+import { BODY_LIMIT, CLIENT_HEADERS, pathOf, REDACTED, setupRequests } from './platform/request.js';
 import { Scheduler } from './platform/scheduler.js';
-import { lazySerializers, validatorFactory } from './platform/validation.js';
+import { lazySerializers, normalizeError, validatorFactory } from './platform/validation.js';
 import { checkDrift } from './record/drift.js';
 import { Recordings } from './record/recordings.js';
 import { Upstream } from './record/upstream.js';
@@ -130,7 +130,8 @@ function lastRequestPath(raw: Buffer | undefined, failedAt: number | undefined):
   if (!raw) return '';
   const text = raw.toString('latin1', 0, Math.min(failedAt ?? raw.length, raw.length, 65_536));
   let path = '';
-  for (const match of text.matchAll(/(?:^|\r\n\r\n)[A-Z]+ (\/\S*) HTTP\/1\.[01]\r\n/g)) {
+  // A request line cut off by the limit (a 20 KB URL) still says which group it was for.
+  for (const match of text.matchAll(/(?:^|\r\n\r\n)[A-Z]+ (\/\S*)(?: HTTP\/1\.[01]\r\n|$)/g)) {
     path = match[1] ?? '';
   }
   return path;
@@ -413,14 +414,25 @@ export async function buildApp(
     }
   }
 
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({
-      error: {
-        type: 'not_found',
-        message: `No route ${request.method} ${request.url.split('?')[0]}`,
-      },
-    }),
-  );
+  const notFound = (request: FastifyRequest) => ({
+    error: { type: 'not_found', message: `No route ${request.method} ${pathOf(request.url)}` },
+  });
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(notFound(request)));
+  // Outside the groups (an unknown path, /media): Fastify's own shape never reaches a client. A
+  // path no route has is a 404 whatever its body (its JSON is parsed before that is known).
+  app.setErrorHandler((err, request, reply) => {
+    if (request.is404) return reply.code(404).send(notFound(request));
+    const error = normalizeError(err);
+    if (error.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
+    return reply
+      .code(error.status)
+      .send({
+        error: {
+          type: error.status >= 500 ? 'api_error' : 'invalid_request_error',
+          message: error.message,
+        },
+      });
+  });
 
   if (hooks.keyring.open) {
     app.log.warn('GATEWAY_API_KEYS is not set: every non-empty API key is accepted');

@@ -141,6 +141,18 @@ describe('errors before routing', () => {
     });
   });
 
+  it('answers a URL too long for the header limit in the envelope of the group it starts in', async () => {
+    const port = await start({});
+    const long = `GET /videogen/v1/videos/text2video/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`;
+    const response = parse((await exchange(port, long).closed).received);
+    expect(response.status).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(response.body).toEqual({
+      code: 1200,
+      message: 'Request header fields are too large.',
+      request_id: expect.stringMatching(/^req_\d+$/),
+    });
+  });
+
   it('does not take the envelope of the previous request on the connection', async () => {
     const port = await start({});
     // In one packet (Node keeps the bytes of both), then in two (the first is complete).

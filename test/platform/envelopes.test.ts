@@ -291,4 +291,17 @@ describe('outside the groups', () => {
       error: { type: 'not_found', message: 'No route GET /nowhere' },
     });
   });
+
+  it("answers a path no route has with that 404 whatever its body, never in Fastify's shape", async () => {
+    for (const [url, headers, payload] of [
+      ['/nowhere', { 'content-type': 'application/json' }, '{bad'],
+      ['/nowhere', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, '{}'],
+      ['/nowhere', { 'content-type': 'application/json; charset=latin1' }, '{}'],
+      ['/media/videos/t/v.mp4', { 'content-type': 'application/json' }, '{bad'],
+    ] as const) {
+      const res = await t.inject({ method: 'POST', url, headers, payload });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json()).toEqual({ error: { type: 'not_found', message: `No route POST ${url}` } });
+    }
+  });
 });
