@@ -9,6 +9,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig, resolveConfig } from '../src/config.js';
 import { createDeps } from '../src/platform/deps.js';
 import { checkDrift } from '../src/record/drift.js';
+import { RecordingsError } from '../src/record/recordings.js';
 
 const { values } = parseArgs({
   options: { recordings: { type: 'string' }, json: { type: 'boolean' } },
@@ -23,7 +24,11 @@ const report = await checkDrift(
   dir,
   () => buildApp(resolveConfig({ ...config, journalLimit: 0 }), createDeps()),
   { queueMs: config.videoQueueMs, renderMs: config.videoRenderMs },
-);
+).catch((err: unknown) => {
+  if (!(err instanceof RecordingsError)) throw err;
+  process.stderr.write(`drift: ${err.message}\n`);
+  process.exit(2);
+});
 if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 else {
   process.stdout.write(

@@ -1,5 +1,6 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, USAGE } from './config.js';
+import { RecordingsError } from './record/recordings.js';
 import { FixtureError } from './text/fixtures.js';
 
 /** The process edge: reads env and flags, listens, and shuts down on SIGINT/SIGTERM. */
@@ -21,9 +22,15 @@ async function main(): Promise<void> {
   try {
     app = await buildApp(config);
   } catch (err) {
-    if (!(err instanceof FixtureError)) throw err;
-    process.stderr.write(`gateway-emulator: invalid fixtures: ${err.message}\n`);
-    process.exit(2);
+    if (err instanceof FixtureError) {
+      process.stderr.write(`gateway-emulator: invalid fixtures: ${err.message}\n`);
+      process.exit(2);
+    }
+    if (err instanceof RecordingsError) {
+      process.stderr.write(`gateway-emulator: invalid RECORDINGS_DIR: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
   }
   let closing = false;
   const shutdown = (signal: string) => {

@@ -191,4 +191,15 @@ describe('the server process', () => {
       ),
     });
   });
+
+  it('stops at start-up with a message when RECORDINGS_DIR holds no recordings (not a crash)', async () => {
+    const run = promisify(execFile);
+    const failure = await run('npx', ['tsx', 'src/server.ts'], {
+      env: { ...process.env, PORT: '0', RECORDINGS_DIR: 'package.json', UPSTREAM_MODE: 'replay' },
+    }).catch((err: { code: number; stderr: string }) => err);
+    expect(failure).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^gateway-emulator: invalid RECORDINGS_DIR: .*not a directory/),
+    });
+  });
 });
