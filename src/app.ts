@@ -424,14 +424,12 @@ export async function buildApp(
     if (request.is404) return reply.code(404).send(notFound(request));
     const error = normalizeError(err);
     if (error.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
-    return reply
-      .code(error.status)
-      .send({
-        error: {
-          type: error.status >= 500 ? 'api_error' : 'invalid_request_error',
-          message: error.message,
-        },
-      });
+    return reply.code(error.status).send({
+      error: {
+        type: error.status >= 500 ? 'api_error' : 'invalid_request_error',
+        message: error.message,
+      },
+    });
   });
 
   if (hooks.keyring.open) {
