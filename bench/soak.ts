@@ -310,6 +310,94 @@ const MIX: Array<[number, (i: number) => unknown]> = [
       }),
   ],
   [
+    3,
+    (i) =>
+      send({
+        label: 'hostile bodies and schemas',
+        headers: { ...bearer, ...msgapi, ...json },
+        ...pick<{ path: string; body: string }>(
+          [
+            // JSON that is not an object (null killed the process)
+            { path: pick([CHAT, MESSAGES, VIDEO], i), body: 'null' },
+            { path: pick([VIDEO, CHAT, MESSAGES], i), body: '[]' },
+            // a node that requires a list of itself (grown to 3^65 nodes before)
+            {
+              path: MESSAGES,
+              body: messagesBody(i, {
+                tool_choice: { type: 'any' },
+                tools: [
+                  {
+                    name: 't',
+                    input_schema: {
+                      type: 'object',
+                      $defs: {
+                        n: {
+                          type: 'object',
+                          properties: {
+                            c: { type: 'array', items: { $ref: '#/$defs/n' }, minItems: 1 },
+                          },
+                          required: ['c'],
+                        },
+                      },
+                      properties: { root: { $ref: '#/$defs/n' } },
+                      required: ['root'],
+                    },
+                  },
+                ],
+              }),
+            },
+            // hours for a backtracking engine: its value for one pattern checked by the other
+            {
+              path: CHAT,
+              body: chatBody(i, {
+                tool_choice: 'required',
+                tools: [
+                  {
+                    type: 'function',
+                    function: {
+                      name: 'f',
+                      parameters: {
+                        type: 'object',
+                        required: ['x'],
+                        properties: {
+                          x: {
+                            type: 'string',
+                            allOf: [{ pattern: '^a{40}!$' }, { pattern: '^(a|a)*$' }],
+                          },
+                        },
+                      },
+                    },
+                  },
+                ],
+              }),
+            },
+            // a large enum, each time another one (Ajv compiled each for seconds)
+            {
+              path: CHAT,
+              body: chatBody(i, {
+                tools: [
+                  {
+                    type: 'function',
+                    function: {
+                      name: 'f',
+                      parameters: {
+                        type: 'object',
+                        properties: {
+                          e: { enum: Array.from({ length: 5000 }, (_, k) => `${i}-${k}`) },
+                        },
+                      },
+                    },
+                  },
+                ],
+              }),
+            },
+          ],
+          i,
+        ),
+        expect: 400,
+      }),
+  ],
+  [
     4,
     (i) =>
       send({
