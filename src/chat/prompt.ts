@@ -231,6 +231,7 @@ function readOutput(body: ChatCompletionRequest): OutputFormat | undefined {
   const { name, schema = { type: 'object' }, strict } = format.json_schema;
   checkName(name, 'response_format.json_schema.name');
   const problem =
+    spendSchema(schemaBudget(), schema) ??
     (strict === true ? schemaMemo(schema, 'strict', strictSchemaProblem) : undefined) ??
     schemaProblem(schema) ??
     generationProblem(schema);

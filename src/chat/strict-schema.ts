@@ -67,8 +67,8 @@ function walk(node: unknown, path: string[]): string | undefined {
       return `${at()}, 'additionalProperties' is required to be supplied and to be false.`;
     }
     const properties = isNode(node.properties) ? node.properties : {};
-    const required = Array.isArray(node.required) ? (node.required as unknown[]) : [];
-    const missing = Object.keys(properties).find((key) => !required.includes(key));
+    const required = new Set(Array.isArray(node.required) ? (node.required as unknown[]) : []);
+    const missing = Object.keys(properties).find((key) => !required.has(key));
     if (missing !== undefined) {
       return `${at()}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
     }

@@ -210,6 +210,18 @@ export function setupGatewayGroup(
   const { keyring, journal, faults, rateLimiter, clock } = hooks;
   const { name, spec, facts } = group;
 
+  /**
+   * The prompt facts of a body, or none: a rule may be tried on a body no schema has checked
+   * (a path no route has, a method the route does not take), whatever its shape.
+   */
+  const promptOf = (body: unknown) => {
+    try {
+      return facts.prompt(body);
+    } catch {
+      return { prompt: undefined, turn: undefined };
+    }
+  };
+
   /** The request as a match sees it; the body's facts are read only if a rule asks. */
   function targetOf(request: FastifyRequest): MatchTarget {
     let read: { prompt: string | undefined; turn: number | undefined } | undefined;
@@ -217,7 +229,7 @@ export function setupGatewayGroup(
       read ??=
         typeof request.body !== 'object' || request.body === null
           ? { prompt: undefined, turn: undefined }
-          : facts.prompt(request.body);
+          : promptOf(request.body);
       return read;
     };
     return {

@@ -137,7 +137,8 @@ export function selectPath(value: unknown, segments: readonly Segment[]): unknow
     for (const node of current) {
       if (node === null || typeof node !== 'object') continue;
       if (segment === '*') {
-        next.push(...(Array.isArray(node) ? node : Object.values(node)));
+        // one by one: a spread of a 200 000-item array overflows the stack
+        for (const item of Array.isArray(node) ? node : Object.values(node)) next.push(item);
       } else if (typeof segment === 'number') {
         if (!Array.isArray(node)) continue;
         const index = segment < 0 ? node.length + segment : segment;

@@ -25,11 +25,49 @@ function validator(): Ajv {
       strict: false,
       allErrors: false,
       discriminator: false,
+      // A definition referred to N times would be copied N times: the compiled code would grow
+      // as its size times N, which a node count does not see (3.8 KB of schema cost 2 s).
+      inlineRefs: false,
       code: { regExp: ajvLinearRegExp },
     });
     addFormats.default(ajv);
+    boundFormats(ajv);
   }
   return ajv;
+}
+
+/**
+ * ajv-formats checks strings with JavaScript regular expressions, some of them slow on long
+ * input (`url` on 60 KB: 24 s). A string longer than any real date, address or URL is not of
+ * the format; the checks never see more than this many characters.
+ */
+const FORMAT_CHARS = 4096;
+
+type FormatTest = (value: string) => boolean;
+
+function boundFormats(ajv: Ajv): void {
+  for (const [name, format] of Object.entries(ajv.formats)) {
+    const bounded =
+      (test: FormatTest): FormatTest =>
+      (value) =>
+        value.length <= FORMAT_CHARS && test(value);
+    const testOf = (f: unknown): FormatTest | undefined =>
+      f instanceof RegExp
+        ? (value) => f.test(value)
+        : typeof f === 'function'
+          ? (f as FormatTest)
+          : undefined;
+    const direct = testOf(format);
+    if (direct) {
+      ajv.addFormat(name, bounded(direct));
+      continue;
+    }
+    const definition = format as { type?: string; validate?: unknown; async?: boolean };
+    const test = testOf(definition.validate);
+    if (test && (definition.type ?? 'string') === 'string' && !definition.async) {
+      ajv.addFormat(name, { ...definition, validate: bounded(test) } as never);
+    }
+  }
 }
 
 const ATTEMPTS = 8;
@@ -42,11 +80,12 @@ export const GENERATION_BUDGET = 100_000;
 /**
  * The most JSON nodes (keys' values and array items, counted as values) one schema, and all the
  * schemas of one request, may have. Ajv writes and compiles code for a schema, and that costs
- * about 0.1 to 0.25 ms a node (a 1000-branch `anyOf` 1.3 s): a client controls the schema, so it
- * is counted before it is compiled. A tool schema seldom has more than a few hundred.
+ * about 0.1 to 0.3 ms a node (a 1000-branch `anyOf` 1.3 s): a client controls the schema, so it
+ * is counted before it is compiled (or checked for strict mode). A tool schema seldom has more
+ * than a few hundred.
  */
 export const SCHEMA_NODES = 2000;
-export const REQUEST_SCHEMA_NODES = 10_000;
+export const REQUEST_SCHEMA_NODES = 5000;
 /** How deep a schema may nest, and how many local `$ref`s one path may follow. */
 const MAX_DEPTH = 64;
 const MAX_REF_HOPS = 8;
@@ -157,11 +196,13 @@ function countNodes(value: unknown, limit: number): number {
 const shortened = (message: string) =>
   message.length > 300 ? `${message.slice(0, 300)}...` : message;
 
+const tooManyNodes = `it has more than ${SCHEMA_NODES} JSON nodes, more than the emulator checks in one schema`;
+
 /** Compiles the schema and prepares the generator's copy, once. */
 function ready(info: SchemaInfo, plain: object): void {
   info.pending = undefined;
   if (info.nodes > SCHEMA_NODES) {
-    info.unusable = `it has more than ${SCHEMA_NODES} JSON nodes, more than the emulator checks in one schema`;
+    info.unusable = tooManyNodes;
     return;
   }
   try {
@@ -200,7 +241,9 @@ export const schemaBudget = (): SchemaBudget => ({ left: REQUEST_SCHEMA_NODES })
  * refused when its schemas together are over REQUEST_SCHEMA_NODES, or undefined.
  */
 export function spendSchema(budget: SchemaBudget, schema: object): string | undefined {
-  budget.left -= infoOf(schema).nodes;
+  const { nodes } = infoOf(schema);
+  if (nodes > SCHEMA_NODES) return tooManyNodes;
+  budget.left -= nodes;
   return budget.left < 0
     ? `the request's schemas have more than ${REQUEST_SCHEMA_NODES} JSON nodes in all, more than the emulator checks in one request`
     : undefined;
@@ -294,7 +337,17 @@ function prepare(root: Node): { copy: Node; size: number } {
         copy.pattern = node.pattern; // Ajv compiled it with RE2 already
         continue;
       }
+      if (key === '$ref' && typeof node.$ref === 'string' && !node.$ref.startsWith('#')) {
+        // The generator would follow `urn:x` to a `$id` that this walk does not find, so the
+        // size estimate would not bound it.
+        throw new Error(
+          `its $ref ${JSON.stringify(node.$ref).slice(0, 80)} is not a local reference (#/...), the only kind the emulator follows`,
+        );
+      }
       const sizes = sizeOf(key);
+      // The generator tries these names with JavaScript's backtracking engine: it never sees
+      // them, and Ajv (RE2) checks the value it makes.
+      if (key === 'patternProperties' || key === 'propertyNames') delete copy[key];
       if (key === 'anyOf' || key === 'oneOf') size += Math.max(0, ...sizes);
       else if (key === 'items')
         size += lowered(node, 'minItems', 'maxItems', GENERATED_ITEMS) * sum(sizes);

@@ -377,11 +377,11 @@ describe('function calling refusals', () => {
       'tool schemas over the request budget, counted before they are compiled',
       {
         ...base,
-        tools: Array.from({ length: 6 }, (_, i) => ({
+        tools: Array.from({ length: 3 }, (_, i) => ({
           type: 'function',
           function: {
             name: `f${i}`,
-            // 3 + 2 × 900 = 1803 JSON nodes each: the sixth passes 10 000
+            // 3 + 2 × 900 = 1803 JSON nodes each: the third passes 5000
             parameters: {
               type: 'object',
               properties: Object.fromEntries(
@@ -392,8 +392,8 @@ describe('function calling refusals', () => {
         })),
       },
       error(
-        "Invalid schema for function 'f5': the request's schemas have more than 10000 JSON nodes in all, more than the emulator checks in one request",
-        'tools[5].function.parameters',
+        "Invalid schema for function 'f2': the request's schemas have more than 5000 JSON nodes in all, more than the emulator checks in one request",
+        'tools[2].function.parameters',
         'invalid_function_parameters',
       ),
     ],
@@ -420,6 +420,32 @@ describe('function calling refusals', () => {
         "Invalid schema for function 'big': it has more than 2000 JSON nodes, more than the emulator checks in one schema",
         'tools[0].function.parameters',
         'invalid_function_parameters',
+      ),
+    ],
+    [
+      'a strict response_format over the node limit, counted before strict mode reads it',
+      {
+        ...base,
+        response_format: {
+          type: 'json_schema',
+          json_schema: {
+            name: 'big',
+            strict: true,
+            schema: {
+              type: 'object',
+              additionalProperties: false,
+              properties: Object.fromEntries(
+                Array.from({ length: 3000 }, (_, k) => [`p${k}`, { type: 'string' }]),
+              ),
+              required: Array.from({ length: 3000 }, (_, k) => `p${k}`),
+            },
+          },
+        },
+      },
+      error(
+        "Invalid schema for response_format 'big': it has more than 2000 JSON nodes, more than the emulator checks in one schema",
+        'response_format',
+        null,
       ),
     ],
     [

@@ -521,6 +521,31 @@ describe('fault rules: the shared match, probability and after_bytes', () => {
     expect(listed.json().faults[1].match).toEqual({ key: '[REDACTED]' });
   });
 
+  it('read a body no schema checked without failing: a path no route has stays a 404, a large array no 500', async () => {
+    await addRule({ match: { turn: 1 }, status: 418 });
+    await addRule({ match: { body: { '$.x[*]': 1 } }, status: 409 });
+    for (const [method, url, payload] of [
+      ['PUT', '/v1/chat/completions', {}],
+      ['POST', '/v1/nope', { messages: 's' }],
+      ['POST', '/messages-api/v1/nope', { messages: {} }],
+    ] as const) {
+      const res = await t.inject({
+        method,
+        url,
+        headers: { authorization: 'Bearer k', 'x-api-key': 'k', 'msgapi-version': '2023-06-01' },
+        payload,
+      });
+      expect(res.statusCode, `${method} ${url}`).toBe(404);
+    }
+    // a wildcard over 200 000 items (a spread of them overflowed the stack: a 500)
+    const large = { ...CHAT.payload, x: new Array(200_000).fill(0) };
+    expect((await send(CHAT, { payload: large })).statusCode).toBe(418);
+    await t.inject({ method: 'DELETE', url: '/_emulator/faults/1' });
+    expect((await send(CHAT, { payload: large })).statusCode).toBe(200);
+    large.x[199_999] = 1;
+    expect((await send(CHAT, { payload: large })).statusCode).toBe(409);
+  });
+
   it('probability: a seeded share of matching requests, the same on every run', async () => {
     const run = async () => {
       await t.inject({ method: 'DELETE', url: '/_emulator/faults' });
