@@ -17,7 +17,13 @@ import {
   ChatErrorSchema,
   ChatStreamFrameSchema,
 } from './schemas.js';
-import { buildChatCompletion, chatUsage, checkChatPrompt, planChat } from './service.js';
+import {
+  buildChatCompletion,
+  chatUsage,
+  checkAnswerSize,
+  checkChatPrompt,
+  planChat,
+} from './service.js';
 import { chatStream } from './stream.js';
 
 export interface ChatRoutesOptions {
@@ -76,6 +82,7 @@ export function chatRoutes(options: ChatRoutesOptions): {
     checkChatPrompt(body.messages, contentFilter);
     const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
     const plan = await planChat(body, prompt, replies, contentFilter, ids, matchContext(request));
+    if (!pacing) checkAnswerSize(body, plan); // before anything is counted or cached
     const who = {
       id: ids.next('chat'),
       created: Math.floor(request.receivedAt / 1000),

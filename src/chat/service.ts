@@ -265,6 +265,30 @@ export const servedTier = (body: ChatCompletionRequest) =>
       : body.service_tier;
 
 /**
+ * The most token entries (a token, and each of its `top_logprobs`) one JSON answer is built
+ * with: a JSON answer is made whole in memory, 60 bytes an entry and more as objects, and
+ * `n` × max tokens × 21 entries of an echoed prompt (n: 32, 16 384 tokens, 20 alternatives)
+ * ran the process out of memory. A stream is made lazily and has no such bound.
+ */
+export const JSON_ANSWER_ENTRIES = 400_000;
+
+/**
+ * Refuses (400, naming `n`) a JSON answer that would hold more than JSON_ANSWER_ENTRIES token
+ * entries; the same request streamed is answered.
+ */
+export function checkAnswerSize(body: ChatCompletionRequest, plan: ChatPlan): void {
+  const perToken = body.logprobs === true ? 1 + (body.top_logprobs ?? 0) : 1;
+  const entries = plan.choices.reduce((sum, choice) => sum + choice.tokens, 0) * perToken;
+  if (entries > JSON_ANSWER_ENTRIES) {
+    throw new GatewayError(
+      400,
+      `This answer would hold ${entries} tokens and log probabilities (n × completion tokens × (1 + top_logprobs)), more than the emulator builds in one JSON answer (${JSON_ANSWER_ENTRIES}): ask for fewer choices, fewer tokens or fewer top_logprobs, or set stream: true.`,
+      { extra: { param: 'n', code: 'answer_too_large' } },
+    );
+  }
+}
+
+/**
  * The key list and order of a chat completion.
  * @see https://platform.openai.com/docs/api-reference/chat/object
  */
