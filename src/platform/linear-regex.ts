@@ -27,6 +27,14 @@ export interface LinearRegex {
   toString(): string;
 }
 
+/**
+ * The largest program (RE2's instructions) a client pattern may compile to. RE2's time is
+ * linear in the text but also grows with the program: `(?:[ab]{1000})` repeated 70 times (981
+ * characters, 70 000 instructions) took 5 s on a 20 KB prompt. Real patterns compile to tens
+ * (`^[a-z0-9_-]{3,16}$`: 33, a UUID's: about 60).
+ */
+export const MAX_PROGRAM_SIZE = 400;
+
 const FLAGS: Record<string, number> = {
   i: RE2JS.CASE_INSENSITIVE,
   m: RE2JS.MULTILINE,
@@ -51,10 +59,16 @@ export function linearRegex(pattern: string, flags = ''): LinearRegex {
     re = RE2JS.compile(RE2JS.translateRegExp(pattern), bits);
   } catch (err) {
     throw new LinearRegexError(
-      `/${pattern}/ cannot be run in linear time (lookaround and backreferences cannot; RE2 says: ${(err as Error).message})`,
+      `/${pattern.length > 80 ? `${pattern.slice(0, 80)}...` : pattern}/ cannot be run in linear time (lookaround and backreferences cannot; RE2 says: ${(err as Error).message})`,
     );
   }
   const source = `/${pattern}/${flags}`;
+  const size = re.programSize();
+  if (size > MAX_PROGRAM_SIZE) {
+    throw new LinearRegexError(
+      `/${pattern.length > 80 ? `${pattern.slice(0, 80)}...` : pattern}/ compiles to ${size} instructions, more than the ${MAX_PROGRAM_SIZE} the emulator runs (large repetition counts cost that much on every character)`,
+    );
+  }
   return {
     toString: () => source,
     test: (text) => re.test(text),

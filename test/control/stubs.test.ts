@@ -154,6 +154,10 @@ describe('runtime stubs (/_emulator/replies)', () => {
         'match.prompt_regex: /^(\\w)\\1$/ cannot be run in linear time',
       ],
       [{ match: { prompt_regex: '(' }, reply: 'x' }, 'match.prompt_regex: Invalid regular'],
+      [
+        { match: { prompt_regex: '(?:[ab]{1000})c' }, reply: 'x' },
+        'match.prompt_regex: /(?:[ab]{1000})c/ compiles to 1003 instructions, more than the 400 the emulator runs',
+      ],
       [{ match: { body: { '$.a[': 1 } }, reply: 'x' }, 'match.body.$.a[: is not a JSON path'],
       [{ match: { group: 'video' }, reply: 'x' }, 'match.group: replies are for'],
       [{ match: { contains: 'x' } }, 'reply: is required'],

@@ -216,6 +216,10 @@ describe('hostile schemas (found by an adversarial run)', () => {
       const value = (await schemaInstance(schema, 3)) as { x: string };
       expect(new RegExp(pattern, 'u').test(value.x), pattern).toBe(true);
     }
+    // linear, but 1000 instructions a character: refused as too large a program
+    expect(generationProblem(string({ type: 'string', pattern: '^[ab]{500}[cd]{500}$' }))).toBe(
+      'a pattern: /^[ab]{500}[cd]{500}$/ compiles to 1004 instructions, more than the 400 the emulator runs (large repetition counts cost that much on every character)',
+    );
     const lookahead = string({ type: 'string', pattern: '^(?=.*\\d).{8,}$' });
     expect(schemaProblem(lookahead)).toBeUndefined();
     expect(generationProblem(lookahead)).toBe(
