@@ -3,7 +3,7 @@ import { fieldError, type PathSegment } from '../platform/errors.js';
 import { fnv1a } from '../platform/hash.js';
 import { countTokens } from '../platform/tokens.js';
 import { generateReply } from './default-reply.js';
-import { schemaInstance, UnsatisfiableSchemaError } from './json-schema.js';
+import { type GenerationBudget, schemaInstance, UnsatisfiableSchemaError } from './json-schema.js';
 
 /**
  * What an agent sends, the same for chat and messages once each group has read its own wire
@@ -66,9 +66,14 @@ export type OutputFormat =
   | { kind: 'json_object' };
 
 /** A value for a schema of the request; a schema nothing satisfies is the client's 400. */
-async function instanceFor(schema: object, path: PathSegment[], seed: number): Promise<unknown> {
+async function instanceFor(
+  schema: object,
+  path: PathSegment[],
+  seed: number,
+  budget: GenerationBudget | undefined,
+): Promise<unknown> {
   try {
-    return await schemaInstance(schema, seed);
+    return await schemaInstance(schema, seed, budget);
   } catch (err) {
     if (err instanceof UnsatisfiableSchemaError) throw fieldError(path, err.message);
     throw err;
@@ -91,6 +96,8 @@ export interface Turn {
   output: OutputFormat | undefined;
   /** Thinking (messages) or reasoning (chat) was asked for. */
   thinking: boolean;
+  /** What the values made for the request may still cost, shared by its choices. */
+  budget?: GenerationBudget;
 }
 
 export interface ToolCall {
@@ -128,7 +135,7 @@ export const turnSeed = (turn: Turn, salt: string) =>
 
 /** Tool input for `tool`, made from its schema. */
 export const toolInput = (turn: Turn, tool: ToolDef) =>
-  instanceFor(tool.schema, tool.path, turnSeed(turn, `tool:${tool.name}`));
+  instanceFor(tool.schema, tool.path, turnSeed(turn, `tool:${tool.name}`), turn.budget);
 
 const snippet = (text: string) => {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -151,7 +158,9 @@ export async function structuredText(turn: Turn, output: OutputFormat): Promise<
   if (output.kind === 'json_object') {
     return JSON.stringify({ answer: generateReply(turn.prompt, turn.variant).text });
   }
-  return JSON.stringify(await instanceFor(output.schema, output.path, turnSeed(turn, 'output')));
+  return JSON.stringify(
+    await instanceFor(output.schema, output.path, turnSeed(turn, 'output'), turn.budget),
+  );
 }
 
 /** What the model "thought" before answering: deterministic, and short. */

@@ -78,6 +78,18 @@ const GENERATED_PROPERTIES = 8;
 /** The most JSON nodes (and characters) a generated value may need. */
 export const GENERATION_BUDGET = 100_000;
 /**
+ * The most all the values made for one request may need, by the same estimate: 32 tools called
+ * at once, each a value of 20 000 leaves, took 5 s (and each of `n` choices makes its own).
+ */
+export const REQUEST_GENERATION_BUDGET = 2 * GENERATION_BUDGET;
+
+/** What the values of one request may still cost (see REQUEST_GENERATION_BUDGET). */
+export interface GenerationBudget {
+  left: number;
+}
+
+export const generationBudget = (): GenerationBudget => ({ left: REQUEST_GENERATION_BUDGET });
+/**
  * The most JSON nodes (keys' values and array items, counted as values) one schema, and all the
  * schemas of one request, may have. Ajv writes and compiles code for a schema, and that costs
  * about 0.1 to 0.3 ms a node (a 1000-branch `anyOf` 1.3 s): a client controls the schema, so it
@@ -399,13 +411,25 @@ export class UnsatisfiableSchemaError extends Error {
  * (the generator cannot satisfy every combination of keywords at the first try); throws
  * UnsatisfiableSchemaError when none gives a valid value, or when the schema cannot be used.
  */
-export async function schemaInstance(schema: object, seed: number): Promise<unknown> {
+export async function schemaInstance(
+  schema: object,
+  seed: number,
+  budget?: GenerationBudget,
+): Promise<unknown> {
   const info = readyInfo(schema);
   const { validate, source } = info;
   if (!validate || !source) {
     throw new UnsatisfiableSchemaError(
       info.invalid ?? info.unusable ?? 'the schema cannot be used',
     );
+  }
+  if (budget) {
+    budget.left -= info.size ?? 0;
+    if (budget.left < 0) {
+      throw new UnsatisfiableSchemaError(
+        `the values this request asks for (each choice, each call) could need more than ${REQUEST_GENERATION_BUDGET} JSON nodes or characters in all, more than the emulator makes for one request`,
+      );
+    }
   }
   if (info.unsatisfiable) throw new UnsatisfiableSchemaError(UNSATISFIABLE);
   const valueKey = `${seed}:${info.id}`;

@@ -527,3 +527,35 @@ describe('function calling refusals', () => {
     expect(res.json()).toEqual(expected);
   });
 });
+
+describe('what one request may ask to be generated', () => {
+  const thirty = {
+    type: 'object',
+    properties: Object.fromEntries(
+      Array.from({ length: 30 }, (_, k) => [`p${k}`, { type: 'string' }]),
+    ),
+    required: ['p0'],
+  }; // at most 1 + 30 × 65 JSON nodes or characters a value
+  const ask = (n: number) =>
+    t.chat({
+      model: 'gpt-4o',
+      n,
+      tool_choice: 'required',
+      tools: [{ type: 'function', function: { name: 'f', parameters: thirty } }],
+      messages: [{ role: 'user', content: 'call f' }],
+    });
+
+  it('makes values for every choice within 200 000 nodes or characters, and refuses past it', async () => {
+    const fits = await ask(100); // 100 × 1951
+    expect(fits.statusCode).toBe(200);
+    expect(fits.json().choices).toHaveLength(100);
+    const over = await ask(128); // 128 × 1951 = 249 728
+    expect(over.statusCode).toBe(400);
+    expect(over.json().error).toMatchObject({
+      message: expect.stringContaining(
+        'the values this request asks for (each choice, each call) could need more than 200000 JSON nodes or characters in all',
+      ),
+      param: 'tools[0].function.parameters',
+    });
+  });
+});
