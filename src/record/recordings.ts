@@ -214,15 +214,23 @@ export class Recordings implements Feature {
         const name = relative(dir, file);
         let text: string;
         try {
+          // A FIFO named `x.json` would make the read wait for a writer, the process with it.
+          const stat = statSync(file);
+          if (!stat.isFile()) throw new RecordingsError(`${name} is not a regular file`);
+          if (stat.size > RECORDING_MAX_BYTES) {
+            throw new RecordingsError(`${name} is larger than ${RECORDING_MAX_BYTES} bytes`);
+          }
           text = readFileSync(file, 'utf8');
         } catch (err) {
+          if (err instanceof RecordingsError) throw err;
           throw new RecordingsError(`${name} cannot be read (${reasonOf(err)})`);
         }
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
-        } catch (err) {
-          throw new RecordingsError(`${name} is not valid JSON (${(err as Error).message})`);
+        } catch {
+          // (not the parser's words: they quote the file, which may be anything on the disk)
+          throw new RecordingsError(`${name} is not valid JSON`);
         }
         const problem = recordingProblem(parsed);
         if (problem) throw new RecordingsError(`${name} is not a recording: ${problem}`);
@@ -292,6 +300,9 @@ export class Recordings implements Feature {
     }
   }
 }
+
+/** The most bytes one recording file may have. */
+export const RECORDING_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The `.json` files under a directory, in name order; RecordingsError for one it cannot read. */
 function* walk(dir: string, root = dir): Generator<string> {

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,8 +49,9 @@ describe('POST /_emulator/drift with recordings it cannot use', () => {
     expect(await refused(dir)).toBe(
       'recordings: package.json is not a recording: match is missing or not an object',
     );
-    writeFileSync(join(dir, 'package.json'), '{"name":');
-    expect(await refused(dir)).toMatch(/^recordings: package\.json is not valid JSON \(.+\)$/);
+    // (the parser's words would quote the file: whatever is on the disk)
+    writeFileSync(join(dir, 'package.json'), 'SECRET_TOKEN=abc');
+    expect(await refused(dir)).toBe('recordings: package.json is not valid JSON');
     writeFileSync(
       join(dir, 'package.json'),
       JSON.stringify({ ...CHAT_RECORDING, responses: [{ headers: {} }] }),
@@ -67,6 +67,13 @@ describe('POST /_emulator/drift with recordings it cannot use', () => {
     expect(await refused(join(ROOT, 'node_modules', 'ajv'))).toMatch(
       /^recordings: \S+\.json is not a recording: match is missing or not an object$/,
     );
+  });
+
+  it('a FIFO named .json is refused, not read (the read would wait for a writer for ever)', async () => {
+    t = await buildTestApp();
+    const dir = mkdtempSync(join(tmpdir(), 'fifo-'));
+    execFileSync('mkfifo', [join(dir, 'pipe.json')]);
+    expect(await refused(dir)).toBe('recordings: pipe.json is not a regular file');
   });
 
   it('a directory or file it cannot read is a 400 saying so', async () => {
