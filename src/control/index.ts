@@ -25,7 +25,7 @@ import type { DriftReport } from '../record/drift.js';
 import { RecordingsError } from '../record/recordings.js';
 import { FixtureError, type Fixtures, ruleProblem } from '../text/fixtures.js';
 import type { TextEngine } from '../text/index.js';
-import { MAX_STUBS } from '../text/replies.js';
+import { MAX_STUB_BYTES, MAX_STUBS } from '../text/replies.js';
 import type { Callbacks } from '../video/callbacks.js';
 import { TaskRecordSchema } from '../video/schemas.js';
 import type { VideoService } from '../video/service.js';
@@ -662,7 +662,12 @@ export const controlRoutes =
         if (problem) throw new GatewayError(400, problem);
         const session = sessionOf(request) ?? DEFAULT_SESSION;
         const added = compiled(() => replies.addStub(request.body, session));
-        if (!added) throw new GatewayError(400, `At most ${MAX_STUBS} stubs can be held.`);
+        if (!added) {
+          throw new GatewayError(
+            400,
+            `At most ${MAX_STUBS} stubs, ${MAX_STUB_BYTES} bytes of JSON in all, can be held.`,
+          );
+        }
         return added;
       },
     );

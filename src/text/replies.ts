@@ -76,10 +76,14 @@ interface Stub extends CompiledRule {
   rule: StubRule;
   remaining: number | undefined;
   fired: number;
+  /** The length of its JSON, counted against MAX_STUB_BYTES. */
+  bytes: number;
 }
 
 /** Stubs held at once, over all sessions. */
 export const MAX_STUBS = 1000;
+/** The JSON of all the stubs held, at most (a body may be 32 MB; 1000 of them would not fit). */
+export const MAX_STUB_BYTES = 16 * 1024 * 1024;
 /** Sessions a rule counts its sequence steps for; the oldest is forgotten past this. */
 const SEQUENCE_SESSIONS = 1000;
 
@@ -114,12 +118,16 @@ export class Replies implements Feature {
 
   /**
    * Adds a stub (a rule already checked against the schema) to a session. Throws a
-   * MatchError-like message for a rule that cannot be used; undefined when MAX_STUBS are held.
+   * MatchError-like message for a rule that cannot be used; undefined when MAX_STUBS are held
+   * or it would take the stubs past MAX_STUB_BYTES.
    */
   addStub(input: StubInput, session: string): StubView | undefined {
     if (this.stubs.length >= MAX_STUBS) return undefined;
+    const bytes = JSON.stringify(input).length;
+    const held = this.stubs.reduce((sum, s) => sum + s.bytes, 0);
+    if (held + bytes > MAX_STUB_BYTES) return undefined;
     const rule: StubRule = { ...input, id: this.nextStubId++, session };
-    const stub: Stub = { ...this.compile(rule), rule, remaining: input.times, fired: 0 };
+    const stub: Stub = { ...this.compile(rule), rule, remaining: input.times, fired: 0, bytes };
     // Highest priority first; a stable sort keeps equals in the order they came.
     this.stubs = [...this.stubs, stub].sort(
       (a, b) => (b.rule.priority ?? 0) - (a.rule.priority ?? 0),

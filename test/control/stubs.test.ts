@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_STUBS } from '../../src/text/replies.js';
+import { MAX_STUB_BYTES, MAX_STUBS } from '../../src/text/replies.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -178,6 +178,21 @@ describe('runtime stubs (/_emulator/replies)', () => {
     }
     const over = await stub({ reply: 'one more' });
     expect(over.statusCode).toBe(400);
-    expect(over.json().error.message).toBe(`At most ${MAX_STUBS} stubs can be held.`);
+    expect(over.json().error.message).toBe(
+      `At most ${MAX_STUBS} stubs, ${MAX_STUB_BYTES} bytes of JSON in all, can be held.`,
+    );
+  });
+
+  it(`hold at most ${MAX_STUB_BYTES} bytes of JSON in all`, async () => {
+    t = await buildTestApp();
+    const big = 'x'.repeat(4 * 1024 * 1024 - 100); // 4 of these fit, a 5th does not
+    for (let i = 0; i < 3; i++) expect((await stub({ reply: big })).statusCode).toBe(200);
+    expect((await stub({ reply: big })).statusCode).toBe(200);
+    const over = await stub({ reply: big });
+    expect(over.statusCode).toBe(400);
+    expect((await t.inject({ method: 'DELETE', url: '/_emulator/replies/1' })).statusCode).toBe(
+      200,
+    );
+    expect((await stub({ reply: big })).statusCode, 'room again once one is removed').toBe(200);
   });
 });
