@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -377,6 +378,11 @@ export async function buildApp(
       setTimer: deps.setTimer,
       metrics,
       recordingsDir: config.recordingsDir,
+      knownHosts: [
+        config.host,
+        hostname(),
+        ...(config.publicBaseUrl ? [new URL(config.publicBaseUrl).hostname] : []),
+      ],
       // The drift check runs the recordings against a fresh emulator of this configuration.
       drift: (dir) =>
         checkDrift(

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -75,6 +76,11 @@ export interface ControlOptions {
   /** Wall-clock timers, for `journal/wait`. */
   setTimer: SetTimer;
   metrics: Metrics;
+  /**
+   * Names a browser page may reach the emulator by to change its state when no admin token is
+   * set, besides localhost and IP addresses: HOST, PUBLIC_BASE_URL's host, the machine's name.
+   */
+  knownHosts: string[];
   /** RECORDINGS_DIR, the drift check's default directory. */
   recordingsDir: string | undefined;
   drift(dir: string): Promise<DriftReport>;
@@ -158,14 +164,29 @@ function isOwnOrigin(origin: string, host: string | undefined): boolean {
  * when CORS_ORIGINS lets that origin in (@fastify/cors, registered before this plugin, has then
  * answered it with `Access-Control-Allow-Origin` in its own onRequest hook).
  */
-function crossSiteProblem(request: FastifyRequest, reply: FastifyReply): string | undefined {
+function crossSiteProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  trustedHost: ((host: string | undefined) => boolean) | undefined,
+): string | undefined {
   if (!STATE_CHANGING.has(request.method)) return undefined;
   const origin = request.headers.origin;
   const site = request.headers['sec-fetch-site'];
+  const allowed = origin !== undefined && reply.getHeader('access-control-allow-origin');
+  if (allowed === origin || allowed === '*') return undefined;
+  // A page of the emulator's own origin, as the browser sees it. Through DNS rebinding a page
+  // of the attacker's name is that too (its name now points here): so, without an admin token,
+  // the page must have reached the emulator by a name it knows.
+  if (
+    (site === 'same-origin' ||
+      (origin !== undefined && isOwnOrigin(origin, request.headers.host))) &&
+    trustedHost !== undefined &&
+    !trustedHost(request.headers.host)
+  ) {
+    return `Host ${request.headers.host} is not a name this emulator knows: a page reached through it may not call ${request.method} /_emulator routes (a page of another site can point a name of its own here: DNS rebinding). Open it through localhost, an IP address, HOST or PUBLIC_BASE_URL, or set EMULATOR_ADMIN_TOKEN.`;
+  }
   if (site === 'same-origin') return undefined;
   if (origin !== undefined) {
-    const allowed = reply.getHeader('access-control-allow-origin');
-    if (allowed === origin || allowed === '*') return undefined;
     if (isOwnOrigin(origin, request.headers.host)) return undefined;
     return `Origin ${origin} is not this emulator's: a page of another origin may not call ${request.method} /_emulator routes (set CORS_ORIGINS to let it).`;
   }
@@ -203,10 +224,28 @@ export const controlRoutes =
   (options: ControlOptions): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { adminToken, clock, journal, faults, video, callbacks, text } = options;
+    const knownHosts = new Set(options.knownHosts.map((h) => h.toLowerCase()));
+    /** localhost, an IP address, or a name the emulator was configured with. */
+    const trustedHost = (host: string | undefined): boolean => {
+      if (host === undefined) return false;
+      let name: string;
+      try {
+        name = new URL(`http://${host}`).hostname.toLowerCase();
+      } catch {
+        return false;
+      }
+      const bare = name.startsWith('[') ? name.slice(1, -1) : name.replace(/\.$/, '');
+      return (
+        isIP(bare) !== 0 ||
+        bare === 'localhost' ||
+        bare.endsWith('.localhost') ||
+        knownHosts.has(bare)
+      );
+    };
     const { replies } = text;
 
     app.addHook('onRequest', (request, reply, done) => {
-      const crossSite = crossSiteProblem(request, reply);
+      const crossSite = crossSiteProblem(request, reply, adminToken ? undefined : trustedHost);
       if (crossSite !== undefined) return done(new GatewayError(403, crossSite));
       if (adminToken === undefined || OPEN_ROUTES.has(request.routeOptions.url ?? ''))
         return done();

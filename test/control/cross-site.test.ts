@@ -100,7 +100,7 @@ describe('state-changing control calls from another origin', () => {
     const plain = await t.inject({
       method: 'POST',
       url: '/_emulator/reset',
-      headers: { host: 'emulator.test', origin: 'http://emulator.test:80' },
+      headers: { host: 'localhost', origin: 'http://localhost:80' },
     });
     expect(plain.statusCode).toBe(200);
     // behind a proxy that rewrites Host, the browser's own Sec-Fetch-Site vouches for it
@@ -134,5 +134,64 @@ describe('state-changing control calls from another origin', () => {
     const res = await reset({ origin: 'https://evil.example', 'x-emulator-admin-token': 'admin' });
     expect(res.statusCode).toBe(403);
     expect((await reset({ 'x-emulator-admin-token': 'admin' })).statusCode).toBe(200);
+  });
+});
+
+describe('a page of the emulator own origin, reached through a name it does not know', () => {
+  const rebound = 'rebind.attacker.example:4010';
+
+  it('is a 403 without an admin token (DNS rebinding), whether the browser says so by Origin or Sec-Fetch-Site', async () => {
+    t = await buildTestApp();
+    await addFault();
+    for (const headers of [
+      { host: rebound, origin: `http://${rebound}` },
+      { host: rebound, 'sec-fetch-site': 'same-origin' },
+    ]) {
+      const res = await t.inject({ method: 'POST', url: '/_emulator/reset', headers });
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({
+        error: {
+          type: 'permission_error',
+          message: `Host ${rebound} is not a name this emulator knows: a page reached through it may not call POST /_emulator routes (a page of another site can point a name of its own here: DNS rebinding). Open it through localhost, an IP address, HOST or PUBLIC_BASE_URL, or set EMULATOR_ADMIN_TOKEN.`,
+        },
+      });
+    }
+    expect(await faultCount()).toBe(1);
+    // a client that is no browser (no Origin, no Sec-Fetch-Site) may use any name
+    const curl = await t.inject({
+      method: 'POST',
+      url: '/_emulator/faults',
+      headers: { host: rebound },
+      payload: { path: '/x', status: 500 },
+    });
+    expect(curl.statusCode).toBe(200);
+  });
+
+  it('goes through by localhost, an IP address, PUBLIC_BASE_URL, or with the admin token', async () => {
+    t = await buildTestApp({ publicBaseUrl: 'http://emulator.internal:4010' });
+    for (const host of [
+      'localhost:4010',
+      '127.0.0.1:4010',
+      '[::1]:4010',
+      'emulator.internal:4010',
+      'app.localhost:4010',
+    ]) {
+      const res = await t.inject({
+        method: 'POST',
+        url: '/_emulator/clock/advance',
+        headers: { host, origin: `http://${host}` },
+        payload: { ms: 1 },
+      });
+      expect(res.statusCode, host).toBe(200);
+    }
+    await t.app.close();
+    t = await buildTestApp({ adminToken: 'adm' });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/_emulator/clock/advance',
+      headers: { host: rebound, origin: `http://${rebound}`, 'x-emulator-admin-token': 'adm' },
+      payload: { ms: 1 },
+    });
+    expect(res.statusCode).toBe(200);
   });
 });
