@@ -181,6 +181,7 @@ describe('an unexpected control-surface failure', () => {
     });
     const options = {
       adminToken: undefined,
+      knownHosts: [],
       text: { replies: {} },
       recordingsDir: ROOT,
       drift: async () => {
