@@ -1,7 +1,14 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -103,8 +110,14 @@ describe('POST /_emulator/drift with recordings it cannot use', () => {
       });
       process.stdout.write(JSON.stringify({ status: res.statusCode, body: res.json() }));
       await app.close();`;
+    // (a copy of this node: the one npx fetched for another major lives under /root, which
+    // nobody cannot enter)
+    const node = join(mkdtempSync(join(tmpdir(), 'node-')), 'node');
+    copyFileSync(process.execPath, node);
+    chmodSync(dirname(node), 0o755);
+    chmodSync(node, 0o755);
     const child = spawnSync(
-      process.execPath,
+      node,
       ['--import', 'tsx', '--input-type=module', '-e', script, locked],
       {
         cwd: ROOT,
