@@ -3,6 +3,7 @@ import { decodeBase64 } from '../platform/image.js';
 import { countTokens } from '../platform/tokens.js';
 import type { OutputFormat, ToolChoice, ToolDef, ToolResult, Turn } from '../text/agent.js';
 import {
+  generationBudget,
   generationProblem,
   type SchemaBudget,
   schemaBudget,
@@ -427,6 +428,7 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
     choice,
     output,
     thinking: body.reasoning_effort != null && body.reasoning_effort !== 'none',
+    budget: generationBudget(),
   };
   const promptTokens = countChatPrompt(parts);
   const maxTokens = completionLimit(body, promptTokens);

@@ -10,6 +10,7 @@ import {
   verifyThinking,
 } from '../text/agent.js';
 import {
+  generationBudget,
   generationProblem,
   schemaBudget,
   schemaProblem,
@@ -563,6 +564,7 @@ export function readPrompt(body: Request): MessagesPrompt {
     choice,
     output,
     thinking,
+    budget: generationBudget(),
   };
   return { blocks: reader.blocks, turn };
 }

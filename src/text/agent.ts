@@ -96,7 +96,10 @@ export interface Turn {
   output: OutputFormat | undefined;
   /** Thinking (messages) or reasoning (chat) was asked for. */
   thinking: boolean;
-  /** What the values made for the request may still cost, shared by its choices. */
+  /**
+   * What the values made for the request may still cost, shared by its choices (a Turn is
+   * copied for each): made with the Turn, so that every Turn has the same shape.
+   */
   budget?: GenerationBudget;
 }
 

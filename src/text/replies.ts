@@ -26,7 +26,6 @@ import {
   type ReplyStep,
   sharedMatch,
 } from './fixtures.js';
-import { generationBudget } from './json-schema.js';
 
 export type { ReplyApi };
 
@@ -172,9 +171,7 @@ export class Replies implements Feature {
    * The replies of a turn, one per choice (chat `n`): a scripted reply is the same for every
    * choice and advances a sequence once; default replies differ per choice.
    */
-  async replies(asked: Turn, choices = 1, context?: MatchContext): Promise<ChosenReply[]> {
-    // one budget for every value the request's choices make
-    const turn: Turn = { ...asked, budget: asked.budget ?? generationBudget() };
+  async replies(turn: Turn, choices = 1, context?: MatchContext): Promise<ChosenReply[]> {
     const session = context?.session ?? DEFAULT_SESSION;
     const hit =
       (this.stubs.length > 0 ? this.find(this.stubs, turn, session, context) : undefined) ??
