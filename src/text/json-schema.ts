@@ -178,12 +178,11 @@ function lookUp(schema: object): SchemaInfo {
   let info = schemas.get(key);
   if (info) return info;
   const plain = dialectFree(schema);
-  info = {
-    key,
-    id: key.length <= SCHEMA_KEPT_BYTES ? nextSchemaId++ : -1,
-    nodes: countNodes(plain, SCHEMA_NODES + 1),
-    pending: plain,
-  };
+  const nodes = countNodes(plain, SCHEMA_NODES + 1);
+  info = { key, id: key.length <= SCHEMA_KEPT_BYTES ? nextSchemaId++ : -1, nodes };
+  // A schema too large to compile is refused as it is: remembered without it.
+  if (nodes > SCHEMA_NODES) info.unusable = tooManyNodes;
+  else info.pending = plain;
   if (info.id >= 0) schemas.set(key, info);
   return info;
 }
@@ -213,10 +212,6 @@ const tooManyNodes = `it has more than ${SCHEMA_NODES} JSON nodes, more than the
 /** Compiles the schema and prepares the generator's copy, once. */
 function ready(info: SchemaInfo, plain: object): void {
   info.pending = undefined;
-  if (info.nodes > SCHEMA_NODES) {
-    info.unusable = tooManyNodes;
-    return;
-  }
   try {
     info.validate = validator().compile(plain);
   } catch (err) {
