@@ -2,6 +2,9 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Literals, Nullable, Tagged } from '../platform/schema-helpers.js';
 import { STOP_REASONS } from '../text/agent.js';
 
+/** The most tools one messages request may offer (README "What is refused"). */
+export const MAX_MESSAGES_TOOLS = 1000;
+
 /**
  * The messages API's request and response shapes, as upstream's wire has them.
  * @see https://platform.claude.com/docs/en/api/messages
@@ -221,7 +224,9 @@ const prompt = {
   model: Type.String({ minLength: 1, maxLength: 256 }),
   messages: Type.Array(MessageParamSchema, { minItems: 1, maxItems: 100_000 }),
   system: Type.Optional(System),
-  tools: Type.Optional(Type.Array(Tool)),
+  // Upstream publishes no cap; the emulator's bounds what one request makes it read (650 000
+  // server tools in 31 MB held the loop for 2 s).
+  tools: Type.Optional(Type.Array(Tool, { maxItems: MAX_MESSAGES_TOOLS })),
   tool_choice: Type.Optional(ToolChoiceSchema),
   thinking: Type.Optional(ThinkingConfigSchema),
   output_config: Type.Optional(OutputConfigSchema),

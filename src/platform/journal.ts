@@ -29,12 +29,13 @@ export const SECRET_HEADERS = new Set([
  * (`?x-api-key=`, `?authorization=`, `?x-emulator-admin-token=`), any name ending in key,
  * token, secret, password, signature, auth, authorization or credential(s), with or without a
  * separator (`?api-key=`, `?subscriptionkey=`, `?access_token=`, `?accesstoken=`,
- * `?clientsecret=`), a `sig` (`?sig=`, `?x-sig=`) and any name holding `apikey`, matched
+ * `?clientsecret=`), a `sig`, `pwd`, `pass`, `jwt` or `bearer` (`?sig=`, `?x-jwt=`) and any
+ * name holding `apikey`, `api-key` or `private_key` (`x-api-key-2`, `private_key_id`), matched
  * case-insensitively after percent-decoding. A harmless name that happens to end so
  * (`?monkey=`) is blanked too: a blanked value costs less than a leaked one.
  */
 const SECRET_PARAM =
-  /(?:key|token|secret|password|signature|auth|authorization|credentials?)$|(?:^|[-_])sig$|apikey/;
+  /(?:key|token|secret|password|passwd|signature|auth|authorization|credentials?)$|(?:^|[-_])(?:sig|pwd|pass|jwt|bearer)$|api[-_]?key|private[-_]?key/;
 
 /**
  * Whether a header or query parameter name is a credential's. A header too: gateways take keys

@@ -129,16 +129,30 @@ export function parseJsonPath(path: string): Segment[] {
   return segments;
 }
 
-/** The values a path selects in `value` (several through `*`). */
+/**
+ * The most values one path selects: a wildcard over a body's million-item array, tried by
+ * every rule, held the event loop for seconds. Past it, the rest are not looked at.
+ */
+export const MAX_SELECTED = 10_000;
+
+/** The values a path selects in `value` (several through `*`; at most MAX_SELECTED). */
 export function selectPath(value: unknown, segments: readonly Segment[]): unknown[] {
   let current: unknown[] = [value];
   for (const segment of segments) {
     const next: unknown[] = [];
     for (const node of current) {
+      if (next.length >= MAX_SELECTED) break;
       if (node === null || typeof node !== 'object') continue;
       if (segment === '*') {
         // one by one: a spread of a 200 000-item array overflows the stack
-        for (const item of Array.isArray(node) ? node : Object.values(node)) next.push(item);
+        if (Array.isArray(node)) {
+          for (let i = 0; i < node.length && next.length < MAX_SELECTED; i++) next.push(node[i]);
+        } else {
+          for (const key in node) {
+            if (next.length >= MAX_SELECTED) break;
+            next.push((node as Record<string, unknown>)[key]);
+          }
+        }
       } else if (typeof segment === 'number') {
         if (!Array.isArray(node)) continue;
         const index = segment < 0 ? node.length + segment : segment;
@@ -221,6 +235,7 @@ export function mismatches(
   m: CompiledMatch,
   t: MatchTarget,
   found?: { exec?: RegexMatch },
+  firstOnly = false,
 ): string[] {
   const differ: string[] = [];
   if (m.group !== undefined && m.group !== t.group) differ.push('group');
@@ -239,13 +254,16 @@ export function mismatches(
   }
   if (m.model !== undefined && t.model() !== m.model) differ.push('model');
   if (m.turn !== undefined && t.turn() !== m.turn) differ.push('turn');
+  if (firstOnly && differ.length > 0) return differ;
   if (m.body) {
     for (const { path, segments, value } of m.body) {
+      if (firstOnly && differ.length > 0) return differ;
       if (!selectPath(t.body, segments).some((v) => isDeepStrictEqual(v, value))) {
         differ.push(`body.${path}`);
       }
     }
   }
+  if (firstOnly && differ.length > 0) return differ;
   if (m.prompt) {
     const prompt = t.prompt();
     const exec = prompt === undefined ? null : m.prompt.exec(prompt);
@@ -255,9 +273,9 @@ export function mismatches(
   return differ;
 }
 
-/** Whether a request meets a match (the cheap fields first, and no list built). */
+/** Whether a request meets a match: it stops at the first field it does not. */
 export function meets(m: CompiledMatch, t: MatchTarget): boolean {
-  return mismatches(m, t).length === 0;
+  return mismatches(m, t, undefined, true).length === 0;
 }
 
 /** A match as shown: a key is never echoed. */

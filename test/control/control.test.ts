@@ -164,7 +164,7 @@ describe('/_emulator control surface', () => {
       'x-api-key=s1&Authorization=Bearer%20s2&subscription-key=s3&x-emulator-admin-token=s4' +
       '&X%2DAPI%2DKEY=s5&Ocp-Apim-Subscription-Key=s6&access_token=s7&anthropic-api-key=s8' +
       '&subscriptionkey=t1&AccessToken=t2&clientsecret=t3&sig=t4&credentials=t5&key[]=t6' +
-      '&data[apikey]=t7&q=kept';
+      '&data[apikey]=t7&pwd=t8&jwt=t9&x-api-key-2=u1&private_key_id=u2&passwd=u3&q=kept';
     await t.inject({
       method: 'POST',
       url: `/messages-api/v1/messages?${query}`,
@@ -184,11 +184,26 @@ describe('/_emulator control surface', () => {
         '&Ocp-Apim-Subscription-Key=[REDACTED]&access_token=[REDACTED]' +
         '&anthropic-api-key=[REDACTED]&subscriptionkey=[REDACTED]&AccessToken=[REDACTED]' +
         '&clientsecret=[REDACTED]&sig=[REDACTED]&credentials=[REDACTED]&key[]=[REDACTED]' +
-        '&data[apikey]=[REDACTED]&q=kept',
+        '&data[apikey]=[REDACTED]&pwd=[REDACTED]&jwt=[REDACTED]&x-api-key-2=[REDACTED]' +
+        '&private_key_id=[REDACTED]&passwd=[REDACTED]&q=kept',
     );
     const everything = JSON.stringify(entry) + t.deps.logs.join('');
     const secrets = ['=s1', 's2', '=s3', '=s4', '=s5', '=s6', '=s7', '=s8', '=s9'];
-    for (const secret of [...secrets, '=t1', '=t2', '=t3', '=t4', '=t5', '=t6', '=t7']) {
+    const more = [
+      '=t1',
+      '=t2',
+      '=t3',
+      '=t4',
+      '=t5',
+      '=t6',
+      '=t7',
+      '=t8',
+      '=t9',
+      '=u1',
+      '=u2',
+      '=u3',
+    ];
+    for (const secret of [...secrets, ...more]) {
       expect(everything).not.toContain(secret);
     }
     expect(t.deps.logs.join('')).toContain('/_emulator/clock?x-emulator-admin-token=[REDACTED]');

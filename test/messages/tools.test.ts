@@ -280,6 +280,19 @@ describe('tool use refusals', () => {
       'tools.0.custom.input_schema: a pattern: /(?!x)/ cannot be run in linear time (lookaround and backreferences cannot; RE2 says: error parsing regexp: invalid or unsupported Perl syntax: `(?!`)',
     ],
     [
+      'more than 1000 tools (the emulator bounds what one request makes it read)',
+      {
+        model: 'm',
+        max_tokens: 10,
+        tools: Array.from({ length: 1001 }, (_, i) => ({
+          type: 'web_search_20250305',
+          name: `w${i}`,
+        })),
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      'tools: must have at most 1000 item(s)',
+    ],
+    [
       'a tool without input_schema',
       {
         model: 'm',
