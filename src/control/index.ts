@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock, SetTimer } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import { defaultKind, type Faults, MAX_FAULT_RULES } from '../platform/faults.js';
+import { canonicalHost, hostOfHeader, isLocalhostName } from '../platform/host.js';
 import {
   type Journal,
   type JournalFilter,
@@ -174,20 +175,15 @@ function crossSiteProblem(
   const site = request.headers['sec-fetch-site'];
   const allowed = origin !== undefined && reply.getHeader('access-control-allow-origin');
   if (allowed === origin || allowed === '*') return undefined;
-  // A page of the emulator's own origin, as the browser sees it. Through DNS rebinding a page
-  // of the attacker's name is that too (its name now points here): so, without an admin token,
-  // the page must have reached the emulator by a name it knows.
-  if (
-    (site === 'same-origin' ||
-      (origin !== undefined && isOwnOrigin(origin, request.headers.host))) &&
-    trustedHost !== undefined &&
-    !trustedHost(request.headers.host)
-  ) {
-    return `Host ${request.headers.host} is not a name this emulator knows: a page reached through it may not call ${request.method} /_emulator routes (a page of another site can point a name of its own here: DNS rebinding). Open it through localhost, an IP address, HOST or PUBLIC_BASE_URL, or set EMULATOR_ADMIN_TOKEN.`;
+  const { host } = request.headers;
+  if (site === 'same-origin' || (origin !== undefined && isOwnOrigin(origin, host))) {
+    // A page of the emulator's own origin, as the browser sees it. Through DNS rebinding a page
+    // of the attacker's name is that too (its name now points here): so, without an admin
+    // token, the page must have reached the emulator by a name it knows.
+    if (trustedHost === undefined || trustedHost(host)) return undefined;
+    return `Host ${host} is not a name this emulator knows: a page reached through it may not call ${request.method} /_emulator routes (a page of another site can point a name of its own here: DNS rebinding). Open it through localhost, an IP address, HOST or PUBLIC_BASE_URL, or set EMULATOR_ADMIN_TOKEN.`;
   }
-  if (site === 'same-origin') return undefined;
   if (origin !== undefined) {
-    if (isOwnOrigin(origin, request.headers.host)) return undefined;
     return `Origin ${origin} is not this emulator's: a page of another origin may not call ${request.method} /_emulator routes (set CORS_ORIGINS to let it).`;
   }
   if (site === 'cross-site') {
@@ -224,22 +220,12 @@ export const controlRoutes =
   (options: ControlOptions): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { adminToken, clock, journal, faults, video, callbacks, text } = options;
-    const knownHosts = new Set(options.knownHosts.map((h) => h.toLowerCase()));
-    /** localhost, an IP address, or a name the emulator was configured with. */
-    const trustedHost = (host: string | undefined): boolean => {
-      if (host === undefined) return false;
-      let name: string;
-      try {
-        name = new URL(`http://${host}`).hostname.toLowerCase();
-      } catch {
-        return false;
-      }
-      const bare = name.startsWith('[') ? name.slice(1, -1) : name.replace(/\.$/, '');
+    const knownHosts = new Set(options.knownHosts.map(canonicalHost));
+    /** Whether a Host header names localhost, an IP address, or a name the emulator knows. */
+    const trustedHost = (header: string | undefined): boolean => {
+      const host = hostOfHeader(header);
       return (
-        isIP(bare) !== 0 ||
-        bare === 'localhost' ||
-        bare.endsWith('.localhost') ||
-        knownHosts.has(bare)
+        host !== undefined && (isIP(host) !== 0 || isLocalhostName(host) || knownHosts.has(host))
       );
     };
     const { replies } = text;

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP, isIPv6 } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { canonicalHost, isLocalhostName } from '../platform/host.js';
 
 /**
  * Where a `callback_url` may point. A callback is a request the emulator makes for a client, so
@@ -36,54 +37,10 @@ THIS_MACHINE.addSubnet('0.0.0.0', 8, 'ipv4');
 THIS_MACHINE.addAddress('::1', 'ipv6');
 THIS_MACHINE.addAddress('::', 'ipv6');
 
-/** The 96-bit prefixes (as six 16-bit groups) of IPv6 addresses that carry an IPv4 address. */
-const EMBEDS_IPV4 = [
-  [0, 0, 0, 0, 0, 0xffff], // IPv4-mapped, ::ffff:a.b.c.d
-  [0, 0, 0, 0, 0xffff, 0], // IPv4-translated, ::ffff:0:a.b.c.d
-  [0, 0, 0, 0, 0, 0], // IPv4-compatible (deprecated), ::a.b.c.d
-];
-
-/** The eight 16-bit groups of an IPv6 address as WHATWG URL serialises it (hex, `::` once). */
-function groupsOf(ipv6: string): number[] {
-  const [head = '', tail] = ipv6.split('::');
-  const part = (s: string) => (s === '' ? [] : s.split(':').map((h) => Number.parseInt(h, 16)));
-  const left = part(head);
-  const right = tail === undefined ? [] : part(tail);
-  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
-}
-
-/** The IPv4 address an IPv6 one carries, or the IPv6 one; `::` and `::1` stay themselves. */
-function unmapped(ipv6: string): string {
-  const g = groupsOf(ipv6);
-  const [, , , , , , hi = 0, lo = 0] = g;
-  const carries = EMBEDS_IPV4.some((prefix) => prefix.every((v, i) => g[i] === v));
-  if (!carries || (g.slice(0, 6).every((v) => v === 0) && hi === 0 && lo <= 1)) return ipv6;
-  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
-}
-
-/**
- * A host in the spelling the network sees: an IP address as WHATWG URL writes it (IPv4 in
- * dotted quads, also out of IPv4-mapped IPv6; IPv6 compressed, without brackets or zone), a
- * name in lower case without the root's trailing dot.
- */
-export function canonicalHost(host: string): string {
-  let bare = host.replace(/^\[(.*)\]$/, '$1');
-  const zoneless = bare.split('%')[0] ?? '';
-  if (isIPv6(zoneless)) bare = `[${zoneless}]`;
-  let name: string;
-  try {
-    name = new URL(`http://${bare}`).hostname;
-  } catch {
-    name = bare.toLowerCase();
-  }
-  if (name.startsWith('[')) return unmapped(name.slice(1, -1));
-  return name.replace(/\.$/, '');
-}
-
 /** Loopback or unspecified: a name under `localhost` (RFC 6761) or an address in those ranges. */
 function isThisMachine(host: string): boolean {
   const family = isIP(host);
-  if (family === 0) return host === 'localhost' || host.endsWith('.localhost');
+  if (family === 0) return isLocalhostName(host);
   return THIS_MACHINE.check(host, family === 4 ? 'ipv4' : 'ipv6');
 }
 

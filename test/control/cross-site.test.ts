@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
@@ -165,6 +166,23 @@ describe('a page of the emulator own origin, reached through a name it does not 
       payload: { path: '/x', status: 500 },
     });
     expect(curl.statusCode).toBe(200);
+  });
+
+  it('goes through by HOST and by the machine name, in any case', async () => {
+    t = await buildTestApp({ host: 'Emu.LAN' });
+    for (const host of [
+      'emu.lan:4010',
+      `${hostname().toUpperCase()}:4010`,
+      '[::ffff:7f00:1]:4010',
+    ]) {
+      const res = await t.inject({
+        method: 'POST',
+        url: '/_emulator/clock/advance',
+        headers: { host, origin: `http://${host}` },
+        payload: { ms: 1 },
+      });
+      expect(res.statusCode, host).toBe(200);
+    }
   });
 
   it('goes through by localhost, an IP address, PUBLIC_BASE_URL, or with the admin token', async () => {
