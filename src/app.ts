@@ -17,7 +17,7 @@ import { messagesGroup } from './messages/index.js';
 import { Keyring } from './platform/auth.js';
 import { createDeps, type Deps } from './platform/deps.js';
 import { type DrainReport, drain } from './platform/drain.js';
-import { GatewayError } from './platform/errors.js';
+import { GatewayError, neutralError } from './platform/errors.js';
 import { Faults } from './platform/faults.js';
 import { Features } from './platform/features.js';
 import { type GatewayHooks, type GroupDescriptor, setupGatewayGroup } from './platform/group.js';
@@ -250,7 +250,7 @@ export async function buildApp(
     );
     const body = group
       ? group.spec.render(new GatewayError(status, message), { id }).body
-      : { error: { type: 'invalid_request_error', message } };
+      : neutralError(status, message);
     return { status, body, idHeader: group?.spec.requestIdHeader };
   }
 
@@ -430,12 +430,7 @@ export async function buildApp(
     if (request.is404) return reply.code(404).send(notFound(request));
     const error = normalizeError(err);
     if (error.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
-    return reply.code(error.status).send({
-      error: {
-        type: error.status >= 500 ? 'api_error' : 'invalid_request_error',
-        message: error.message,
-      },
-    });
+    return reply.code(error.status).send(neutralError(error.status, error.message));
   });
 
   if (hooks.keyring.open) {

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock, SetTimer } from '../platform/clock.js';
-import { GatewayError } from '../platform/errors.js';
+import { GatewayError, neutralError } from '../platform/errors.js';
 import { defaultKind, type Faults, MAX_FAULT_RULES } from '../platform/faults.js';
 import { canonicalHost, hostOfHeader, isLocalhostName } from '../platform/host.js';
 import {
@@ -247,17 +247,7 @@ export const controlRoutes =
       if (error.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
       const where = error.options.issue?.path.join('.');
       const message = where ? `${where} ${error.options.issue?.problem}` : error.message;
-      const type =
-        error.status === 401
-          ? 'authentication_error'
-          : error.status === 403
-            ? 'permission_error'
-            : error.status === 404
-              ? 'not_found_error'
-              : error.status >= 500
-                ? 'api_error'
-                : 'invalid_request_error';
-      return reply.code(error.status).send({ error: { type, message } });
+      return reply.code(error.status).send(neutralError(error.status, message));
     });
 
     app.setNotFoundHandler((request) => {

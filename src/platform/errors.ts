@@ -42,6 +42,24 @@ export function statusMessage(status: number): string {
   }
 }
 
+/**
+ * The error body outside the API groups (the control surface, unknown paths, errors raised
+ * before a path is known): `{"error": {"type", "message"}}`, its type by status.
+ */
+export function neutralError(status: number, message: string) {
+  const type =
+    status === 401
+      ? 'authentication_error'
+      : status === 403
+        ? 'permission_error'
+        : status === 404
+          ? 'not_found_error'
+          : status >= 500
+            ? 'api_error'
+            : 'invalid_request_error';
+  return { error: { type, message } };
+}
+
 /** Statuses whose responses tell the client when to retry. */
 export const RETRY_AFTER_STATUSES = new Set([429, 503, 529]);
 
