@@ -3,9 +3,9 @@ import { decodeBase64 } from '../platform/image.js';
 import { countTokens } from '../platform/tokens.js';
 import type { OutputFormat, ToolChoice, ToolDef, ToolResult, Turn } from '../text/agent.js';
 import {
+  type Budget,
   generationBudget,
   generationProblem,
-  type SchemaBudget,
   schemaBudget,
   schemaMemo,
   schemaProblem,
@@ -110,7 +110,7 @@ const EMPTY_PARAMETERS = { type: 'object', properties: {} };
  * A function's parameters, checked as strict mode and Ajv require; counted against the
  * request's schema budget before Ajv compiles them.
  */
-function readFunction(fn: FunctionDefinition, path: PathSegment[], budget: SchemaBudget): ToolDef {
+function readFunction(fn: FunctionDefinition, path: PathSegment[], budget: Budget): ToolDef {
   checkName(fn.name, bracket([...path, 'name']));
   const schema = fn.parameters ?? EMPTY_PARAMETERS;
   const problem =

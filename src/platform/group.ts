@@ -215,21 +215,21 @@ export function setupGatewayGroup(
    * (a path no route has, a method the route does not take), whatever its shape.
    */
   const promptOf = (body: unknown) => {
-    try {
-      return facts.prompt(body);
-    } catch {
-      return { prompt: undefined, turn: undefined };
+    if (typeof body === 'object' && body !== null) {
+      try {
+        return facts.prompt(body);
+      } catch {
+        // a shape the group's reader does not expect: no prompt
+      }
     }
+    return { prompt: undefined, turn: undefined };
   };
 
   /** The request as a match sees it; the body's facts are read only if a rule asks. */
   function targetOf(request: FastifyRequest): MatchTarget {
     let read: { prompt: string | undefined; turn: number | undefined } | undefined;
     const promptFacts = () => {
-      read ??=
-        typeof request.body !== 'object' || request.body === null
-          ? { prompt: undefined, turn: undefined }
-          : promptOf(request.body);
+      read ??= promptOf(request.body);
       return read;
     };
     return {

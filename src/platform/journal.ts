@@ -41,8 +41,21 @@ const SECRET_PARAM =
  * Whether a header or query parameter name is a credential's. A header too: gateways take keys
  * in headers of their own (`ocp-apim-subscription-key`, `x-auth-token`, `api_key`).
  */
-export const isSecretName = (name: string): boolean =>
-  SECRET_HEADERS.has(name) || SECRET_PARAM.test(name);
+export function isSecretName(name: string): boolean {
+  let secret = secretNames.get(name);
+  if (secret === undefined) {
+    secret = SECRET_HEADERS.has(name) || SECRET_PARAM.test(name);
+    if (secretNames.size < SECRET_NAMES_KEPT) secretNames.set(name, secret);
+  }
+  return secret;
+}
+
+/**
+ * Verdicts on names seen: every request's headers are redacted, and their names repeat, so the
+ * pattern is tried once a name. Names are the client's: only the first SECRET_NAMES_KEPT kept.
+ */
+const SECRET_NAMES_KEPT = 1024;
+const secretNames = new Map<string, boolean>();
 
 const isSecretParam = (rawName: string): boolean => {
   let name = rawName.toLowerCase();

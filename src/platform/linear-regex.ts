@@ -52,6 +52,7 @@ export function linearRegex(pattern: string, flags = ''): LinearRegex {
   } catch (err) {
     throw new LinearRegexError((err as Error).message);
   }
+  const shown = `/${pattern.length > 80 ? `${pattern.slice(0, 80)}...` : pattern}/`;
   let re: RE2JS;
   try {
     let bits = 0;
@@ -59,14 +60,14 @@ export function linearRegex(pattern: string, flags = ''): LinearRegex {
     re = RE2JS.compile(RE2JS.translateRegExp(pattern), bits);
   } catch (err) {
     throw new LinearRegexError(
-      `/${pattern.length > 80 ? `${pattern.slice(0, 80)}...` : pattern}/ cannot be run in linear time (lookaround and backreferences cannot; RE2 says: ${(err as Error).message})`,
+      `${shown} cannot be run in linear time (lookaround and backreferences cannot; RE2 says: ${(err as Error).message})`,
     );
   }
   const source = `/${pattern}/${flags}`;
   const size = re.programSize();
   if (size > MAX_PROGRAM_SIZE) {
     throw new LinearRegexError(
-      `/${pattern.length > 80 ? `${pattern.slice(0, 80)}...` : pattern}/ compiles to ${size} instructions, more than the ${MAX_PROGRAM_SIZE} the emulator runs (large repetition counts cost that much on every character)`,
+      `${shown} compiles to ${size} instructions, more than the ${MAX_PROGRAM_SIZE} the emulator runs (large repetition counts cost that much on every character)`,
     );
   }
   return {

@@ -254,7 +254,6 @@ export function mismatches(
   }
   if (m.model !== undefined && t.model() !== m.model) differ.push('model');
   if (m.turn !== undefined && t.turn() !== m.turn) differ.push('turn');
-  if (firstOnly && differ.length > 0) return differ;
   if (m.body) {
     for (const { path, segments, value } of m.body) {
       if (firstOnly && differ.length > 0) return differ;

@@ -3,7 +3,7 @@ import { fieldError, type PathSegment } from '../platform/errors.js';
 import { fnv1a } from '../platform/hash.js';
 import { countTokens } from '../platform/tokens.js';
 import { generateReply } from './default-reply.js';
-import { type GenerationBudget, schemaInstance, UnsatisfiableSchemaError } from './json-schema.js';
+import { type Budget, schemaInstance, UnsatisfiableSchemaError } from './json-schema.js';
 
 /**
  * What an agent sends, the same for chat and messages once each group has read its own wire
@@ -70,7 +70,7 @@ async function instanceFor(
   schema: object,
   path: PathSegment[],
   seed: number,
-  budget: GenerationBudget | undefined,
+  budget: Budget | undefined,
 ): Promise<unknown> {
   try {
     return await schemaInstance(schema, seed, budget);
@@ -100,7 +100,7 @@ export interface Turn {
    * What the values made for the request may still cost, shared by its choices (a Turn is
    * copied for each): made with the Turn, so that every Turn has the same shape.
    */
-  budget?: GenerationBudget;
+  budget?: Budget;
 }
 
 export interface ToolCall {

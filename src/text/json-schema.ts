@@ -83,12 +83,13 @@ export const GENERATION_BUDGET = 100_000;
  */
 export const REQUEST_GENERATION_BUDGET = 2 * GENERATION_BUDGET;
 
-/** What the values of one request may still cost (see REQUEST_GENERATION_BUDGET). */
-export interface GenerationBudget {
+/** What one request may still spend: schema nodes to compile, or nodes of values to make. */
+export interface Budget {
   left: number;
 }
 
-export const generationBudget = (): GenerationBudget => ({ left: REQUEST_GENERATION_BUDGET });
+/** What the values of one request may still cost (see REQUEST_GENERATION_BUDGET). */
+export const generationBudget = (): Budget => ({ left: REQUEST_GENERATION_BUDGET });
 /**
  * The most JSON nodes (keys' values and array items, counted as values) one schema, and all the
  * schemas of one request, may have. Ajv writes and compiles code for a schema, and that costs
@@ -237,17 +238,13 @@ function ready(info: SchemaInfo, plain: object): void {
 }
 
 /** What a request's schemas may still cost, in JSON nodes (see REQUEST_SCHEMA_NODES). */
-export interface SchemaBudget {
-  left: number;
-}
-
-export const schemaBudget = (): SchemaBudget => ({ left: REQUEST_SCHEMA_NODES });
+export const schemaBudget = (): Budget => ({ left: REQUEST_SCHEMA_NODES });
 
 /**
  * Counts a schema against its request's budget, before it is compiled: why the request is
  * refused when its schemas together are over REQUEST_SCHEMA_NODES, or undefined.
  */
-export function spendSchema(budget: SchemaBudget, schema: object): string | undefined {
+export function spendSchema(budget: Budget, schema: object): string | undefined {
   const { nodes } = infoOf(schema);
   if (nodes > SCHEMA_NODES) return tooManyNodes;
   budget.left -= nodes;
@@ -409,7 +406,7 @@ export class UnsatisfiableSchemaError extends Error {
 export async function schemaInstance(
   schema: object,
   seed: number,
-  budget?: GenerationBudget,
+  budget?: Budget,
 ): Promise<unknown> {
   const info = readyInfo(schema);
   const { validate, source } = info;
