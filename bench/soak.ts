@@ -215,6 +215,9 @@ const chatBody = (i: number, extra: object = {}) =>
     max_tokens: 64,
     ...extra,
   });
+/** A chat request offering one function `f` with these parameters. */
+const chatTool = (i: number, parameters: object, extra: object = {}) =>
+  chatBody(i, { tools: [{ type: 'function', function: { name: 'f', parameters } }], ...extra });
 const messagesBody = (i: number, extra: object = {}) =>
   JSON.stringify({
     model: 'claude-like',
@@ -349,46 +352,27 @@ const MIX: Array<[number, (i: number) => unknown]> = [
             // hours for a backtracking engine: its value for one pattern checked by the other
             {
               path: CHAT,
-              body: chatBody(i, {
-                tool_choice: 'required',
-                tools: [
-                  {
-                    type: 'function',
-                    function: {
-                      name: 'f',
-                      parameters: {
-                        type: 'object',
-                        required: ['x'],
-                        properties: {
-                          x: {
-                            type: 'string',
-                            allOf: [{ pattern: '^a{40}!$' }, { pattern: '^(a|a)*$' }],
-                          },
-                        },
-                      },
+              body: chatTool(
+                i,
+                {
+                  type: 'object',
+                  required: ['x'],
+                  properties: {
+                    x: {
+                      type: 'string',
+                      allOf: [{ pattern: '^a{40}!$' }, { pattern: '^(a|a)*$' }],
                     },
                   },
-                ],
-              }),
+                },
+                { tool_choice: 'required' },
+              ),
             },
             // a large enum, each time another one (Ajv compiled each for seconds)
             {
               path: CHAT,
-              body: chatBody(i, {
-                tools: [
-                  {
-                    type: 'function',
-                    function: {
-                      name: 'f',
-                      parameters: {
-                        type: 'object',
-                        properties: {
-                          e: { enum: Array.from({ length: 5000 }, (_, k) => `${i}-${k}`) },
-                        },
-                      },
-                    },
-                  },
-                ],
+              body: chatTool(i, {
+                type: 'object',
+                properties: { e: { enum: Array.from({ length: 5000 }, (_, k) => `${i}-${k}`) } },
               }),
             },
           ],
@@ -412,20 +396,13 @@ const MIX: Array<[number, (i: number) => unknown]> = [
             `{"model":"claude-like","max_tokens":16,"messages":[{"role":"user","content":${deep(100_000, '[', ']', '"x"')}}]}`,
             `{"model_name":"vid-v1-6","prompt":"p","duration":"5","image_list":${deep(50_000, '{"a":', '}')}}`,
             // a tool schema 2000 levels deep
-            chatBody(i, {
-              tools: [
-                {
-                  type: 'function',
-                  function: {
-                    name: 'f',
-                    parameters: JSON.parse(
-                      deep(2000, '{"type":"object","properties":{"a":', '}}', '{"type":"string"}'),
-                    ),
-                  },
-                },
-              ],
-              tool_choice: 'required',
-            }),
+            chatTool(
+              i,
+              JSON.parse(
+                deep(2000, '{"type":"object","properties":{"a":', '}}', '{"type":"string"}'),
+              ),
+              { tool_choice: 'required' },
+            ),
             messagesBody(i, {
               output_config: {
                 format: {

@@ -5,6 +5,7 @@ import {
   mkdirSync,
   mkdtempSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ControlOptions, controlRoutes } from '../../src/control/index.js';
-import { Recordings, RecordingsError } from '../../src/record/recordings.js';
+import { RECORDING_MAX_BYTES, Recordings, RecordingsError } from '../../src/record/recordings.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -82,6 +83,29 @@ describe('POST /_emulator/drift with recordings it cannot use', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fifo-'));
     execFileSync('mkfifo', [join(dir, 'pipe.json')]);
     expect(await refused(dir)).toBe('recordings: pipe.json is not a regular file');
+  });
+
+  it(`a file over ${RECORDING_MAX_BYTES} bytes is refused before it is read`, async () => {
+    t = await buildTestApp();
+    const dir = mkdtempSync(join(tmpdir(), 'huge-'));
+    writeFileSync(join(dir, 'huge.json'), '');
+    truncateSync(join(dir, 'huge.json'), RECORDING_MAX_BYTES + 1); // sparse: costs no disk
+    expect(await refused(dir)).toBe(
+      `recordings: huge.json is larger than ${RECORDING_MAX_BYTES} bytes`,
+    );
+  });
+
+  it('npm run drift stops with exit code 2 and the reason for such a directory', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drift-cli-'));
+    writeFileSync(join(dir, 'a.json'), '{"x":1}');
+    const run = spawnSync('npx', ['tsx', 'scripts/drift.ts', '--recordings', dir], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({
+      status: 2,
+      stderr: 'drift: a.json is not a recording: match is missing or not an object\n',
+    });
   });
 
   it('a directory or file it cannot read is a 400 saying so', async () => {

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp, MEDIA_TOKEN_1, T0, type TestApp } from '../helpers/app.js';
+import { submitted } from '../helpers/video.js';
 
 const KEY = { authorization: 'Bearer key-a' };
 
@@ -363,18 +364,7 @@ describe('callbacks never turn against the emulator', () => {
       ['a b', '[::1', 'x:99999', 'ex.com:abc', '%', ''].map((host, i) => ({
         host,
         status: 200,
-        body: {
-          code: 0,
-          message: 'success',
-          request_id: expect.any(String),
-          data: {
-            task_id: String(1_000_001 + i),
-            task_status: 'submitted',
-            task_info: { external_task_id: '' },
-            created_at: T0,
-            updated_at: T0,
-          },
-        },
+        body: submitted(String(1_000_001 + i), expect.any(String)),
       })),
     );
   });
@@ -407,18 +397,7 @@ describe('callbacks never turn against the emulator', () => {
       });
     expect(await send('https://hooks.example/hook')).toEqual({
       status: 200,
-      body: {
-        code: 0,
-        message: 'success',
-        request_id: expect.any(String),
-        data: {
-          task_id: '1000001',
-          task_status: 'submitted',
-          task_info: { external_task_id: '' },
-          created_at: T0,
-          updated_at: T0,
-        },
-      },
+      body: submitted('1000001', expect.any(String)),
     });
     expect(await send(`http://[::ffff:7f00:1]:${port}/hook`)).toEqual({
       status: 400,

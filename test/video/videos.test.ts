@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONTENT_SAFETY_MESSAGE } from '../../src/video/tasks.js';
 import { buildTestApp, MEDIA_TOKEN_1, T0, type TestApp } from '../helpers/app.js';
 import { IMAGES } from '../helpers/images.js';
+import { submitted } from '../helpers/video.js';
 
 const KEY = { authorization: 'Bearer key-a' };
 const IMG = 'https://cdn.example.com/cat.png';
@@ -69,18 +70,7 @@ describe.each(KINDS)('%s tasks', (kind) => {
   it('are created with the success envelope and move submitted → processing → succeed', async () => {
     const res = await create(kind);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({
-      code: 0,
-      message: 'success',
-      request_id: 'req_1',
-      data: {
-        task_id: '1000001',
-        task_status: 'submitted',
-        task_info: { external_task_id: '' },
-        created_at: T0,
-        updated_at: T0,
-      },
-    });
+    expect(res.json()).toEqual(submitted('1000001', 'req_1'));
 
     const polled = async () => (await query(kind, '1000001')).json();
     expect(await polled()).toEqual({
