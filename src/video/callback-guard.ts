@@ -1,5 +1,6 @@
+import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { canonicalHost, isLocalhostName } from '../platform/host.js';
 
@@ -7,8 +8,9 @@ import { canonicalHost, isLocalhostName } from '../platform/host.js';
  * Where a `callback_url` may point. A callback is a request the emulator makes for a client, so
  * it must not be turned against the emulator itself (its control surface resets all state) or
  * against hosts an operator has not allowed: it never reaches the emulator's own address or the
- * `/_emulator` prefix (checked at creation, and again at delivery after DNS, against rebinding),
- * and with CALLBACK_ALLOWED_HOSTS set only those hosts are reached. Redirects are never followed
+ * `/_emulator` prefix (checked at creation, and again at delivery after DNS, against rebinding:
+ * the connection itself resolves through `lookupFor`, so the address checked is the address
+ * connected to), and with CALLBACK_ALLOWED_HOSTS set only those hosts are reached. Redirects are never followed
  * (the delivery code answers a 3xx as a failed attempt).
  *
  * Addresses are compared in one canonical spelling (WHATWG URL's, with IPv4 taken out of
@@ -79,6 +81,9 @@ function localAddresses(): Set<string> {
 const defaultResolve = async (host: string) =>
   (await lookup(host, { all: true })).map((a) => a.address);
 
+/** The error a delivery's connection fails with when its name resolves to the emulator. */
+export const REFUSED_SELF = 'ECALLBACKSELF';
+
 /** `host:port` of a Host header, with the scheme's default port; undefined if it is no host. */
 function hostPort(header: string, protocol: string): string | undefined {
   let url: URL;
@@ -147,6 +152,43 @@ export class CallbackGuard {
       return undefined; // the attempt itself will fail and say why
     }
     return this.isSelf(addresses, portOf(url)) ? SELF : undefined;
+  }
+
+  /**
+   * The `lookup` of a delivery's connection to `raw` (node:net's option): resolves the name
+   * and fails with code REFUSED_SELF if an answer is the emulator itself. The connection uses
+   * these very addresses, so no second DNS answer can rebind the name between check and connect.
+   */
+  lookupFor(raw: string): LookupFunction {
+    const port = portOf(new URL(raw));
+    return (hostname, options, callback) => {
+      const answer: Promise<LookupAddress[]> = this.options.resolve
+        ? this.options
+            .resolve(hostname)
+            .then((list) => list.map((address) => ({ address, family: isIP(address) })))
+        : lookup(hostname, { ...options, all: true });
+      answer.then(
+        (all) => {
+          const family = options.family === 4 || options.family === 6 ? options.family : 0;
+          const addresses = all.filter((a) => family === 0 || a.family === family);
+          const first = addresses[0];
+          if (
+            this.isSelf(
+              addresses.map((a) => a.address),
+              port,
+            )
+          ) {
+            const error = new Error(`refused: callback_url ${SELF}`);
+            callback(Object.assign(error, { code: REFUSED_SELF }), '');
+          } else if (!first) {
+            const error = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+            callback(Object.assign(error, { code: 'ENOTFOUND' }), '');
+          } else if (options.all) callback(null, addresses);
+          else callback(null, first.address, first.family);
+        },
+        (error: NodeJS.ErrnoException) => callback(error, ''),
+      );
+    };
   }
 
   private notAllowed(host: string, port: number): string | undefined {

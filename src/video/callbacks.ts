@@ -3,7 +3,8 @@ import type { Feature } from '../platform/features.js';
 import { redactUrl } from '../platform/journal.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import { sessionOfOwner } from '../platform/session.js';
-import type { CallbackGuard } from './callback-guard.js';
+import { type CallbackGuard, REFUSED_SELF } from './callback-guard.js';
+import { httpPost, type Post } from './callback-post.js';
 import type { TaskStatus } from './schemas.js';
 
 /**
@@ -66,8 +67,8 @@ export interface CallbackOptions {
   perHost: number;
   /** Notifications one key may have waiting (not yet delivered or failed). */
   perKey: number;
-  /** The HTTP client (global fetch; tests may pass their own). */
-  fetch: typeof fetch;
+  /** Sends one notification (node:http(s) through the guard's lookup; tests may pass their own). */
+  post?: Post;
 }
 
 export const DEFAULT_CALLBACK_OPTIONS: CallbackOptions = {
@@ -78,7 +79,6 @@ export const DEFAULT_CALLBACK_OPTIONS: CallbackOptions = {
   concurrency: 8,
   perHost: 2,
   perKey: 200,
-  fetch: (input, init) => fetch(input, init),
 };
 
 const hostOf = (url: string) => {
@@ -108,6 +108,7 @@ export class Callbacks implements Feature {
   onAttempt: ((outcome: 'delivered' | 'failed' | 'retry') => void) | undefined;
   private nextId = 1;
   private idleWaiters: Array<() => void> = [];
+  private readonly http = httpPost();
 
   constructor(
     private readonly clock: Clock,
@@ -231,6 +232,7 @@ export class Callbacks implements Feature {
 
   close(): void {
     this.reset();
+    this.http.close();
   }
 
   private unload(host: string): void {
@@ -309,25 +311,25 @@ export class Callbacks implements Feature {
     const refused = await this.guard?.refuse(delivery.url);
     if (refused)
       return { status: null, error: `refused: callback_url ${refused}`, permanent: true };
+    const post = this.options.post ?? this.http.post;
+    const lookup = this.guard?.lookupFor(delivery.url);
     try {
-      const res = await this.options.fetch(delivery.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: delivery.body,
-        redirect: 'manual',
-        signal,
-      });
-      await res.body?.cancel();
-      if (res.ok) return { status: res.status, error: null };
-      const redirect = res.status >= 300 && res.status < 400;
+      const status = await post(delivery.url, delivery.body, signal, lookup);
+      if (status >= 200 && status < 300) return { status, error: null };
+      const redirect = status >= 300 && status < 400;
       return {
-        status: res.status,
-        error: redirect ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`,
+        status,
+        error: redirect ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`,
       };
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      const code = (err as { code?: unknown }).code;
       const message = err instanceof Error ? err.message : String(err);
-      return { status: null, error: cause ? `${message} (${cause})` : message };
+      if (code === REFUSED_SELF) return { status: null, error: message, permanent: true };
+      return {
+        status: null,
+        error:
+          typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message,
+      };
     }
   }
 

@@ -1,29 +1,24 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { createClock, realSetTimer, type SetTimer } from '../../src/platform/clock.js';
 import { Scheduler } from '../../src/platform/scheduler.js';
 import { CallbackGuard, type CallbackGuardOptions } from '../../src/video/callback-guard.js';
+import { MAX_ANSWER_BYTES, type Post } from '../../src/video/callback-post.js';
 import { Callbacks, DEFAULT_CALLBACK_OPTIONS } from '../../src/video/callbacks.js';
 
-/** A fetch whose answers the test gives one by one; a call that is never answered hangs. */
-function manualFetch() {
+/** A transport whose answers the test gives one by one; a call that is never answered hangs. */
+function manualPost() {
   const calls: Array<{
     url: string;
     body: string;
-    redirect: RequestInit['redirect'];
     aborted: () => boolean;
     answer(status: number): void;
   }> = [];
-  const fake: typeof fetch = (input, init) =>
+  const fake: Post = (url, body, signal) =>
     new Promise((resolve, reject) => {
-      const signal = init?.signal ?? undefined;
-      signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
-      calls.push({
-        url: String(input),
-        body: String(init?.body),
-        redirect: init?.redirect,
-        aborted: () => signal?.aborted ?? false,
-        answer: (status) => resolve(new Response(status === 204 ? null : 'ok', { status })),
-      });
+      signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
+      calls.push({ url, body, aborted: () => signal.aborted, answer: resolve });
     });
   return { calls, fake };
 }
@@ -53,14 +48,14 @@ function setup(
 ) {
   const clock = createClock(() => 0);
   const scheduler = new Scheduler(clock, () => () => {});
-  const { calls, fake } = manualFetch();
+  const { calls, fake } = manualPost();
   const callbacks = new Callbacks(
     clock,
     scheduler,
     setTimer,
     guard &&
       new CallbackGuard({ selfPorts: () => [], selfHosts: [], allowedHosts: undefined, ...guard }),
-    { ...DEFAULT_CALLBACK_OPTIONS, fetch: fake, ...options },
+    { ...DEFAULT_CALLBACK_OPTIONS, post: fake, ...options },
   );
   return { clock, callbacks, calls };
 }
@@ -145,7 +140,6 @@ describe('Callbacks', () => {
     const { callbacks, calls } = setup({ maxAttempts: 1 });
     callbacks.enqueue('a', 'k', 'http://h/', 'succeed', 'a');
     await tick();
-    expect(calls[0]?.redirect).toBe('manual');
     calls[0]?.answer(307);
     await callbacks.idle();
     expect(callbacks.list()).toMatchObject([
@@ -425,5 +419,116 @@ describe('Callbacks with real timers', () => {
     await callbacks.idle();
     expect(callbacks.list().filter((d) => d.state === 'failed')).toHaveLength(8);
     expect(callbacks.list().find((d) => d.task_id === 'ok')?.state).toBe('delivered');
+  });
+});
+
+describe('Callbacks over node:http', () => {
+  /** A local target that counts its hits and answers with `answer`. */
+  async function target(answer: (res: ServerResponse) => void) {
+    const hits: string[] = [];
+    const server = createServer((req, res) => {
+      hits.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
+      req.resume();
+      answer(res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    return { hits, port, server };
+  }
+
+  function realSetup(guard: Partial<CallbackGuardOptions>, options = {}) {
+    const clock = createClock(() => 0);
+    const callbacks = new Callbacks(
+      clock,
+      new Scheduler(clock, () => () => {}),
+      realSetTimer,
+      new CallbackGuard({ selfPorts: () => [], selfHosts: [], allowedHosts: undefined, ...guard }),
+      { ...DEFAULT_CALLBACK_OPTIONS, maxAttempts: 1, ...options },
+    );
+    return callbacks;
+  }
+
+  it('connects to the address the guard resolved, not to a second DNS answer', async () => {
+    const t = await target((res) => res.writeHead(204).end());
+    const resolved: string[] = [];
+    const callbacks = realSetup({
+      resolve: async (host) => {
+        resolved.push(host);
+        return ['127.0.0.1'];
+      },
+    });
+    callbacks.enqueue('a', 'k', `http://hooks.invalid:${t.port}/hook`, 'succeed', '{"a":1}');
+    await callbacks.idle();
+    expect(callbacks.list()).toMatchObject([{ state: 'delivered', last_status: 204 }]);
+    expect(t.hits).toEqual(['POST /hook application/json']);
+    expect(resolved).toEqual(['hooks.invalid']); // a name is resolved once, by the connection
+    callbacks.close();
+    t.server.close();
+  });
+
+  it('refuses a name that rebinds to the emulator between the check and the connection', async () => {
+    const t = await target((res) => res.writeHead(200).end());
+    const answers = [['93.184.216.34'], ['127.0.0.1']];
+    const callbacks = realSetup({
+      selfPorts: () => [t.port],
+      resolve: async () => answers.shift() ?? ['127.0.0.1'],
+    });
+    callbacks.enqueue('a', 'k', `http://rebind.invalid:${t.port}/hook`, 'succeed', 'a');
+    await callbacks.idle();
+    expect(callbacks.list()).toEqual([
+      {
+        id: 1,
+        task_id: 'a',
+        session: 'default',
+        url: `http://rebind.invalid:${t.port}/hook`,
+        task_status: 'succeed',
+        state: 'failed',
+        attempts: 1,
+        last_status: null,
+        last_error: 'refused: callback_url must not point at the emulator itself',
+        created_at: 0,
+        updated_at: 0,
+      },
+    ]);
+    expect(answers).toEqual([]); // both answers were read: the check's and the connection's
+    expect(t.hits).toEqual([]);
+    callbacks.close();
+    t.server.close();
+  });
+
+  it('stops reading an answer past its bound and keeps the status', async () => {
+    const chunk = Buffer.alloc(16 * 1024, 'x');
+    const t = await target((res) => {
+      res.writeHead(200);
+      const pump = () => {
+        while (res.write(chunk)) if (res.destroyed) return;
+      };
+      res.on('drain', pump);
+      pump();
+    });
+    const callbacks = realSetup({ resolve: async () => ['127.0.0.1'] });
+    callbacks.enqueue('a', 'k', `http://endless.invalid:${t.port}/`, 'succeed', 'a');
+    await callbacks.idle();
+    expect(callbacks.list()).toMatchObject([{ state: 'delivered', last_status: 200 }]);
+    expect(MAX_ANSWER_BYTES).toBe(64 * 1024);
+    callbacks.close();
+    t.server.closeAllConnections();
+    t.server.close();
+  });
+
+  it('says why a connection failed, with its code', async () => {
+    const t = await target((res) => res.end());
+    await new Promise((r) => t.server.close(r)); // nobody listens on the port now
+    const callbacks = realSetup({});
+    callbacks.enqueue('a', 'k', `http://127.0.0.1:${t.port}/`, 'succeed', 'a');
+    await callbacks.idle();
+    expect(callbacks.list()).toMatchObject([
+      {
+        state: 'failed',
+        last_status: null,
+        last_error: `connect ECONNREFUSED 127.0.0.1:${t.port}`,
+      },
+    ]);
+    callbacks.close();
   });
 });
