@@ -420,9 +420,8 @@ export async function buildApp(
     }
   }
 
-  const notFound = (request: FastifyRequest) => ({
-    error: { type: 'not_found', message: `No route ${request.method} ${pathOf(request.url)}` },
-  });
+  const notFound = (request: FastifyRequest) =>
+    neutralError(404, `No route ${request.method} ${pathOf(request.url)}`);
   app.setNotFoundHandler((request, reply) => reply.code(404).send(notFound(request)));
   // Outside the groups (an unknown path, /media): Fastify's own shape never reaches a client. A
   // path no route has is a 404 whatever its body (its JSON is parsed before that is known).

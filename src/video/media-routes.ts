@@ -33,7 +33,7 @@ export interface MediaRoutesOptions {
   errors: Pick<GatewayHooks, 'refusedUpload' | 'setTimer'>;
 }
 
-const NOT_FOUND = { error: { type: 'not_found' as const, message: 'No such video' } };
+const NOT_FOUND = { error: { type: 'not_found_error' as const, message: 'No such video' } };
 
 const Mp4 = { 'video/mp4': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } };
 
@@ -64,7 +64,12 @@ export const mediaRoutes =
             200: { description: 'The whole clip', content: Mp4 },
             206: { description: 'The bytes a `Range: bytes=…` header asked for', content: Mp4 },
             404: Type.Object(
-              { error: Type.Object({ type: Type.Literal('not_found'), message: Type.String() }) },
+              {
+                error: Type.Object({
+                  type: Type.Literal('not_found_error'),
+                  message: Type.String(),
+                }),
+              },
               { description: 'No succeeded task has this token and file' },
             ),
             416: Type.Unsafe<void>({

@@ -147,7 +147,7 @@ describe('the docs UI at /_emulator/docs', () => {
       expect(css.statusCode).toBe(200);
       const missing = await t.inject({ url: '/_emulator/docs/static/nope.js' });
       expect(missing.statusCode).toBe(404);
-      expect(missing.json().error.type).toBe('not_found');
+      expect(missing.json().error.type).toBe('not_found_error');
       const served = await t.inject({ url: '/_emulator/docs/json' });
       expect(served.statusCode).toBe(200);
       const document = await t.inject({ url: '/_emulator/openapi.json' });

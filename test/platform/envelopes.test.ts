@@ -288,7 +288,7 @@ describe('outside the groups', () => {
     const res = await t.inject({ method: 'GET', url: '/nowhere?x=1' });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({
-      error: { type: 'not_found', message: 'No route GET /nowhere' },
+      error: { type: 'not_found_error', message: 'No route GET /nowhere' },
     });
   });
 
@@ -301,7 +301,9 @@ describe('outside the groups', () => {
     ] as const) {
       const res = await t.inject({ method: 'POST', url, headers, payload });
       expect(res.statusCode, url).toBe(404);
-      expect(res.json()).toEqual({ error: { type: 'not_found', message: `No route POST ${url}` } });
+      expect(res.json()).toEqual({
+        error: { type: 'not_found_error', message: `No route POST ${url}` },
+      });
     }
   });
 });

@@ -26,7 +26,11 @@ describe('result videos', () => {
   });
 
   it('exist only once the task succeeded, and need no key', async () => {
-    expect((await t.inject({ url: URL_PATH })).statusCode).toBe(404);
+    const early = await t.inject({ url: URL_PATH });
+    expect([early.statusCode, early.json()]).toEqual([
+      404,
+      { error: { type: 'not_found_error', message: 'No such video' } },
+    ]);
     t.deps.clock.advance(10);
     const res = await t.inject({ url: URL_PATH });
     expect(res.statusCode).toBe(200);
@@ -98,6 +102,12 @@ describe('parseRange', () => {
       `/media/videos/${MEDIA_TOKEN_1}/v1000002.mp4`,
       `/media/videos/${nearMiss}/${file}`,
     ];
-    for (const url of guesses) expect((await t.inject({ url })).statusCode, url).toBe(404);
+    for (const url of guesses) {
+      const res = await t.inject({ url });
+      expect([res.statusCode, res.json()], url).toEqual([
+        404,
+        { error: { type: 'not_found_error', message: 'No such video' } },
+      ]);
+    }
   });
 });
