@@ -5,17 +5,17 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock, SetTimer } from '../platform/clock.js';
 import { GatewayError, neutralError } from '../platform/errors.js';
-import { defaultKind, type Faults, MAX_FAULT_RULES } from '../platform/faults.js';
+import { defaultKind, type Faults, MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../platform/faults.js';
 import { canonicalHost, hostOfHeader, isLocalhostName } from '../platform/host.js';
 import {
   type Journal,
   type JournalFilter,
   MAX_JOURNAL_WAITS,
   MAX_JOURNAL_WATCHERS,
-  redactUrl,
 } from '../platform/journal.js';
 import { MatchError } from '../platform/match.js';
 import type { Metrics } from '../platform/metrics.js';
+import { redactUrl } from '../platform/secrets.js';
 import {
   DEFAULT_SESSION,
   readSession,
@@ -616,7 +616,10 @@ export const controlRoutes =
         const session = sessionOf(request) ?? DEFAULT_SESSION;
         const added = compiled(() => faults.add(rule, session));
         if (!added)
-          throw new GatewayError(400, `At most ${MAX_FAULT_RULES} fault rules can be active.`);
+          throw new GatewayError(
+            400,
+            `At most ${MAX_FAULT_RULES} fault rules, ${MAX_FAULT_BYTES} bytes of JSON in all, can be active.`,
+          );
         return added;
       },
     );

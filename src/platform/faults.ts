@@ -59,6 +59,8 @@ export interface FaultRuleView {
 interface FaultRule {
   id: number;
   session: string;
+  /** The length of its JSON, counted against MAX_FAULT_BYTES. */
+  bytes: number;
   match: CompiledMatch;
   kind: FaultKind;
   status: number | undefined;
@@ -108,6 +110,8 @@ const forStreams = (rule: FaultRule) =>
 
 export const FAULT_HEADER = 'x-emulator-fault';
 export const MAX_FAULT_RULES = 1000;
+/** The JSON of all the active rules, at most (a rule's match may hold a 32 MB body value). */
+export const MAX_FAULT_BYTES = 16 * 1024 * 1024;
 
 /**
  * Reads `x-emulator-fault: <status> | disconnect | stream_error | hang | delay=<ms>`; undefined
@@ -139,11 +143,14 @@ export class Faults implements Feature {
   }
 
   /**
-   * Adds a rule to a session; undefined when MAX_FAULT_RULES are already active. Throws
-   * MatchError for a match that cannot be compiled.
+   * Adds a rule to a session; undefined when MAX_FAULT_RULES are already active or it would
+   * take them past MAX_FAULT_BYTES. Throws MatchError for a match that cannot be compiled.
    */
   add(input: FaultRuleInput, session = DEFAULT_SESSION): FaultRuleView | undefined {
     if (this.rules.length >= MAX_FAULT_RULES) return undefined;
+    const bytes = JSON.stringify(input).length;
+    const held = this.rules.reduce((sum, r) => sum + r.bytes, 0);
+    if (held + bytes > MAX_FAULT_BYTES) return undefined;
     const source: RequestMatch = {
       ...(input.path === undefined ? {} : { path: input.path }),
       ...(input.method === undefined ? {} : { method: input.method }),
@@ -152,6 +159,7 @@ export class Faults implements Feature {
     const rule: FaultRule = {
       id: this.nextId++,
       session,
+      bytes,
       match: compileMatch(source, this.hashKey),
       kind: input.kind ?? defaultKind(input),
       status: input.status,

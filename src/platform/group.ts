@@ -12,11 +12,12 @@ import {
   parseFaultHeader,
 } from './faults.js';
 import type { Feature } from './features.js';
-import { type Journal, redactUrl } from './journal.js';
+import type { Journal } from './journal.js';
 import type { MatchContext, MatchTarget } from './match.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
 import { type GatewayRuntime, pathOf } from './request.js';
+import { redactUrl } from './secrets.js';
 import { ownerIn, readSession } from './session.js';
 import { normalizeError } from './validation.js';
 

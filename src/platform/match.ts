@@ -4,6 +4,7 @@ import type { GroupName } from './group.js';
 import { type LinearRegex, linearRegex, type RegexMatch } from './linear-regex.js';
 import { REDACTED } from './request.js';
 import { Literals } from './schema-helpers.js';
+import { isSecretName } from './secrets.js';
 
 /**
  * The one `match` object stubs, fault rules and journal checks share (README "Stubs"): which
@@ -277,7 +278,24 @@ export function meets(m: CompiledMatch, t: MatchTarget): boolean {
   return mismatches(m, t, undefined, true).length === 0;
 }
 
-/** A match as shown: a key is never echoed. */
-export function shownMatch<M extends { key?: string }>(match: M): M {
-  return match.key === undefined ? match : { ...match, key: REDACTED };
+/** A match as shown: a key, or the value a credential header must have, is never echoed. */
+export function shownMatch<M extends { key?: string; header?: Record<string, string> }>(
+  match: M,
+): M {
+  const secret = match.header && Object.keys(match.header).some(isSecretName);
+  if (match.key === undefined && !secret) return match;
+  return {
+    ...match,
+    ...(match.key === undefined ? {} : { key: REDACTED }),
+    ...(secret
+      ? {
+          header: Object.fromEntries(
+            Object.entries(match.header ?? {}).map(([name, value]) => [
+              name,
+              isSecretName(name) ? REDACTED : value,
+            ]),
+          ),
+        }
+      : {}),
+  };
 }

@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sleepWith, type Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
-import { redactUrl } from '../platform/journal.js';
 import { pathOf, StreamCapture } from '../platform/request.js';
+import { redactUrl } from '../platform/secrets.js';
 import {
   blockOf,
   bodyHash,

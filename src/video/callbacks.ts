@@ -1,7 +1,7 @@
 import type { Clock, SetTimer } from '../platform/clock.js';
 import type { Feature } from '../platform/features.js';
-import { redactUrl } from '../platform/journal.js';
 import type { Scheduler } from '../platform/scheduler.js';
+import { redactUrl } from '../platform/secrets.js';
 import { sessionOfOwner } from '../platform/session.js';
 import { type CallbackGuard, REFUSED_SELF } from './callback-guard.js';
 import { httpPost, type Post } from './callback-post.js';

@@ -1,6 +1,6 @@
 import { bracketPath, GatewayError } from '../platform/errors.js';
 import { type GroupSpec, type RenderedError, readBearerKey } from '../platform/group.js';
-import { redactUrl } from '../platform/journal.js';
+import { redactUrl } from '../platform/secrets.js';
 import type { VideoError } from './error-schemas.js';
 
 /** Business code per HTTP status when the route gave none. @see https://kling.ai/document-api/apiReference/commonInfo */

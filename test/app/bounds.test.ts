@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Faults, MAX_FAULT_RULES } from '../../src/platform/faults.js';
+import { Faults, MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../../src/platform/faults.js';
 import { RateLimiter } from '../../src/platform/rate-limit.js';
 import { buildTestApp } from '../helpers/app.js';
 
@@ -19,6 +19,30 @@ describe('bounded state', () => {
       expect(faults.add({ path: '/x', status: 500 })).toBeDefined();
     expect(faults.add({ path: '/x', status: 500 })).toBeUndefined();
     expect(faults.size).toBe(MAX_FAULT_RULES);
+  });
+
+  it('fault rules: at most MAX_FAULT_BYTES of JSON in all, the refusal a 400', async () => {
+    const t = await buildTestApp();
+    const big = 'x'.repeat(5 * 1024 * 1024);
+    const add = () =>
+      t.inject({
+        method: 'POST',
+        url: '/_emulator/faults',
+        payload: { path: '/v1/chat/completions', status: 500, match: { header: { 'x-big': big } } },
+      });
+    for (let i = 0; i < 3; i++) expect((await add()).statusCode).toBe(200);
+    const refused = await add();
+    expect([refused.statusCode, refused.json()]).toEqual([
+      400,
+      {
+        error: {
+          type: 'invalid_request_error',
+          message: `At most ${MAX_FAULT_RULES} fault rules, ${MAX_FAULT_BYTES} bytes of JSON in all, can be active.`,
+        },
+      },
+    ]);
+    expect(MAX_FAULT_BYTES).toBe(16 * 1024 * 1024);
+    await t.app.close();
   });
 
   it('evicted video tasks leave no scheduled callbacks behind', async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RESETTABLE } from '../../src/control/index.js';
-import { redactUrl } from '../../src/platform/journal.js';
+import { redactUrl } from '../../src/platform/secrets.js';
 import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -164,7 +164,8 @@ describe('/_emulator control surface', () => {
       'x-api-key=s1&Authorization=Bearer%20s2&subscription-key=s3&x-emulator-admin-token=s4' +
       '&X%2DAPI%2DKEY=s5&Ocp-Apim-Subscription-Key=s6&access_token=s7&anthropic-api-key=s8' +
       '&subscriptionkey=t1&AccessToken=t2&clientsecret=t3&sig=t4&credentials=t5&key[]=t6' +
-      '&data[apikey]=t7&pwd=t8&jwt=t9&x-api-key-2=u1&private_key_id=u2&passwd=u3&q=kept';
+      '&data[apikey]=t7&pwd=t8&jwt=t9&x-api-key-2=u1&private_key_id=u2&passwd=u3&key2=v1' +
+      '&token_1=v2&passphrase=v3&token%00=v4&token;=v5&token%E2%80%8B=v6&x-secret-1=v7&q=kept';
     await t.inject({
       method: 'POST',
       url: `/messages-api/v1/messages?${query}`,
@@ -185,7 +186,9 @@ describe('/_emulator control surface', () => {
         '&anthropic-api-key=[REDACTED]&subscriptionkey=[REDACTED]&AccessToken=[REDACTED]' +
         '&clientsecret=[REDACTED]&sig=[REDACTED]&credentials=[REDACTED]&key[]=[REDACTED]' +
         '&data[apikey]=[REDACTED]&pwd=[REDACTED]&jwt=[REDACTED]&x-api-key-2=[REDACTED]' +
-        '&private_key_id=[REDACTED]&passwd=[REDACTED]&q=kept',
+        '&private_key_id=[REDACTED]&passwd=[REDACTED]&key2=[REDACTED]&token_1=[REDACTED]' +
+        '&passphrase=[REDACTED]&token%00=[REDACTED]&token;=[REDACTED]' +
+        '&token%E2%80%8B=[REDACTED]&x-secret-1=[REDACTED]&q=kept',
     );
     const everything = JSON.stringify(entry) + t.deps.logs.join('');
     const secrets = ['=s1', 's2', '=s3', '=s4', '=s5', '=s6', '=s7', '=s8', '=s9'];
@@ -202,6 +205,13 @@ describe('/_emulator control surface', () => {
       '=u1',
       '=u2',
       '=u3',
+      '=v1',
+      '=v2',
+      '=v3',
+      '=v4',
+      '=v5',
+      '=v6',
+      '=v7',
     ];
     for (const secret of [...secrets, ...more]) {
       expect(everything).not.toContain(secret);
@@ -218,6 +228,9 @@ describe('/_emulator control surface', () => {
       'x-auth-token': 'h2',
       api_key: 'h3',
       'x-amz-security-token': 'h4',
+      'x-secret-1': 'h5',
+      authorization2: 'h6',
+      'x-client-cert': 'h7',
     };
     await t.inject({
       method: 'POST',

@@ -521,6 +521,23 @@ describe('fault rules: the shared match, probability and after_bytes', () => {
     expect(listed.json().faults[1].match).toEqual({ key: '[REDACTED]' });
   });
 
+  it('never show the value a credential header must have', async () => {
+    const header = { authorization: 'Bearer hdr-secret', 'x-auth-token': 'tok', 'x-tenant': 'a' };
+    await addRule({ match: { header }, status: 403 });
+    expect(
+      (
+        await send(CHAT, {
+          headers: { authorization: 'Bearer hdr-secret', 'x-auth-token': 'tok', 'x-tenant': 'a' },
+        })
+      ).statusCode,
+    ).toBe(403);
+    const listed = await t.inject({ url: '/_emulator/faults' });
+    expect(listed.body).not.toContain('hdr-secret');
+    expect(listed.json().faults[0].match).toEqual({
+      header: { authorization: '[REDACTED]', 'x-auth-token': '[REDACTED]', 'x-tenant': 'a' },
+    });
+  });
+
   it('read a body no schema checked without failing: a path no route has stays a 404, a large array no 500', async () => {
     await addRule({ match: { turn: 1 }, status: 418 });
     await addRule({ match: { body: { '$.x[*]': 1 } }, status: 409 });

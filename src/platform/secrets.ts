@@ -1,0 +1,109 @@
+import { REDACTED } from './request.js';
+
+/** Header names whose values are secrets; the journal and the logs never show them. */
+export const SECRET_HEADERS = new Set([
+  'authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'anthropic-api-key',
+  'openai-api-key',
+  'x-emulator-admin-token',
+  'cookie',
+  'proxy-authorization',
+]);
+
+/**
+ * Names that carry credentials, for headers and query parameters alike: every name in
+ * SECRET_HEADERS; a name with a word (letters between separators) that names a credential
+ * (`x-secret-1`, `token_1`, `x-client-cert`, `sig`, `x-jwt`); a name ending in one, with or
+ * without a separator and whatever non-letters follow it (`subscriptionkey`, `accesstoken`,
+ * `clientsecret`, `key2`, `authorization2`, `token;`); and any name holding `apikey`, `api-key`
+ * or `private_key`. Query names are compared case-insensitively after percent-decoding. A
+ * harmless name that happens to end so (`?monkey=`) is blanked too: a blanked value costs less
+ * than a leaked one.
+ */
+const SECRET_WORDS = new Set([
+  'key',
+  'apikey',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'passphrase',
+  'pwd',
+  'pass',
+  'sig',
+  'signature',
+  'jwt',
+  'bearer',
+  'auth',
+  'authorization',
+  'credential',
+  'credentials',
+  'cert',
+  'certificate',
+  'cookie',
+]);
+const SECRET_ENDING =
+  /(?:key|token|secret|password|passwd|passphrase|signature|auth|authorization|credentials?)[^a-z]*$|api[-_]?key|private[-_]?key/;
+
+function namesSecret(name: string): boolean {
+  if (SECRET_HEADERS.has(name) || SECRET_ENDING.test(name)) return true;
+  for (const word of name.split(/[^a-z]+/)) if (SECRET_WORDS.has(word)) return true;
+  return false;
+}
+
+/**
+ * Whether a header or query parameter name is a credential's. A header too: gateways take keys
+ * in headers of their own (`ocp-apim-subscription-key`, `x-auth-token`, `api_key`).
+ */
+export function isSecretName(name: string): boolean {
+  let secret = secretNames.get(name);
+  if (secret === undefined) {
+    secret = namesSecret(name.toLowerCase());
+    if (secretNames.size < SECRET_NAMES_KEPT) secretNames.set(name, secret);
+  }
+  return secret;
+}
+
+/**
+ * Verdicts on names seen: every request's headers are redacted, and their names repeat, so the
+ * pattern is tried once a name. Names are the client's: only the first SECRET_NAMES_KEPT kept.
+ */
+const SECRET_NAMES_KEPT = 1024;
+const secretNames = new Map<string, boolean>();
+
+const isSecretParam = (rawName: string): boolean => {
+  let name = rawName.toLowerCase();
+  if (name.includes('%') || name.includes('+')) {
+    try {
+      name = decodeURIComponent(name.replaceAll('+', ' '));
+    } catch {
+      return true; // a name that does not decode is not worth the risk
+    }
+  }
+  // `key[]=`, `data[apikey]=`: each part of a bracketed name
+  return name.split(/[[\]]/).some((part) => part !== '' && isSecretName(part.trim()));
+};
+
+/**
+ * The URL with the values of credential query parameters replaced. Everything after the `?` is
+ * read as the query, a raw `#` included: a client does not send a fragment, and a `#` must not
+ * hide a key behind it (`?x=1#&api-key=...`).
+ */
+export const redactUrl = (url: string): string => {
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  const params = url.slice(query + 1).split('&');
+  let changed = false;
+  for (let i = 0; i < params.length; i++) {
+    const param = params[i] as string;
+    const eq = param.indexOf('=');
+    if (eq !== -1 && isSecretParam(param.slice(0, eq))) {
+      params[i] = `${param.slice(0, eq + 1)}${REDACTED}`;
+      changed = true;
+    }
+  }
+  return changed ? `${url.slice(0, query + 1)}${params.join('&')}` : url;
+};
