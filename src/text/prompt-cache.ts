@@ -1,4 +1,5 @@
 import type { Feature } from '../platform/features.js';
+import { trimOldest } from '../platform/lru.js';
 import { PrefixScanner } from '../platform/prefix-hash.js';
 import { DEFAULT_SESSION, keyOfOwner } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
@@ -50,6 +51,14 @@ export interface CacheUsage {
 
 /** Prompt-cache entries kept at most (least recently used go first); ~100 bytes each. */
 export const PROMPT_CACHE_MAX_ENTRIES = 50_000;
+
+/**
+ * The message boundaries one chat request writes, at most: its first and its last (a shared
+ * long system prompt, a growing conversation), so one request of 80 000 short messages costs
+ * the cache, and everyone else's entries in it, no more than an ordinary one.
+ */
+export const CHAT_BOUNDARIES_FIRST = 16;
+export const CHAT_BOUNDARIES_LAST = 48;
 
 /** Chat completions cache prefixes of at least this many tokens, as upstream OpenAI does. */
 export const CHAT_CACHE_MIN_TOKENS = 1024;
@@ -285,7 +294,11 @@ export class PromptCache implements Feature {
       }
     }
     if (boundaries.length > 0) this.onLookup?.('chat', cached > 0);
-    for (const boundary of boundaries) {
+    const skipFrom = CHAT_BOUNDARIES_FIRST;
+    const skipTo = boundaries.length - CHAT_BOUNDARIES_LAST;
+    for (let i = 0; i < boundaries.length; i++) {
+      if (i === skipFrom && skipTo > skipFrom) i = skipTo;
+      const boundary = boundaries[i] as { tokens: number; key: string };
       if (boundary.tokens > cached) {
         this.put(boundary.key, this.options.ttlS * 1000, now, session, scope, boundary.tokens);
       }
@@ -323,9 +336,6 @@ export class PromptCache implements Feature {
       createdAt: now,
       reads: 0,
     });
-    if (this.entries.size > this.options.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
+    trimOldest(this.entries, this.options.maxEntries);
   }
 }

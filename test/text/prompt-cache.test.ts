@@ -1,5 +1,11 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { trimOldest } from '../../src/platform/lru.js';
+import {
+  CHAT_BOUNDARIES_FIRST,
+  CHAT_BOUNDARIES_LAST,
+  PromptCache,
+} from '../../src/text/prompt-cache.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -312,5 +318,38 @@ describe('cache isolation', () => {
   it('is per model', async () => {
     await usage(cachedSystem());
     expect(await usage({ ...cachedSystem(), model: 'other-model' })).toEqual(split(4, 1100, 0));
+  });
+});
+
+describe('the cache store', () => {
+  const part = (text: string) => ({ framing: 3, texts: [text] });
+
+  it('one chat request writes at most its first 16 and last 48 message boundaries', () => {
+    const cache = new PromptCache({ ttlS: 300, minTokens: 1024, maxEntries: 50_000 });
+    const messages = [part(words(1100)), ...Array.from({ length: 5000 }, (_, i) => part(`m${i}`))];
+    expect(cache.accountChat('k', messages, 0)).toBe(0);
+    expect(cache.size).toBe(CHAT_BOUNDARIES_FIRST + CHAT_BOUNDARIES_LAST);
+    // the shared long system prompt is still found, and so is the whole conversation
+    expect(cache.accountChat('k', [messages[0] as ReturnType<typeof part>, part('new')], 0)).toBe(
+      1024,
+    );
+    expect(cache.accountChat('k', [...messages, part('next')], 0)).toBeGreaterThan(1024);
+  });
+
+  it('one key flooding the store leaves it bounded, trimmed a sixteenth at a time', () => {
+    const cache = new PromptCache({ ttlS: 300, minTokens: 1024, maxEntries: 1600 });
+    for (let i = 0; i < 1000; i++) cache.accountChat('k', [part(words(1100, `w${i}`))], 0);
+    expect(cache.size).toBe(1000);
+    for (let i = 0; i < 1000; i++) cache.accountChat('k', [part(words(1100, `v${i}`))], 0);
+    expect(cache.size).toBeLessThanOrEqual(1600);
+    expect(cache.size).toBeGreaterThan(1600 - 100 - 1);
+  });
+
+  it('trimOldest forgets the oldest entries, down to the limit less a sixteenth', () => {
+    const map = new Map(Array.from({ length: 33 }, (_, i) => [i, i]));
+    trimOldest(map, 33);
+    expect(map.size).toBe(33);
+    trimOldest(map, 32);
+    expect([...map.keys()]).toEqual(Array.from({ length: 30 }, (_, i) => i + 3));
   });
 });
