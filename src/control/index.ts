@@ -158,30 +158,33 @@ function isOwnOrigin(origin: string, host: string | undefined): boolean {
 }
 
 /**
- * Why a state-changing control call from a browser page is refused, or undefined: a page of
- * another origin can send a "simple" POST (no preflight) and wipe the emulator's state, token or
- * not. A call is let through when it carries no `Origin` (curl, SDKs, tests), when its `Origin`
- * is the emulator's own (the dashboard) or the browser says `Sec-Fetch-Site: same-origin`, or
- * when CORS_ORIGINS lets that origin in (@fastify/cors, registered before this plugin, has then
- * answered it with `Access-Control-Allow-Origin` in its own onRequest hook).
+ * Why a control call from a browser page is refused, or undefined. A page of another origin can
+ * send a "simple" POST (no preflight) and wipe the emulator's state, token or not: a
+ * state-changing call is let through when it carries no `Origin` (curl, SDKs, tests), when its
+ * `Origin` is the emulator's own (the dashboard) or the browser says `Sec-Fetch-Site:
+ * same-origin`, or when CORS_ORIGINS lets that origin in (@fastify/cors, registered before this
+ * plugin, has then answered it with `Access-Control-Allow-Origin` in its own onRequest hook).
+ * A page of another origin cannot read an answer (CORS), but through DNS rebinding a page of the
+ * attacker's name is same-origin (its name now points here): so, without an admin token, a page
+ * of the emulator's own origin must have reached it by a name it knows, to read as to write.
  */
 function crossSiteProblem(
   request: FastifyRequest,
   reply: FastifyReply,
   trustedHost: ((host: string | undefined) => boolean) | undefined,
 ): string | undefined {
-  if (!STATE_CHANGING.has(request.method)) return undefined;
   const origin = request.headers.origin;
   const site = request.headers['sec-fetch-site'];
+  const { host } = request.headers;
+  const rebound = () =>
+    trustedHost === undefined || trustedHost(host)
+      ? undefined
+      : `Host ${host} is not a name this emulator knows: a page reached through it may not call ${request.method} /_emulator routes (a page of another site can point a name of its own here: DNS rebinding). Open it through localhost, an IP address, HOST or PUBLIC_BASE_URL, or set EMULATOR_ADMIN_TOKEN.`;
+  if (!STATE_CHANGING.has(request.method)) return site === 'same-origin' ? rebound() : undefined;
   const allowed = origin !== undefined && reply.getHeader('access-control-allow-origin');
   if (allowed === origin || allowed === '*') return undefined;
-  const { host } = request.headers;
   if (site === 'same-origin' || (origin !== undefined && isOwnOrigin(origin, host))) {
-    // A page of the emulator's own origin, as the browser sees it. Through DNS rebinding a page
-    // of the attacker's name is that too (its name now points here): so, without an admin
-    // token, the page must have reached the emulator by a name it knows.
-    if (trustedHost === undefined || trustedHost(host)) return undefined;
-    return `Host ${host} is not a name this emulator knows: a page reached through it may not call ${request.method} /_emulator routes (a page of another site can point a name of its own here: DNS rebinding). Open it through localhost, an IP address, HOST or PUBLIC_BASE_URL, or set EMULATOR_ADMIN_TOKEN.`;
+    return rebound();
   }
   if (origin !== undefined) {
     return `Origin ${origin} is not this emulator's: a page of another origin may not call ${request.method} /_emulator routes (set CORS_ORIGINS to let it).`;

@@ -43,6 +43,10 @@ export function uiRoutes(needsToken: boolean, dir = UI_DIR): FastifyPluginAsync 
         reply
           .type(FILES[name] as string)
           .header('cache-control', 'no-cache')
+          // No other site may frame the dashboard and lead a click onto its buttons.
+          .header('x-frame-options', 'DENY')
+          .header('content-security-policy', "frame-ancestors 'none'")
+          .header('x-content-type-options', 'nosniff')
           .send(await load(name)),
     });
     app.get('/ui', send('index.html'));

@@ -133,3 +133,14 @@ export function splitTokens(text: string, perPiece = 1): string[] {
   }
   return pieces;
 }
+
+/**
+ * `text` cut to at most `max` UTF-16 units with `...` after it when it was longer, never between
+ * the two halves of a surrogate pair (a lone half is JSON that strict parsers refuse).
+ */
+export function shorten(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  const end = code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
+  return `${text.slice(0, end)}...`;
+}

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { fieldError, type PathSegment } from '../platform/errors.js';
 import { fnv1a } from '../platform/hash.js';
-import { countTokens } from '../platform/tokens.js';
+import { countTokens, shorten } from '../platform/tokens.js';
 import { generateReply } from './default-reply.js';
 import { type Budget, schemaInstance, UnsatisfiableSchemaError } from './json-schema.js';
 
@@ -140,10 +140,7 @@ export const turnSeed = (turn: Turn, salt: string) =>
 export const toolInput = (turn: Turn, tool: ToolDef) =>
   instanceFor(tool.schema, tool.path, turnSeed(turn, `tool:${tool.name}`), turn.budget);
 
-const snippet = (text: string) => {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 200 ? `${flat.slice(0, 200)}...` : flat;
-};
+const snippet = (text: string) => shorten(text.replace(/\s+/g, ' ').trim(), 200);
 
 /** The answer to tool results: it says what each returned, then the default words. */
 function resultText(turn: Turn): string {

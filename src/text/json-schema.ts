@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import type { JsonSchema } from 'json-schema-faker';
 import { ajvLinearRegExp, LinearRegexError } from '../platform/linear-regex.js';
 import { Lru } from '../platform/lru.js';
+import { shorten } from '../platform/tokens.js';
 
 /**
  * JSON values that a JSON Schema accepts, for tool arguments and structured output: made by
@@ -205,8 +206,7 @@ function countNodes(value: unknown, limit: number): number {
 }
 
 /** An error message as a client may read it: Ajv's may carry the code it could not compile. */
-const shortened = (message: string) =>
-  message.length > 300 ? `${message.slice(0, 300)}...` : message;
+const shortened = (message: string) => shorten(message, 300);
 
 const tooManyNodes = `it has more than ${SCHEMA_NODES} JSON nodes, more than the emulator checks in one schema`;
 

@@ -172,6 +172,22 @@ describe('function calling', () => {
     });
   });
 
+  it('quotes a long tool result cut before a surrogate pair, never through one', async () => {
+    const first = (await ask('Weather in Paris?')).json().choices[0].message;
+    const content = `${'a'.repeat(199)}\u{1F600}${'b'.repeat(50)}`;
+    const res = await ask('', {
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: first.tool_calls },
+        { role: 'tool', tool_call_id: first.tool_calls[0].id, content },
+      ],
+    });
+    const text: string = res.json().choices[0].message.content;
+    expect(text.startsWith(`The get_weather tool returned: ${'a'.repeat(199)}.... `)).toBe(true);
+    expect(text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
+    expect(res.body).not.toMatch(/\\ud83d/i);
+  });
+
   it('answers legacy functions with function_call', async () => {
     const body = (
       await t.chat({

@@ -168,6 +168,29 @@ describe('a page of the emulator own origin, reached through a name it does not 
     expect(curl.statusCode).toBe(200);
   });
 
+  it('may not read the data routes either (the page could read the prompts in the journal)', async () => {
+    t = await buildTestApp();
+    for (const url of ['/_emulator/journal', '/_emulator/tasks', '/_emulator/faults']) {
+      const res = await t.inject({
+        url,
+        headers: { host: rebound, 'sec-fetch-site': 'same-origin' },
+      });
+      expect([res.statusCode, res.json()], url).toEqual([
+        403,
+        {
+          error: {
+            type: 'permission_error',
+            message: `Host ${rebound} is not a name this emulator knows: a page reached through it may not call GET /_emulator routes (a page of another site can point a name of its own here: DNS rebinding). Open it through localhost, an IP address, HOST or PUBLIC_BASE_URL, or set EMULATOR_ADMIN_TOKEN.`,
+          },
+        },
+      ]);
+      // the same page by a known name, and a client that is no browser, read it
+      const local = { host: 'localhost:4010', 'sec-fetch-site': 'same-origin' };
+      expect((await t.inject({ url, headers: local })).statusCode, url).toBe(200);
+      expect((await t.inject({ url, headers: { host: rebound } })).statusCode, url).toBe(200);
+    }
+  });
+
   it('goes through by HOST and by the machine name, in any case', async () => {
     t = await buildTestApp({ host: 'Emu.LAN' });
     for (const host of [

@@ -161,6 +161,10 @@ describe('the dashboard files', () => {
     const page = await app.inject({ url: '/_emulator/ui' });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    // no other site may frame it (clickjacking its buttons)
+    expect(page.headers['x-frame-options']).toBe('DENY');
+    expect(page.headers['content-security-policy']).toBe("frame-ancestors 'none'");
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
     expect(page.body).toBe('<html><body data-token="required"><p>x</p></body></html>');
     const script = await app.inject({ url: '/_emulator/ui/app.js' });
     expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
