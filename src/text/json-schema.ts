@@ -210,9 +210,35 @@ const shortened = (message: string) => shorten(message, 300);
 
 const tooManyNodes = `it has more than ${SCHEMA_NODES} JSON nodes, more than the emulator checks in one schema`;
 
+/**
+ * A 2020-12 tuple in the words of draft-07, which Ajv's default dialect reads: `prefixItems`
+ * becomes the array form of `items`, and a 2020-12 `items` beside it (the schema of the items
+ * after the tuple's, `false` for none) becomes `additionalItems`. zod 4 writes tuples so (the
+ * generator's copy says it in 2020-12 words again, see `prepare`). Values (`enum`, `const`,
+ * `default`, `examples`) are copied as they are.
+ * @see https://json-schema.org/draft/2020-12/release-notes#changes-to-items-and-additionalitems
+ */
+function tuplesAsDraft7(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tuplesAsDraft7);
+  if (!isNode(node)) return node;
+  const out: Node = {};
+  for (const key of Object.keys(node)) {
+    out[key] = VALUE_KEYWORDS.has(key) ? node[key] : tuplesAsDraft7(node[key]);
+  }
+  if (Array.isArray(out.prefixItems)) {
+    const tuple = out.prefixItems;
+    delete out.prefixItems;
+    if ('items' in out) out.additionalItems = out.items;
+    out.items = tuple;
+  }
+  return out;
+}
+const VALUE_KEYWORDS = new Set(['enum', 'const', 'default', 'examples']);
+
 /** Compiles the schema and prepares the generator's copy, once. */
-function ready(info: SchemaInfo, plain: object): void {
+function ready(info: SchemaInfo, schema: object): void {
   info.pending = undefined;
+  const plain = info.key.includes('"prefixItems"') ? (tuplesAsDraft7(schema) as object) : schema;
   try {
     info.validate = validator().compile(plain);
   } catch (err) {
@@ -364,6 +390,13 @@ function prepare(root: Node): { copy: Node; size: number } {
     }
     if ('minItems' in node || 'maxItems' in node) {
       copy.maxItems = lowered(node, 'minItems', 'maxItems', GENERATED_ITEMS);
+    }
+    if (Array.isArray(copy.items)) {
+      // The generator reads a tuple as 2020-12 writes it (it makes objects of draft-07's).
+      copy.prefixItems = copy.items;
+      if ('additionalItems' in copy) copy.items = copy.additionalItems;
+      else delete copy.items;
+      delete copy.additionalItems;
     }
     if ('minLength' in node || 'maxLength' in node || node.type === 'string') {
       const max = lowered(node, 'minLength', 'maxLength', GENERATED_LENGTH);

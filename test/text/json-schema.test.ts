@@ -1,7 +1,9 @@
 import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   generationProblem,
   schemaBudget,
@@ -113,6 +115,45 @@ describe('schemaInstance', () => {
     const value = (await schemaInstance(s, 7)) as { list: Array<{ id: string }> };
     expect(value.list.length).toBeGreaterThan(0);
     expect(value.list[0]?.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('makes tuples written either way: 2020-12 prefixItems (zod 4) and draft-07 array items', async () => {
+    const zod4 = z.toJSONSchema(
+      z.object({
+        pair: z.tuple([z.string(), z.number()]),
+        rest: z.tuple([z.boolean()], z.string()),
+        list: z.array(z.string()),
+      }),
+    ) as Schema;
+    expect((zod4.properties as Record<string, Schema>).pair).toEqual({
+      type: 'array',
+      prefixItems: [{ type: 'string' }, { type: 'number' }],
+      items: false,
+      minItems: 2,
+      maxItems: 2,
+    });
+    const { $schema: _, ...zod4Plain } = zod4;
+    const draft2020 = new Ajv2020({ strict: false });
+    const draft7 = {
+      type: 'object',
+      properties: {
+        t: {
+          type: 'array',
+          items: [{ type: 'string' }, { type: 'integer' }],
+          additionalItems: false,
+          minItems: 2,
+        },
+      },
+      required: ['t'],
+    };
+    for (let seed = 0; seed < 20; seed++) {
+      const value = (await schemaInstance(zod4, seed)) as { pair: unknown[] };
+      expect(draft2020.validate(zod4Plain, value), JSON.stringify(value)).toBe(true);
+      expect(value.pair).toHaveLength(2);
+      const old = (await schemaInstance(draft7, seed)) as { t: unknown[] };
+      expect(ajv.validate(draft7, old), JSON.stringify(old)).toBe(true);
+      expect(Array.isArray(old.t)).toBe(true);
+    }
   });
 
   it('refuses a schema nothing satisfies, and names what is wrong with a broken one', async () => {
