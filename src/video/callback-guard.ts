@@ -8,9 +8,10 @@ import { canonicalHost, isLocalhostName } from '../platform/host.js';
  * Where a `callback_url` may point. A callback is a request the emulator makes for a client, so
  * it must not be turned against the emulator itself (its control surface resets all state) or
  * against hosts an operator has not allowed: it never reaches the emulator's own address or the
- * `/_emulator` prefix (checked at creation, and again at delivery after DNS, against rebinding:
- * the connection itself resolves through `lookupFor`, so the address checked is the address
- * connected to), and with CALLBACK_ALLOWED_HOSTS set only those hosts are reached. Redirects are never followed
+ * `/_emulator` prefix (checked at creation and at delivery, and after DNS by the connection's own
+ * lookup, `lookupFor`: the address checked is the address connected to, against rebinding, and
+ * a slow DNS answer is cut by the attempt's timer like the rest of the attempt), and with
+ * CALLBACK_ALLOWED_HOSTS set only those hosts are reached. Redirects are never followed
  * (the delivery code answers a 3xx as a failed attempt).
  *
  * Addresses are compared in one canonical spelling (WHATWG URL's, with IPv4 taken out of
@@ -78,9 +79,6 @@ function localAddresses(): Set<string> {
   return out;
 }
 
-const defaultResolve = async (host: string) =>
-  (await lookup(host, { all: true })).map((a) => a.address);
-
 /** The error a delivery's connection fails with when its name resolves to the emulator. */
 export const REFUSED_SELF = 'ECALLBACKSELF';
 
@@ -135,23 +133,6 @@ export class CallbackGuard {
     }
     if (this.isSelf([host], port)) return SELF;
     return undefined;
-  }
-
-  /** Why a delivery is refused now: `check`, then the addresses the host resolves to. */
-  async refuse(raw: string): Promise<string | undefined> {
-    const problem = this.check(raw);
-    if (problem) return problem;
-    const url = new URL(raw);
-    if (!this.options.selfPorts().includes(portOf(url))) return undefined;
-    let addresses: string[];
-    try {
-      addresses = await (this.options.resolve ?? defaultResolve)(
-        url.hostname.replace(/^\[(.*)\]$/, '$1'),
-      );
-    } catch {
-      return undefined; // the attempt itself will fail and say why
-    }
-    return this.isSelf(addresses, portOf(url)) ? SELF : undefined;
   }
 
   /**

@@ -1,5 +1,5 @@
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 
 /**
@@ -7,7 +7,8 @@ import type { LookupFunction } from 'node:net';
  * `MAX_ANSWER_BYTES`, then the connection is dropped: a target cannot keep a slot by talking).
  * Rejects on a network error or when `signal` aborts. Never follows a redirect (node:http does
  * not). `lookup` resolves the host for the connection (the callback guard's, against DNS
- * rebinding).
+ * rebinding). Each attempt has a connection of its own, closed after it (`Connection: close`):
+ * a target cannot make the emulator hold idle sockets, one per host it names, until it runs out.
  */
 export type Post = (
   url: string,
@@ -19,50 +20,39 @@ export type Post = (
 /** What a callback target's answer may say before the emulator stops reading it. */
 export const MAX_ANSWER_BYTES = 64 * 1024;
 
-/** A `Post` over node:http(s), with its own keep-alive agents (`close` frees their sockets). */
-export function httpPost(): { post: Post; close(): void } {
-  const http = new HttpAgent({ keepAlive: true });
-  const https = new HttpsAgent({ keepAlive: true });
-  const post: Post = (url, body, signal, lookup) =>
-    new Promise((resolve, reject) => {
-      // Settles on abort whatever the socket is doing: the caller's timer frees the slot.
-      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-      const secure = url.startsWith('https:');
-      const req = (secure ? httpsRequest : httpRequest)(
-        url,
-        {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-          },
-          agent: secure ? https : http,
-          signal,
-          ...(lookup ? { lookup } : {}),
+/** A `Post` over node:http(s). */
+export const httpPost: Post = (url, body, signal, lookup) =>
+  new Promise((resolve, reject) => {
+    // Settles on abort whatever the socket is doing: the caller's timer frees the slot.
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    const secure = url.startsWith('https:');
+    const req = (secure ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
         },
-        (res) => {
-          const status = res.statusCode ?? 0;
-          let read = 0;
-          res.on('data', (chunk: Buffer) => {
-            read += chunk.length;
-            if (read > MAX_ANSWER_BYTES) {
-              res.destroy();
-              resolve(status);
-            }
-          });
-          res.on('end', () => resolve(status));
-          res.on('error', reject);
-          res.on('close', () => resolve(status));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-  return {
-    post,
-    close() {
-      http.destroy();
-      https.destroy();
-    },
-  };
-}
+        agent: false,
+        signal,
+        ...(lookup ? { lookup } : {}),
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_ANSWER_BYTES) {
+            res.destroy();
+            resolve(status);
+          }
+        });
+        res.on('end', () => resolve(status));
+        res.on('error', reject);
+        res.on('close', () => resolve(status));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });

@@ -108,7 +108,6 @@ export class Callbacks implements Feature {
   onAttempt: ((outcome: 'delivered' | 'failed' | 'retry') => void) | undefined;
   private nextId = 1;
   private idleWaiters: Array<() => void> = [];
-  private readonly http = httpPost();
 
   constructor(
     private readonly clock: Clock,
@@ -232,7 +231,6 @@ export class Callbacks implements Feature {
 
   close(): void {
     this.reset();
-    this.http.close();
   }
 
   private unload(host: string): void {
@@ -308,10 +306,10 @@ export class Callbacks implements Feature {
     delivery: Delivery,
     signal: AbortSignal,
   ): Promise<{ status: number | null; error: string | null; permanent?: boolean }> {
-    const refused = await this.guard?.refuse(delivery.url);
+    const refused = this.guard?.check(delivery.url);
     if (refused)
       return { status: null, error: `refused: callback_url ${refused}`, permanent: true };
-    const post = this.options.post ?? this.http.post;
+    const post = this.options.post ?? httpPost;
     const lookup = this.guard?.lookupFor(delivery.url);
     try {
       const status = await post(delivery.url, delivery.body, signal, lookup);

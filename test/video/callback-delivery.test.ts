@@ -1,5 +1,5 @@
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, isIP } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { createClock, realSetTimer, type SetTimer } from '../../src/platform/clock.js';
 import { Scheduler } from '../../src/platform/scheduler.js';
@@ -15,10 +15,15 @@ function manualPost() {
     aborted: () => boolean;
     answer(status: number): void;
   }> = [];
-  const fake: Post = (url, body, signal) =>
+  const fake: Post = (url, body, signal, lookup) =>
     new Promise((resolve, reject) => {
       signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
-      calls.push({ url, body, aborted: () => signal.aborted, answer: resolve });
+      const connect = () =>
+        calls.push({ url, body, aborted: () => signal.aborted, answer: resolve });
+      // As a connection does: a host name is resolved through the guard's lookup first.
+      const { hostname } = new URL(url);
+      if (!lookup || isIP(hostname.replace(/^\[(.*)\]$/, '$1')) !== 0) connect();
+      else lookup(hostname, { all: true }, (err) => (err ? reject(err) : connect()));
     });
   return { calls, fake };
 }
@@ -178,6 +183,29 @@ describe('Callbacks', () => {
     expect(timers.timers.size).toBe(0); // the answered attempt cleared its timer
   });
 
+  it('cuts a DNS answer that never comes with the attempt timer, and frees the slot', async () => {
+    const timers = manualTimers();
+    const { callbacks, calls } = setup(
+      { concurrency: 1, maxAttempts: 1, timeoutMs: 50 },
+      { resolve: () => new Promise<string[]>(() => {}) },
+      timers.setTimer,
+    );
+    callbacks.enqueue('a', 'k', 'http://slow-dns.example/', 'succeed', 'a');
+    callbacks.enqueue('b', 'k2', 'http://127.0.0.1:9/', 'succeed', 'b');
+    await tick();
+    expect(calls).toEqual([]);
+    timers.fireAll();
+    await tick();
+    await tick();
+    expect(calls.map((c) => c.url)).toEqual(['http://127.0.0.1:9/']);
+    calls[0]?.answer(200);
+    await callbacks.idle();
+    expect(callbacks.list().map((d) => [d.task_id, d.state, d.last_error])).toEqual([
+      ['a', 'failed', 'timed out after 50 ms'],
+      ['b', 'delivered', null],
+    ]);
+  });
+
   it('keys take turns and a host gets at most `perHost` slots', async () => {
     const { callbacks, calls } = setup({ concurrency: 4, perHost: 2 });
     for (let i = 0; i < 6; i++) callbacks.enqueue(`a${i}`, 'A', 'http://slow/', 'processing', '');
@@ -242,6 +270,12 @@ describe('Callbacks', () => {
   });
 });
 
+/** What the guard's lookup says of a URL's host, as a connection would ask it. */
+const lookupProblem = (g: CallbackGuard, url: string) =>
+  new Promise<string | undefined>((resolve) =>
+    g.lookupFor(url)(new URL(url).hostname, { all: true }, (err) => resolve(err?.message)),
+  );
+
 describe('CallbackGuard', () => {
   const guard = (o: Partial<CallbackGuardOptions> = {}) =>
     new CallbackGuard({
@@ -288,10 +322,10 @@ describe('CallbackGuard', () => {
 
   it('resolves names at delivery, against DNS rebinding', async () => {
     const g = guard({ resolve: async () => ['127.0.0.1'] });
-    expect(await g.refuse('http://rebind.example:3000/x')).toBe(
-      'must not point at the emulator itself',
+    expect(await lookupProblem(g, 'http://rebind.example:3000/x')).toBe(
+      'refused: callback_url must not point at the emulator itself',
     );
-    expect(await g.refuse('http://rebind.example:3001/x')).toBeUndefined();
+    expect(await lookupProblem(g, 'http://rebind.example:3001/x')).toBeUndefined();
   });
 
   it('refuses every spelling of a loopback, unspecified or own address', () => {
@@ -390,12 +424,12 @@ describe('CallbackGuard', () => {
   it('normalises resolved addresses at delivery as it does literals', async () => {
     for (const answer of ['::ffff:127.0.0.1', '::ffff:7f00:1', '::7f00:1', '0.0.0.0', '::']) {
       const g = guard({ resolve: async () => ['93.184.216.34', answer] });
-      expect(await g.refuse('http://rebind.example:3000/x'), answer).toBe(
-        'must not point at the emulator itself',
+      expect(await lookupProblem(g, 'http://rebind.example:3000/x'), answer).toBe(
+        'refused: callback_url must not point at the emulator itself',
       );
     }
     const g = guard({ resolve: async () => ['::ffff:5db8:d822', '93.184.216.34'] });
-    expect(await g.refuse('http://public.example:3000/x')).toBeUndefined();
+    expect(await lookupProblem(g, 'http://public.example:3000/x')).toBeUndefined();
   });
 });
 
@@ -466,9 +500,11 @@ describe('Callbacks over node:http', () => {
     t.server.close();
   });
 
-  it('refuses a name that rebinds to the emulator between the check and the connection', async () => {
+  it('refuses a name that resolves to the emulator, asking DNS once: the connection asks', async () => {
     const t = await target((res) => res.writeHead(200).end());
-    const answers = [['93.184.216.34'], ['127.0.0.1']];
+    // A rebinding DNS server answers the emulator first and a public address after: there is
+    // no second question for it to answer differently.
+    const answers = [['127.0.0.1'], ['93.184.216.34']];
     const callbacks = realSetup({
       selfPorts: () => [t.port],
       resolve: async () => answers.shift() ?? ['127.0.0.1'],
@@ -490,7 +526,7 @@ describe('Callbacks over node:http', () => {
         updated_at: 0,
       },
     ]);
-    expect(answers).toEqual([]); // both answers were read: the check's and the connection's
+    expect(answers).toEqual([['93.184.216.34']]);
     expect(t.hits).toEqual([]);
     callbacks.close();
     t.server.close();
@@ -513,6 +549,21 @@ describe('Callbacks over node:http', () => {
     expect(MAX_ANSWER_BYTES).toBe(64 * 1024);
     callbacks.close();
     t.server.closeAllConnections();
+    t.server.close();
+  });
+
+  it('keeps no connection open once an attempt is over, however many hosts are named', async () => {
+    const t = await target((res) => res.writeHead(200, { connection: 'keep-alive' }).end());
+    const callbacks = realSetup({ resolve: async () => ['127.0.0.1'] }, { perKey: 100 });
+    for (let i = 0; i < 40; i++) {
+      callbacks.enqueue(`t${i}`, 'k', `http://h${i}.invalid:${t.port}/`, 'succeed', 'a');
+    }
+    await callbacks.idle();
+    expect(callbacks.list().filter((d) => d.state === 'delivered')).toHaveLength(40);
+    const open = () =>
+      new Promise<number>((resolve) => t.server.getConnections((_, n) => resolve(n)));
+    await vi.waitFor(async () => expect(await open()).toBe(0), { interval: 5 });
+    callbacks.close();
     t.server.close();
   });
 
