@@ -87,12 +87,26 @@ const isSecretParam = (rawName: string): boolean => {
   return name.split(/[[\]]/).some((part) => part !== '' && isSecretName(part.trim()));
 };
 
+/** An absolute URL's password (`https://user:pass@host/`) replaced. */
+function redactPassword(url: string): string {
+  const scheme = url.indexOf('://');
+  if (scheme === -1 || !/^[a-z][a-z0-9+.-]*$/i.test(url.slice(0, scheme))) return url;
+  const start = scheme + 3;
+  const end = url.slice(start).search(/[/?#]/);
+  const authority = end === -1 ? url.slice(start) : url.slice(start, start + end);
+  const at = authority.lastIndexOf('@');
+  const colon = authority.indexOf(':');
+  if (at === -1 || colon === -1 || colon > at) return url;
+  return `${url.slice(0, start + colon + 1)}${REDACTED}${url.slice(start + at)}`;
+}
+
 /**
- * The URL with the values of credential query parameters replaced. Everything after the `?` is
+ * The URL with its password and the values of credential query parameters replaced. Everything after the `?` is
  * read as the query, a raw `#` included: a client does not send a fragment, and a `#` must not
  * hide a key behind it (`?x=1#&api-key=...`).
  */
-export const redactUrl = (url: string): string => {
+export const redactUrl = (raw: string): string => {
+  const url = redactPassword(raw);
   const query = url.indexOf('?');
   if (query === -1) return url;
   const params = url.slice(query + 1).split('&');

@@ -2,7 +2,7 @@ import type { Clock, SetTimer } from '../platform/clock.js';
 import type { Feature } from '../platform/features.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import { redactUrl } from '../platform/secrets.js';
-import { sessionOfOwner } from '../platform/session.js';
+import { keyOfOwner, sessionOfOwner } from '../platform/session.js';
 import { type CallbackGuard, REFUSED_SELF } from './callback-guard.js';
 import { httpPost, type Post } from './callback-post.js';
 import type { TaskStatus } from './schemas.js';
@@ -14,7 +14,8 @@ import type { TaskStatus } from './schemas.js';
  *
  * Fair and bounded whatever the targets do: the notifications of one task go out in order, one
  * at a time; keys take turns for the delivery slots (round robin), a target host gets at most
- * `perHost` of them, and each key may have at most `perKey` notifications waiting. Each attempt
+ * `perHost` of them, and each key may have at most `perKey` notifications waiting. A key is a
+ * key whatever sessions it names: sessions share its turn and its share. Each attempt
  * holds its own timer (an `AbortSignal.timeout` can be collected before it fires), so a target
  * that never answers frees its slot after `timeoutMs`. Redirects are not followed, and the
  * guard keeps callbacks away from the emulator itself.
@@ -26,6 +27,8 @@ interface Delivery {
   id: number;
   taskId: string;
   owner: string;
+  /** The owner's key: what takes turns and has a share. */
+  key: string;
   url: string;
   host: string;
   status: TaskStatus;
@@ -94,13 +97,13 @@ export class Callbacks implements Feature {
   private readonly deliveries = new Map<number, Delivery>();
   /** Deliveries of one task go out one after another, in order; the head is the active one. */
   private readonly perTask = new Map<string, Delivery[]>();
-  /** Deliveries ready to go, per key; keys take turns in `turns` order. */
+  /** Deliveries ready to go, per key (of any session); keys take turns in `turns` order. */
   private readonly ready = new Map<string, Delivery[]>();
   private turns: string[] = [];
   private turn = 0;
   private readonly inFlight = new Map<Delivery, () => void>();
   private readonly hostLoad = new Map<string, number>();
-  /** Unfinished notifications per key. */
+  /** Unfinished notifications per key (of any session). */
   private readonly waiting = new Map<string, number>();
   /** Notifications refused because the log or the key's queue was full. */
   dropped = 0;
@@ -118,11 +121,12 @@ export class Callbacks implements Feature {
   ) {}
 
   /**
-   * Queues one notification of `owner`'s task (keys take turns per key and session);
+   * Queues one notification of `owner`'s task (its key takes turns with other keys);
    * `body` is the JSON text to POST.
    */
   enqueue(taskId: string, owner: string, url: string, status: TaskStatus, body: string): void {
-    if ((this.waiting.get(owner) ?? 0) >= this.options.perKey || !this.makeRoom()) {
+    const key = keyOfOwner(owner);
+    if ((this.waiting.get(key) ?? 0) >= this.options.perKey || !this.makeRoom()) {
       this.dropped++;
       return;
     }
@@ -131,6 +135,7 @@ export class Callbacks implements Feature {
       id: this.nextId++,
       taskId,
       owner,
+      key,
       url,
       host: hostOf(url),
       status,
@@ -143,7 +148,7 @@ export class Callbacks implements Feature {
       updatedAt: now,
     };
     this.deliveries.set(delivery.id, delivery);
-    this.waiting.set(owner, (this.waiting.get(owner) ?? 0) + 1);
+    this.waiting.set(key, (this.waiting.get(key) ?? 0) + 1);
     const queue = this.perTask.get(taskId);
     if (queue) {
       queue.push(delivery);
@@ -158,7 +163,7 @@ export class Callbacks implements Feature {
       id: d.id,
       task_id: d.taskId,
       session: sessionOfOwner(d.owner),
-      url: d.url,
+      url: redactUrl(d.url),
       task_status: d.status,
       state: d.state,
       attempts: d.attempts,
@@ -219,18 +224,27 @@ export class Callbacks implements Feature {
       }
       this.deliveries.delete(delivery.id);
       this.perTask.delete(delivery.taskId);
-      this.waiting.delete(delivery.owner);
+      if (delivery.state === 'pending' || delivery.state === 'delivering') this.settled(delivery);
     }
-    for (const owner of this.ready.keys()) {
-      if (sessionOfOwner(owner) === session) this.ready.delete(owner);
+    for (const [key, queue] of this.ready) {
+      const kept = queue.filter((d) => sessionOfOwner(d.owner) !== session);
+      if (kept.length > 0) this.ready.set(key, kept);
+      else this.ready.delete(key);
     }
-    this.turns = this.turns.filter((owner) => this.ready.has(owner));
+    this.turns = this.turns.filter((key) => this.ready.has(key));
     this.pump();
     this.settle();
   }
 
   close(): void {
     this.reset();
+  }
+
+  /** One notification of the delivery's key no longer waits. */
+  private settled(delivery: Delivery): void {
+    const left = (this.waiting.get(delivery.key) ?? 1) - 1;
+    if (left > 0) this.waiting.set(delivery.key, left);
+    else this.waiting.delete(delivery.key);
   }
 
   private unload(host: string): void {
@@ -244,11 +258,11 @@ export class Callbacks implements Feature {
   }
 
   private makeReady(delivery: Delivery): void {
-    let queue = this.ready.get(delivery.owner);
+    let queue = this.ready.get(delivery.key);
     if (!queue) {
       queue = [];
-      this.ready.set(delivery.owner, queue);
-      this.turns.push(delivery.owner);
+      this.ready.set(delivery.key, queue);
+      this.turns.push(delivery.key);
     }
     queue.push(delivery);
     this.pump();
@@ -260,15 +274,15 @@ export class Callbacks implements Feature {
       let started = false;
       for (let tried = 0; tried < this.turns.length && !started; tried++) {
         this.turn %= this.turns.length;
-        const owner = this.turns[this.turn] as string;
+        const key = this.turns[this.turn] as string;
         this.turn++;
-        const queue = this.ready.get(owner) as Delivery[];
+        const queue = this.ready.get(key) as Delivery[];
         const at = queue.findIndex((d) => (this.hostLoad.get(d.host) ?? 0) < this.options.perHost);
         if (at === -1) continue;
         const [delivery] = queue.splice(at, 1) as [Delivery];
         if (queue.length === 0) {
-          this.ready.delete(owner);
-          this.turns = this.turns.filter((o) => o !== owner);
+          this.ready.delete(key);
+          this.turns = this.turns.filter((k) => k !== key);
         }
         this.start(delivery);
         started = true;
@@ -346,9 +360,7 @@ export class Callbacks implements Feature {
     if (error === null || permanent || delivery.attempts >= this.options.maxAttempts) {
       delivery.state = error === null ? 'delivered' : 'failed';
       this.onAttempt?.(delivery.state);
-      const left = (this.waiting.get(delivery.owner) ?? 1) - 1;
-      if (left > 0) this.waiting.set(delivery.owner, left);
-      else this.waiting.delete(delivery.owner);
+      this.settled(delivery);
       this.startNextOf(delivery.taskId);
     } else {
       delivery.state = 'pending';

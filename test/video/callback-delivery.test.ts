@@ -141,6 +141,19 @@ describe('Callbacks', () => {
     expect(callbacks.list()).toMatchObject([{ state: 'failed', attempts: 5, last_status: 500 }]);
   });
 
+  it('lists a URL and logs it at shutdown without its password or credential parameters', async () => {
+    const { callbacks, calls } = setup();
+    callbacks.enqueue('a', 'k', 'http://al:pw-secret@h/cb?token=tok-secret', 'succeed', 'a');
+    await tick();
+    expect(calls.map((c) => c.url)).toEqual(['http://al:pw-secret@h/cb?token=tok-secret']);
+    expect(callbacks.pending()).toEqual([
+      'callback of task a (succeed) to http://al:[REDACTED]@h/cb?token=[REDACTED]: 1 attempts',
+    ]);
+    expect(callbacks.list().map((d) => d.url)).toEqual([
+      'http://al:[REDACTED]@h/cb?token=[REDACTED]',
+    ]);
+  });
+
   it('never follows a redirect: a 3xx is a failed attempt that says so', async () => {
     const { callbacks, calls } = setup({ maxAttempts: 1 });
     callbacks.enqueue('a', 'k', 'http://h/', 'succeed', 'a');
@@ -204,6 +217,29 @@ describe('Callbacks', () => {
       ['a', 'failed', 'timed out after 50 ms'],
       ['b', 'delivered', null],
     ]);
+  });
+
+  it('a key is one key whatever sessions it names: one turn, one share', async () => {
+    const { callbacks, calls } = setup({ concurrency: 1, perKey: 3 });
+    for (let i = 1; i <= 4; i++) {
+      callbacks.enqueue(`a${i}`, `A\u0000s${i}`, `http://a${i}/`, 'succeed', '');
+    }
+    callbacks.enqueue('b', 'B', 'http://b/', 'succeed', '');
+    // A's fourth notification was past its share of three, whatever its session.
+    expect(callbacks.dropped).toBe(1);
+    await tick();
+    calls[0]?.answer(200);
+    await tick();
+    // A's sessions share A's turn: B goes next, not A's second session.
+    expect(calls.map((c) => c.url)).toEqual(['http://a1/', 'http://b/']);
+    callbacks.resetSession('s2');
+    calls[1]?.answer(200);
+    await tick();
+    expect(calls.map((c) => c.url)).toEqual(['http://a1/', 'http://b/', 'http://a3/']);
+    callbacks.enqueue('a5', 'A\u0000s5', 'http://a5/', 'succeed', '');
+    callbacks.enqueue('a6', 'A\u0000s6', 'http://a6/', 'succeed', '');
+    callbacks.enqueue('a7', 'A\u0000s7', 'http://a7/', 'succeed', '');
+    expect(callbacks.dropped).toBe(2); // a3, a5 and a6 wait; a7 is past the share again
   });
 
   it('keys take turns and a host gets at most `perHost` slots', async () => {

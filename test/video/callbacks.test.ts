@@ -210,6 +210,21 @@ describe('video callbacks', () => {
   });
 });
 
+describe('credentials in a callback_url', () => {
+  it('reach the target, never the callbacks list or the shutdown log', async () => {
+    hook = await receiver();
+    const url = hook.url.replace('http://', 'http://alice:pw-secret@');
+    expect((await create(`${url}?token=tok-secret&x=1`)).statusCode).toBe(200);
+    await advance(2000);
+    expect(hook.bodies).toHaveLength(1);
+    const listed = (await t.inject({ url: '/_emulator/callbacks' })).json().callbacks;
+    expect(listed.map((d: { url: string }) => d.url)).toEqual([
+      `${hook.url.replace('http://', 'http://alice:[REDACTED]@')}?token=[REDACTED]&x=1`,
+    ]);
+    expect(JSON.stringify(listed)).not.toMatch(/pw-secret|tok-secret/);
+  });
+});
+
 describe('GET /_emulator/callbacks with x-emulator-session', () => {
   it("lists only that session's deliveries; without the header, every session's", async () => {
     hook = await receiver();
