@@ -66,3 +66,27 @@ export function hostOfHeader(header: string | undefined): string | undefined {
   }
   return url.hostname === '' ? undefined : canonicalHost(url.hostname);
 }
+
+/**
+ * A Host header as the `host[:port]` of a URL (WHATWG URL's spelling), or undefined when it is
+ * not just that (a path, a query, user info, an empty or over-long name): a result URL is made
+ * of it, and a task keeps it.
+ */
+export function urlHostOf(header: string | undefined): string | undefined {
+  if (header === undefined || header.length > 261) return undefined;
+  let url: URL;
+  try {
+    url = new URL(`http://${header}`);
+  } catch {
+    return undefined;
+  }
+  const plain =
+    url.hostname !== '' &&
+    url.username === '' &&
+    url.password === '' &&
+    url.pathname === '/' &&
+    url.search === '' &&
+    url.hash === '' &&
+    !/[/?#@\\]/.test(header);
+  return plain ? url.host : undefined;
+}

@@ -1,7 +1,9 @@
+import { isIPv6 } from 'node:net';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { fieldError, GatewayError, notFound } from '../platform/errors.js';
+import { urlHostOf } from '../platform/host.js';
 import type { CallbackGuard } from './callback-guard.js';
 import { VideoErrorSchema } from './error-schemas.js';
 import { VIDEO_CODES } from './errors.js';
@@ -65,8 +67,18 @@ export const videoRoutes =
   ({ video, publicBaseUrl, guard }: VideoRoutesOptions): FastifyPluginAsyncTypebox =>
   async (app) => {
     const publicBase = publicBaseUrl?.replace(/\/+$/, '');
-    const baseUrl = (request: FastifyRequest) =>
-      publicBase ?? `${request.protocol}://${request.host}`;
+    /**
+     * Where result URLs point: PUBLIC_BASE_URL, else the Host the client came through when it
+     * is a plain host[:port], else the address it reached (a task keeps the string).
+     */
+    const baseUrl = (request: FastifyRequest) => {
+      if (publicBase) return publicBase;
+      const host = urlHostOf(request.host);
+      if (host) return `${request.protocol}://${host}`;
+      const { localAddress = '127.0.0.1', localPort } = request.socket;
+      const address = isIPv6(localAddress) ? `[${localAddress}]` : localAddress;
+      return `${request.protocol}://${address}${localPort ? `:${localPort}` : ''}`;
+    };
 
     function kind<S extends TSchema>(name: VideoKind, body: S, check: (b: Static<S>) => TaskSpec) {
       // `motion-control` → `MotionControl`: the operation ids' noun.

@@ -111,3 +111,37 @@ describe('parseRange', () => {
     }
   });
 });
+
+describe('result URLs', () => {
+  it('are made of a plain Host only: anything else gives the address the client reached', async () => {
+    const urlFor = async (host: string) => {
+      const created = await t.inject({
+        method: 'POST',
+        url: '/videogen/v1/videos/text2video',
+        headers: { ...KEY, host },
+        payload: { model_name: 'vid-v1-6', prompt: 'x', duration: '5' },
+      });
+      const id = created.json().data.task_id;
+      t.deps.clock.advance(10);
+      const query = await t.inject({ url: `/videogen/v1/videos/text2video/${id}`, headers: KEY });
+      return new URL(query.json().data.task_result.videos[0].url).host;
+    };
+    const reached = await urlFor('a b');
+    expect(reached).toMatch(/^127\.0\.0\.1(:\d+)?$/);
+    expect({
+      named: await urlFor('Gateway.Example:8080'),
+      ipv6: await urlFor('[::1]:4010'),
+      path: await urlFor('evil.example/x?y#'),
+      userinfo: await urlFor('u:p@evil.example'),
+      empty: await urlFor(':80'),
+      long: await urlFor(`${'a'.repeat(63)}.`.repeat(300)),
+    }).toEqual({
+      named: 'gateway.example:8080',
+      ipv6: '[::1]:4010',
+      path: reached,
+      userinfo: reached,
+      empty: reached,
+      long: reached,
+    });
+  });
+});
