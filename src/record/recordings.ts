@@ -175,16 +175,56 @@ export function recordingProblem(value: unknown): string | undefined {
     return 'responses must be a non-empty array';
   }
   for (const [i, response] of responses.entries()) {
-    if (!isObject(response)) return `responses[${i}] must be an object`;
-    if (!Number.isInteger(response.status)) return `responses[${i}].status must be an integer`;
-    if (response.stream !== undefined) {
-      if (!Array.isArray(response.stream)) return `responses[${i}].stream must be an array`;
-      for (const [j, event] of response.stream.entries()) {
-        if (!isObject(event) || typeof event.data !== 'string') {
-          return `responses[${i}].stream[${j}].data must be a string`;
-        }
-      }
+    const problem = responseProblem(response);
+    if (problem) return `responses[${i}]${problem}`;
+  }
+  return undefined;
+}
+
+/** A header name (an RFC 9110 token) and a value a response may carry (no line break, no NUL). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[^\r\n\0]*$/;
+/** The latest a recorded event may come, in ms from the start of its answer. */
+export const MAX_EVENT_AT_MS = 3_600_000;
+
+/** What keeps one recorded answer from being replayed, after its path, or undefined. */
+function responseProblem(response: unknown): string | undefined {
+  if (!isObject(response)) return ' must be an object';
+  const { status, headers, stream } = response;
+  if (!Number.isInteger(status) || (status as number) < 200 || (status as number) > 599) {
+    return '.status must be an integer from 200 to 599';
+  }
+  if (!isObject(headers)) return '.headers must be an object';
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) return `.headers has a name that is no HTTP header name`;
+    if (typeof value !== 'string' || !HEADER_VALUE.test(value)) {
+      return `.headers.${name} must be a string without line breaks`;
     }
+  }
+  if (response.body_text !== undefined && typeof response.body_text !== 'string') {
+    return '.body_text must be a string';
+  }
+  if (stream === undefined) return undefined;
+  if (!Array.isArray(stream)) return '.stream must be an array';
+  for (const [j, event] of stream.entries()) {
+    const at = `.stream[${j}]`;
+    if (!isObject(event) || typeof event.data !== 'string') return `${at}.data must be a string`;
+    if (
+      typeof event.at_ms !== 'number' ||
+      !Number.isFinite(event.at_ms) ||
+      event.at_ms < 0 ||
+      event.at_ms > MAX_EVENT_AT_MS
+    ) {
+      return `${at}.at_ms must be a number from 0 to ${MAX_EVENT_AT_MS}`;
+    }
+    if (
+      event.event !== undefined &&
+      (typeof event.event !== 'string' || /[\r\n]/.test(event.event))
+    ) {
+      return `${at}.event must be a string without line breaks`;
+    }
+    if (event.raw !== undefined && typeof event.raw !== 'string')
+      return `${at}.raw must be a string`;
   }
   return undefined;
 }
@@ -201,7 +241,11 @@ export class Recordings implements Feature {
   private readonly used = new Map<string, number>();
 
   /** Throws RecordingsError for a directory that cannot be read or a file that is no recording. */
-  constructor(readonly dir: string | undefined) {
+  constructor(
+    readonly dir: string | undefined,
+    /** The largest file read or written (RECORDING_MAX_BYTES; tests lower it). */
+    private readonly maxFileBytes = RECORDING_MAX_BYTES,
+  ) {
     if (dir !== undefined && existsSync(dir)) {
       let isDirectory: boolean;
       try {
@@ -217,8 +261,8 @@ export class Recordings implements Feature {
           // A FIFO named `x.json` would make the read wait for a writer, the process with it.
           const stat = statSync(file);
           if (!stat.isFile()) throw new RecordingsError(`${name} is not a regular file`);
-          if (stat.size > RECORDING_MAX_BYTES) {
-            throw new RecordingsError(`${name} is larger than ${RECORDING_MAX_BYTES} bytes`);
+          if (stat.size > this.maxFileBytes) {
+            throw new RecordingsError(`${name} is larger than ${this.maxFileBytes} bytes`);
           }
           text = readFileSync(file, 'utf8');
         } catch (err) {
@@ -265,14 +309,18 @@ export class Recordings implements Feature {
     return responses[Math.min(at, responses.length - 1)];
   }
 
-  /** Adds an answer to the recording of a request (made if new), and writes its file. */
+  /**
+   * Adds an answer to the recording of a request (made if new), and writes its file; false when
+   * the file would then be larger than `maxFileBytes`, which no start-up would read (the
+   * answer is not kept: a request repeated without end, a poll, cannot grow its file without end).
+   */
   add(
     match: RecordingMatch,
     request: Recording['request'],
     upstream: string,
     response: RecordedResponse,
-  ): void {
-    if (this.dir === undefined) return;
+  ): boolean {
+    if (this.dir === undefined) return true;
     const key = keyOf(match);
     let found = this.byKey.get(key);
     if (!found) {
@@ -284,10 +332,17 @@ export class Recordings implements Feature {
       this.byKey.set(key, found);
     }
     found.recording.responses.push(response);
+    const text = `${JSON.stringify(found.recording, null, 2)}\n`;
+    if (Buffer.byteLength(text) > this.maxFileBytes) {
+      found.recording.responses.pop();
+      if (found.recording.responses.length === 0) this.byKey.delete(key);
+      return false;
+    }
     mkdirSync(dirname(found.file), { recursive: true });
     const temporary = `${found.file}.tmp`;
-    writeFileSync(temporary, `${JSON.stringify(found.recording, null, 2)}\n`);
+    writeFileSync(temporary, text);
     renameSync(temporary, found.file);
+    return true;
   }
 
   reset(): void {

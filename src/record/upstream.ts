@@ -10,6 +10,7 @@ import {
   bodyTextOf,
   keptHeaders,
   parseStream,
+  RECORDING_MAX_BYTES,
   type RecordedResponse,
   type RecordingMatch,
   type Recordings,
@@ -98,7 +99,8 @@ export class Upstream {
     if (base === undefined) return false;
     request.source = 'upstream';
     const response = await this.forward(request, reply, base);
-    if (response === undefined) {
+    if (response === 'cut') return true;
+    if (response === 'too large') {
       request.log.warn(
         { url: redactUrl(request.url), maxBytes: this.options.maxRecordedBytes },
         'answer not recorded: larger than RECORDING_MAX_BYTES',
@@ -106,7 +108,7 @@ export class Upstream {
       return true;
     }
     const query = request.url.includes('?') ? redactUrl(request.url).split('?')[1] : undefined;
-    recordings.add(
+    const kept = recordings.add(
       match,
       {
         ...(query === undefined ? {} : { query }),
@@ -115,18 +117,24 @@ export class Upstream {
       new URL(base).origin,
       response,
     );
+    if (!kept) {
+      request.log.warn(
+        { url: redactUrl(request.url), maxFileBytes: RECORDING_MAX_BYTES },
+        'answer not recorded: its recording file would be larger than the 64 MiB a start-up reads',
+      );
+    }
     return true;
   }
 
   /**
    * Sends the request on, and the answer back as it comes; returns the answer as recorded, or
-   * undefined when it was too large to record.
+   * why it is not: too large to record, or a stream cut off before its end.
    */
   private async forward(
     request: FastifyRequest,
     reply: FastifyReply,
     base: string,
-  ): Promise<RecordedResponse | undefined> {
+  ): Promise<RecordedResponse | 'too large' | 'cut'> {
     const limit = this.options.maxRecordedBytes;
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.headers)) {
@@ -159,7 +167,7 @@ export class Upstream {
     if (!type.includes('text/event-stream') || !res.body) {
       const text = await res.text();
       reply.code(res.status).headers(kept).send(text);
-      if (Buffer.byteLength(text) > limit) return undefined;
+      if (Buffer.byteLength(text) > limit) return 'too large';
       return { status: res.status, headers: kept, ...recordedBody(text) };
     }
     // A stream goes through as it arrives; its events are kept with their times.
@@ -172,22 +180,35 @@ export class Upstream {
     const decoder = new TextDecoder();
     let pending = '';
     let seen = 0;
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      const bytes = Buffer.from(chunk);
-      raw.write(bytes);
-      capture(bytes);
-      seen += bytes.length;
-      if (seen > limit) continue; // passed on, no longer kept
-      pending += decoder.decode(bytes, { stream: true });
-      const end = pending.lastIndexOf('\n\n');
-      if (end === -1) continue;
-      events.push(
-        ...parseStream(pending.slice(0, end + 2), Math.round(this.options.monotonic() - started)),
-      );
-      pending = pending.slice(end + 2);
+    let broken = false;
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        const bytes = Buffer.from(chunk);
+        raw.write(bytes);
+        capture(bytes);
+        seen += bytes.length;
+        if (seen > limit) continue; // passed on, no longer kept
+        pending += decoder.decode(bytes, { stream: true });
+        const end = pending.lastIndexOf('\n\n');
+        if (end === -1) continue;
+        events.push(
+          ...parseStream(pending.slice(0, end + 2), Math.round(this.options.monotonic() - started)),
+        );
+        pending = pending.slice(end + 2);
+      }
+    } catch {
+      broken = true;
+    }
+    if (broken || raw.destroyed) {
+      // The upstream broke off, or the client left (which aborts the fetch): journaled and
+      // logged as an aborted stream, and not recorded.
+      const reason = raw.destroyed ? 'client closed' : 'error';
+      raw.destroy();
+      request.gateway?.streamAborted(request, reply, { completed: false, bytes: seen, reason });
+      return 'cut';
     }
     raw.end();
-    if (seen > limit) return undefined;
+    if (seen > limit) return 'too large';
     if (pending !== '') {
       events.push(...parseStream(`${pending}\n\n`, Math.round(this.options.monotonic() - started)));
     }
@@ -209,15 +230,21 @@ export class Upstream {
     raw.writeHead(recorded.status, recorded.headers);
     const capture = this.capture(request);
     const started = this.options.monotonic();
+    let sent = 0;
     for (const event of recorded.stream) {
-      if (raw.destroyed) return;
       if (this.options.pacing === 'recorded') {
         const wait = event.at_ms - (this.options.monotonic() - started);
         if (wait > 0) await sleepWith(this.options.wait, wait);
       }
+      if (raw.destroyed) {
+        const result = { completed: false, bytes: sent, reason: 'client closed' as const };
+        request.gateway?.streamAborted(request, reply, result);
+        return;
+      }
       const bytes = Buffer.from(blockOf(event));
       raw.write(bytes);
       capture(bytes);
+      sent += bytes.length;
     }
     raw.end();
   }

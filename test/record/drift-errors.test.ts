@@ -66,7 +66,7 @@ describe('POST /_emulator/drift with recordings it cannot use', () => {
       JSON.stringify({ ...CHAT_RECORDING, responses: [{ headers: {} }] }),
     );
     expect(await refused(dir)).toBe(
-      'recordings: package.json is not a recording: responses[0].status must be an integer',
+      'recordings: package.json is not a recording: responses[0].status must be an integer from 200 to 599',
     );
     writeFileSync(join(dir, 'package.json'), JSON.stringify([1, 2]));
     expect(await refused(dir)).toBe(
@@ -198,6 +198,73 @@ describe('Recordings', () => {
         'x.json is not a recording: match.group must be one of video, messages, chat',
       ),
     );
+  });
+});
+
+describe('Recordings refuse at start what replay could not send', () => {
+  const problemOf = (response: Record<string, unknown>) => {
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const recording = { ...CHAT_RECORDING, responses: [response] };
+    writeFileSync(join(dir, 'x.json'), JSON.stringify(recording));
+    try {
+      new Recordings(dir);
+      return undefined;
+    } catch (err) {
+      return (err as Error).message.replace('x.json is not a recording: ', '');
+    }
+  };
+  const ok = { status: 200, headers: { 'content-type': 'text/event-stream' } };
+  const event = { at_ms: 5, event: 'ping', data: '{}' };
+
+  it.each([
+    [{ ...ok, status: 700 }, 'responses[0].status must be an integer from 200 to 599'],
+    [{ ...ok, status: 99 }, 'responses[0].status must be an integer from 200 to 599'],
+    [{ status: 200 }, 'responses[0].headers must be an object'],
+    [
+      { ...ok, headers: { 'x-a': 'b\nset-cookie: c' } },
+      'responses[0].headers.x-a must be a string without line breaks',
+    ],
+    [
+      { ...ok, headers: { 'bad name': 'x' } },
+      'responses[0].headers has a name that is no HTTP header name',
+    ],
+    [
+      { ...ok, headers: { 'x-n': 5 } },
+      'responses[0].headers.x-n must be a string without line breaks',
+    ],
+    [
+      { ...ok, stream: [{ ...event, at_ms: 1e12 }] },
+      'responses[0].stream[0].at_ms must be a number from 0 to 3600000',
+    ],
+    [
+      { ...ok, stream: [{ ...event, at_ms: -1 }] },
+      'responses[0].stream[0].at_ms must be a number from 0 to 3600000',
+    ],
+    [
+      { ...ok, stream: [{ data: '{}' }] },
+      'responses[0].stream[0].at_ms must be a number from 0 to 3600000',
+    ],
+    [
+      { ...ok, stream: [{ ...event, event: 'a\ndata: x' }] },
+      'responses[0].stream[0].event must be a string without line breaks',
+    ],
+    [{ ...ok, stream: [{ ...event, raw: 5 }] }, 'responses[0].stream[0].raw must be a string'],
+    [{ ...ok, body_text: 5 }, 'responses[0].body_text must be a string'],
+    [{ ...ok, stream: [event] }, undefined],
+  ])('%j: %s', (response, problem) => {
+    expect(problemOf(response)).toBe(problem);
+  });
+
+  it('keeps a recording file within the bound a start-up reads: a repeated answer past it is not kept', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const recordings = new Recordings(dir, 4000);
+    const answer = { status: 200, headers: {}, body: { text: 'x'.repeat(1000) } };
+    const kept: boolean[] = [];
+    for (let i = 0; i < 5; i++) {
+      kept.push(recordings.add(CHAT_RECORDING.match as never, {}, 'https://gw.example', answer));
+    }
+    expect(kept).toEqual([true, true, true, false, false]);
+    expect(new Recordings(dir, 4000).all().map((r) => r.recording.responses.length)).toEqual([3]);
   });
 });
 

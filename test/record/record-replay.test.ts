@@ -1,4 +1,6 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -203,6 +205,34 @@ describe('record, then replay with the upstream gone', () => {
 });
 
 describe('bounds and failures', () => {
+  it('journals a forwarded stream the upstream cuts off as aborted, and records nothing', async () => {
+    const first = 'data: {"id":"c1","choices":[]}\n\n';
+    const upstream = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(first, () => setTimeout(() => res.destroy(), 20));
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const recorder = await start({
+      upstreamMode: 'record',
+      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      recordingsDir: dir,
+    });
+    const res = await chat(recorder, 'k', { ...CHAT, stream: true });
+    expect(res.status).toBe(200);
+    await res.text().catch(() => 'cut');
+    const entry = await recorder.waitFor({ path: '/v1/chat/completions' }, 5000);
+    expect(entry).toMatchObject({
+      source: 'upstream',
+      status: 200,
+      aborted: true,
+      bytes_sent: Buffer.byteLength(first),
+    });
+    expect(files(dir)).toEqual([]);
+    upstream.close();
+  });
+
   it('passes on an answer over RECORDING_MAX_BYTES without recording it; one at the bound is kept', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
     const upstream = await start({});
