@@ -806,6 +806,12 @@ export const controlRoutes =
       async (request) => {
         // The body is optional (`curl -X POST` works), so it is checked here.
         const body = request.body as { recordings?: unknown } | null | undefined;
+        if (
+          body !== undefined &&
+          body !== null &&
+          (typeof body !== 'object' || Array.isArray(body))
+        )
+          throw new GatewayError(400, 'the body must be a JSON object, or none');
         const extra = body ? Object.keys(body).find((k) => k !== 'recordings') : undefined;
         if (extra !== undefined)
           throw new GatewayError(400, `${extra} is not a field of this body`);

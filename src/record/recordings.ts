@@ -359,8 +359,18 @@ export class Recordings implements Feature {
 /** The most bytes one recording file may have. */
 export const RECORDING_MAX_BYTES = 64 * 1024 * 1024;
 
-/** The `.json` files under a directory, in name order; RecordingsError for one it cannot read. */
-function* walk(dir: string, root = dir): Generator<string> {
+/** How far a recordings directory is walked: a directory deeper, or more entries, is refused. */
+export const MAX_WALK_DEPTH = 16;
+export const MAX_WALK_ENTRIES = 20_000;
+
+/**
+ * The `.json` files under a directory, in name order; RecordingsError for one it cannot read,
+ * or for a tree deeper or larger than a recordings directory is (the walk blocks the process).
+ */
+function* walk(dir: string, root = dir, seen = { entries: 0 }, depth = 0): Generator<string> {
+  if (depth > MAX_WALK_DEPTH) {
+    throw new RecordingsError(`${root} is deeper than ${MAX_WALK_DEPTH} directories`);
+  }
   let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -368,10 +378,14 @@ function* walk(dir: string, root = dir): Generator<string> {
     const name = dir === root ? dir : relative(root, dir);
     throw new RecordingsError(`${name} cannot be read (${reasonOf(err)})`);
   }
+  seen.entries += entries.length;
+  if (seen.entries > MAX_WALK_ENTRIES) {
+    throw new RecordingsError(`${root} holds more than ${MAX_WALK_ENTRIES} files and directories`);
+  }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* walk(path, root);
+    if (entry.isDirectory()) yield* walk(path, root, seen, depth + 1);
     else if (entry.name.endsWith('.json')) yield path;
   }
 }

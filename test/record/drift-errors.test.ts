@@ -14,7 +14,13 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ControlOptions, controlRoutes } from '../../src/control/index.js';
-import { RECORDING_MAX_BYTES, Recordings, RecordingsError } from '../../src/record/recordings.js';
+import {
+  MAX_WALK_DEPTH,
+  MAX_WALK_ENTRIES,
+  RECORDING_MAX_BYTES,
+  Recordings,
+  RecordingsError,
+} from '../../src/record/recordings.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -76,6 +82,43 @@ describe('POST /_emulator/drift with recordings it cannot use', () => {
     expect(await refused(join(ROOT, 'node_modules', 'ajv'))).toMatch(
       /^recordings: \S+\.json is not a recording: match is missing or not an object$/,
     );
+  });
+
+  it('a tree deeper or larger than a recordings directory is refused before it is all walked', async () => {
+    t = await buildTestApp();
+    const deep = mkdtempSync(join(tmpdir(), 'deep-'));
+    mkdirSync(join(deep, ...Array.from({ length: MAX_WALK_DEPTH + 1 }, () => 'd')), {
+      recursive: true,
+    });
+    expect(await refused(deep)).toBe(
+      `recordings: ${deep} is deeper than ${MAX_WALK_DEPTH} directories`,
+    );
+    const wide = mkdtempSync(join(tmpdir(), 'wide-'));
+    for (let i = 0; i <= MAX_WALK_ENTRIES; i++) mkdirSync(join(wide, String(i)));
+    expect(await refused(wide)).toBe(
+      `recordings: ${wide} holds more than ${MAX_WALK_ENTRIES} files and directories`,
+    );
+  });
+
+  it('a body that is not an object is a 400', async () => {
+    t = await buildTestApp();
+    for (const payload of ['[]', '5', 'true', '"x"']) {
+      const res = await t.inject({
+        method: 'POST',
+        url: '/_emulator/drift',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
+      expect([res.statusCode, res.json()], payload).toEqual([
+        400,
+        {
+          error: {
+            type: 'invalid_request_error',
+            message: 'the body must be a JSON object, or none',
+          },
+        },
+      ]);
+    }
   });
 
   it('a FIFO named .json is refused, not read (the read would wait for a writer for ever)', async () => {
