@@ -348,8 +348,10 @@ export async function buildApp(
     tasks: video.service,
     callbacks: video.callbacks,
     scheduler,
-    drain: (graceMs = config.shutdownGraceMs) =>
-      drain(app.server, [video.callbacks], graceMs, deps),
+    drain: (graceMs = config.shutdownGraceMs) => {
+      hooks.journal.close(); // its waits and live streams would hold the drain to its deadline
+      return drain(app.server, [video.callbacks], graceMs, deps);
+    },
   } satisfies EmulatorInternals);
   setupRequests(app);
   app.addHook('onClose', async () => features.close());

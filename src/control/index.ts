@@ -384,27 +384,30 @@ export const controlRoutes =
       async (request, reply) => {
         const session = sessionOf(request, request.query.session);
         const raw = reply.raw;
-        const stop = journal.watch((entry) => {
-          if (session !== undefined && entry.session !== session) return;
-          if (raw.destroyed) return; // gone: its 'close' stops the watch
-          raw.write(entryFrame(entry));
-          // Bytes the socket has not taken: a client that reads keeps this near zero.
-          const buffered = raw.writableLength;
-          if (buffered > JOURNAL_STREAM_MAX_BUFFERED) {
-            stop?.();
-            journalStreamsDropped++;
-            request.log.warn(
-              {
-                reqId: request.id,
-                bufferedBytes: buffered,
-                limitBytes: JOURNAL_STREAM_MAX_BUFFERED,
-                dropped: journalStreamsDropped,
-              },
-              'live journal dropped: its client stopped reading',
-            );
-            raw.destroy();
-          }
-        });
+        const stop = journal.watch(
+          (entry) => {
+            if (session !== undefined && entry.session !== session) return;
+            if (raw.destroyed) return; // gone: its 'close' stops the watch
+            raw.write(entryFrame(entry));
+            // Bytes the socket has not taken: a client that reads keeps this near zero.
+            const buffered = raw.writableLength;
+            if (buffered > JOURNAL_STREAM_MAX_BUFFERED) {
+              stop?.();
+              journalStreamsDropped++;
+              request.log.warn(
+                {
+                  reqId: request.id,
+                  bufferedBytes: buffered,
+                  limitBytes: JOURNAL_STREAM_MAX_BUFFERED,
+                  dropped: journalStreamsDropped,
+                },
+                'live journal dropped: its client stopped reading',
+              );
+              raw.destroy();
+            }
+          },
+          () => raw.end(),
+        );
         if (!stop) {
           throw new GatewayError(429, `At most ${MAX_JOURNAL_WATCHERS} live journals at once.`);
         }

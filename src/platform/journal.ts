@@ -167,7 +167,10 @@ export class Journal implements Feature {
   private next = 0;
   private count = 0;
   private readonly waiters = new Set<Waiter>();
-  private readonly watchers = new Set<(entry: JournalEntry) => void>();
+  /** Live journals: each one's listener, and how it is ended at shutdown. */
+  private readonly watchers = new Map<(entry: JournalEntry) => void, () => void>();
+  /** Shut down: a wait ends at once. */
+  private closed = false;
 
   constructor(
     private readonly limit: number,
@@ -208,17 +211,18 @@ export class Journal implements Feature {
     if (this.waiters.size > 0) this.wake(entry);
     if (this.watchers.size > 0) {
       const wire = toWire(entry);
-      for (const watcher of this.watchers) watcher(wire);
+      for (const watcher of this.watchers.keys()) watcher(wire);
     }
   }
 
   /**
-   * Calls `listener` with each entry recorded from now on (the live journal); returns the way
-   * to stop. Undefined when MAX_JOURNAL_WATCHERS already watch.
+   * Calls `listener` with each entry recorded from now on (the live journal), and `end` when
+   * the journal closes (shutdown); returns the way to stop. Undefined when MAX_JOURNAL_WATCHERS
+   * already watch.
    */
-  watch(listener: (entry: JournalEntry) => void): (() => void) | undefined {
+  watch(listener: (entry: JournalEntry) => void, end: () => void): (() => void) | undefined {
     if (this.watchers.size >= MAX_JOURNAL_WATCHERS) return undefined;
-    this.watchers.add(listener);
+    this.watchers.set(listener, end);
     return () => this.watchers.delete(listener);
   }
 
@@ -306,6 +310,7 @@ export class Journal implements Feature {
     for (const e of this.stored()) {
       if (this.matches(filter, e)) return Promise.resolve(toWire(e));
     }
+    if (this.closed) return Promise.resolve(undefined);
     if (this.waiters.size >= MAX_JOURNAL_WAITS) return 'busy';
     return new Promise((resolve) => {
       const waiter: Waiter = {
@@ -341,9 +346,16 @@ export class Journal implements Feature {
     }
   }
 
-  /** Ends the waits (at shutdown). */
+  /**
+   * Ends the waits (they answer their timeout, as do those that come later) and the live
+   * journals, as a shutdown begins: a dashboard left open must not hold the drain to its deadline.
+   */
   close(): void {
+    this.closed = true;
     for (const waiter of [...this.waiters]) waiter.resolve(undefined);
+    const ends = [...this.watchers.values()];
+    this.watchers.clear();
+    for (const end of ends) end();
   }
 
   get size(): number {

@@ -52,6 +52,20 @@ describe('drain', () => {
     expect(await draining).toEqual({ connectionsCut: 0, left: [], ms: expect.any(Number) });
   });
 
+  it('ends open live journals and journal waits at once: they do not hold it to its deadline', async () => {
+    const base = await paced(2);
+    const live = await fetch(`${base}/_emulator/journal/stream`);
+    const reader = (live.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read(); // the live journal's first comment: it is open
+    // (whether the wait reaches the journal before the drain begins or after, it ends)
+    const wait = t?.inject({ url: '/_emulator/journal/wait?path=/never&timeout_ms=60000' });
+    const report = await t?.app.emulator.drain(60_000);
+    expect(report).toEqual({ connectionsCut: 0, left: [], ms: expect.any(Number) });
+    expect((report?.ms ?? 0) < 30_000).toBe(true);
+    expect((await wait)?.statusCode).toBe(408);
+    for (let r = await reader.read(); !r.done; r = await reader.read());
+  });
+
   it('cuts what is still running at the deadline and says so', async () => {
     const base = await paced(1000);
     const res = await streamRequest(base, 'tell me a story');

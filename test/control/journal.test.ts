@@ -287,10 +287,25 @@ describe('GET /_emulator/journal/wait', () => {
 describe('live journal watchers', () => {
   it(`are bounded at ${MAX_JOURNAL_WATCHERS}; one that stops frees its place`, () => {
     const store = new Journal(10, (key) => key);
-    const stops = Array.from({ length: MAX_JOURNAL_WATCHERS }, () => store.watch(() => {}));
+    const stops = Array.from({ length: MAX_JOURNAL_WATCHERS }, () =>
+      store.watch(
+        () => {},
+        () => {},
+      ),
+    );
     expect(stops.every((stop) => typeof stop === 'function')).toBe(true);
-    expect(store.watch(() => {})).toBeUndefined();
+    expect(
+      store.watch(
+        () => {},
+        () => {},
+      ),
+    ).toBeUndefined();
     stops[0]?.();
-    expect(store.watch(() => {})).toBeTypeOf('function');
+    expect(
+      store.watch(
+        () => {},
+        () => {},
+      ),
+    ).toBeTypeOf('function');
   });
 });
