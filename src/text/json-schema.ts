@@ -24,6 +24,9 @@ function validator(): Ajv {
   if (!ajv) {
     ajv = new Ajv({
       strict: false,
+      // A client's schema is the client's: Ajv's remarks on it (`unknown format "emoji"
+      // ignored`) would go to the emulator's console past its LOG_LEVEL.
+      logger: false,
       allErrors: false,
       discriminator: false,
       // A definition referred to N times would be copied N times: the compiled code would grow

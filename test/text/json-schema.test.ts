@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
   generationProblem,
@@ -153,6 +153,20 @@ describe('schemaInstance', () => {
       const old = (await schemaInstance(draft7, seed)) as { t: unknown[] };
       expect(ajv.validate(draft7, old), JSON.stringify(old)).toBe(true);
       expect(Array.isArray(old.t)).toBe(true);
+    }
+  });
+
+  it("says nothing on the console of a client's unknown format (the log level decides what is said)", async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      expect(typeof (await schemaInstance({ type: 'string', format: 'no-such-format' }, 1))).toBe(
+        'string',
+      );
+      expect([warn.mock.calls, log.mock.calls]).toEqual([[], []]);
+    } finally {
+      warn.mockRestore();
+      log.mockRestore();
     }
   });
 
