@@ -107,13 +107,34 @@ function checkName(name: string, param: string): void {
 const EMPTY_PARAMETERS = { type: 'object', properties: {} };
 
 /**
+ * A function's arguments are a JSON object: parameters of another `type` are refused in
+ * upstream's words; parameters without one are read as an object's (`{}`: no parameters).
+ * @see https://platform.openai.com/docs/guides/function-calling
+ */
+function objectParameters(raw: object): { schema: object; problem?: string } {
+  const { type } = raw as { type?: unknown };
+  if (type === undefined) {
+    return {
+      schema: Object.keys(raw).length === 0 ? EMPTY_PARAMETERS : { type: 'object', ...raw },
+    };
+  }
+  if (type === 'object' || (Array.isArray(type) && type.includes('object'))) return { schema: raw };
+  const got = Array.isArray(type) ? type.join(', ') : String(type);
+  return {
+    schema: raw,
+    problem: `schema must be a JSON Schema of 'type: "object"', got 'type: "${got}"'.`,
+  };
+}
+
+/**
  * A function's parameters, checked as strict mode and Ajv require; counted against the
  * request's schema budget before Ajv compiles them.
  */
 function readFunction(fn: FunctionDefinition, path: PathSegment[], budget: Budget): ToolDef {
   checkName(fn.name, bracket([...path, 'name']));
-  const schema = fn.parameters ?? EMPTY_PARAMETERS;
+  const { schema, problem: notObject } = objectParameters(fn.parameters ?? EMPTY_PARAMETERS);
   const problem =
+    notObject ??
     spendSchema(budget, schema) ??
     (fn.strict === true ? schemaMemo(schema, 'strict', strictSchemaProblem) : undefined) ??
     schemaProblem(schema) ??

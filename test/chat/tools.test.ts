@@ -188,6 +188,44 @@ describe('function calling', () => {
     expect(res.body).not.toMatch(/\\ud83d/i);
   });
 
+  it('gives arguments that are a JSON object: other parameter types refused as upstream does', async () => {
+    const call = (parameters: object) =>
+      t.chat({
+        model: 'gpt-test',
+        tool_choice: 'required',
+        tools: [{ type: 'function', function: { name: 'f', parameters } }],
+        messages: [{ role: 'user', content: 'go' }],
+      });
+    const text = await call({ type: 'string' });
+    expect([text.statusCode, text.json()]).toEqual([
+      400,
+      {
+        error: {
+          message:
+            "Invalid schema for function 'f': schema must be a JSON Schema of 'type: \"object\"', got 'type: \"string\"'.",
+          type: 'invalid_request_error',
+          param: 'tools[0].function.parameters',
+          code: 'invalid_function_parameters',
+        },
+      },
+    ]);
+    const argsOf = async (parameters: object) => {
+      const res = await call(parameters);
+      expect(res.statusCode, res.body).toBe(200);
+      return JSON.parse(res.json().choices[0].message.tool_calls[0].function.arguments);
+    };
+    expect(await argsOf({})).toEqual({});
+    const either = {
+      anyOf: [
+        { properties: { a: { type: 'string' } }, required: ['a'] },
+        { properties: { b: { type: 'integer' } }, required: ['b'] },
+      ],
+    };
+    const args = await argsOf(either);
+    expect(typeof args === 'object' && args !== null && !Array.isArray(args)).toBe(true);
+    expect(ajv.validate(either, args)).toBe(true);
+  });
+
   it('answers legacy functions with function_call', async () => {
     const body = (
       await t.chat({
