@@ -353,6 +353,9 @@ function resultText(content: Extract<ContentBlockParam, { type: 'tool_result' }>
   return content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n');
 }
 
+/** What a `tool_use` id may be made of (upstream's pattern). */
+const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/;
+
 /**
  * Tool use and results must pair up, turn by turn (consecutive messages of one role are one
  * turn): every `tool_use` is answered by `tool_result` blocks at the start of the next turn,
@@ -368,7 +371,18 @@ function checkToolPairs(messages: readonly MessageParam[]): void {
     let leading = true;
     for (; i < messages.length && (messages[i] as MessageParam).role === role; i++) {
       blocksOf((messages[i] as MessageParam).content).forEach((block, j) => {
-        if (block.type === 'tool_use') uses.set(block.id, i);
+        if (block.type === 'tool_use') {
+          if (!TOOL_USE_ID.test(block.id)) {
+            throw fieldError(
+              ['messages', i, 'content', j, 'id'],
+              `String should match pattern '${TOOL_USE_ID.source}'`,
+            );
+          }
+          if (uses.has(block.id)) {
+            throw fieldError(['messages', i, 'content', j], '`tool_use` ids must be unique');
+          }
+          uses.set(block.id, i);
+        }
         if (block.type !== 'tool_result') {
           leading = false;
           return;
@@ -534,7 +548,7 @@ export function readPrompt(body: Request): MessagesPrompt {
   });
   checkToolPairs(body.messages);
   reader.checkImages();
-  checkBreakpoints(reader.marks);
+  checkBreakpoints(reader.marks, body.cache_control !== undefined && body.cache_control !== null);
   if (body.cache_control) automaticBreakpoint(reader.blocks, ttlOf(body.cache_control) as CacheTtl);
 
   const last = body.messages[body.messages.length - 1] as MessageParam;
@@ -569,12 +583,16 @@ export function readPrompt(body: Request): MessagesPrompt {
   return { blocks: reader.blocks, turn };
 }
 
-/** At most 4 breakpoints, and a "1h" one may not follow a "5m" one. */
-function checkBreakpoints(marks: readonly Breakpoint[]): void {
-  if (marks.length > MAX_BREAKPOINTS) {
+/**
+ * At most 4 breakpoints, a top-level `cache_control` (automatic caching) counted with the
+ * blocks', and a "1h" one may not follow a "5m" one.
+ */
+function checkBreakpoints(marks: readonly Breakpoint[], automatic: boolean): void {
+  const found = marks.length + (automatic ? 1 : 0);
+  if (found > MAX_BREAKPOINTS) {
     throw fieldError(
-      (marks[MAX_BREAKPOINTS] as Breakpoint).path,
-      `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${marks.length}.`,
+      (marks[MAX_BREAKPOINTS] as Breakpoint | undefined)?.path ?? ['cache_control'],
+      `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${found}.`,
     );
   }
   const firstShort = marks.findIndex((m) => m.ttl === '5m');

@@ -279,6 +279,18 @@ describe('messages validation', () => {
       },
       'messages.0.content.1.cache_control: A maximum of 4 blocks with cache_control may be provided. Found 5.',
     ],
+    [
+      {
+        ...base,
+        cache_control: { type: 'ephemeral' },
+        system: [1, 2, 3, 4].map((n) => ({
+          type: 'text',
+          text: `s${n}`,
+          cache_control: { type: 'ephemeral' },
+        })),
+      },
+      'cache_control: A maximum of 4 blocks with cache_control may be provided. Found 5.',
+    ],
     [{ ...base, container: 'c' }, 'container: is not a permitted field'],
   ])('refuses %j', async (payload, message) => {
     const res = await post(payload);

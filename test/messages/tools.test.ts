@@ -348,6 +348,24 @@ describe('tool use refusals', () => {
       'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_a. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
     ],
     [
+      'two tool_use blocks of one id in a turn',
+      conversation(
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: [toolUse, toolUse] },
+        { role: 'user', content: [result()] },
+      ),
+      'messages.1.content.1: `tool_use` ids must be unique',
+    ],
+    [
+      'a tool_use id outside upstream pattern',
+      conversation(
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: [{ ...toolUse, id: 'bad id!' }] },
+        { role: 'user', content: [result('bad id!')] },
+      ),
+      "messages.1.content.0.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+    ],
+    [
       'a tool_use at the end of the conversation',
       conversation({ role: 'user', content: 'x' }, { role: 'assistant', content: [toolUse] }),
       'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_a. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
