@@ -68,25 +68,19 @@ export function hostOfHeader(header: string | undefined): string | undefined {
 }
 
 /**
- * A Host header as the `host[:port]` of a URL (WHATWG URL's spelling), or undefined when it is
- * not just that (a path, a query, user info, an empty or over-long name): a result URL is made
- * of it, and a task keeps it.
+ * A Host header as the client wrote it when it is a plain `host[:port]` a URL can be made of
+ * (letters, digits, `.-_:[]`, an address or name and a port), else undefined: a path, a query,
+ * user info, spaces, an empty or over-long name. A result URL is made of it, and a task keeps it.
  */
 export function urlHostOf(header: string | undefined): string | undefined {
-  if (header === undefined || header.length > 261) return undefined;
+  if (header === undefined || header.length > 261 || !/^[A-Za-z0-9._:[\]-]+$/.test(header)) {
+    return undefined;
+  }
   let url: URL;
   try {
     url = new URL(`http://${header}`);
   } catch {
     return undefined;
   }
-  const plain =
-    url.hostname !== '' &&
-    url.username === '' &&
-    url.password === '' &&
-    url.pathname === '/' &&
-    url.search === '' &&
-    url.hash === '' &&
-    !/[/?#@\\]/.test(header);
-  return plain ? url.host : undefined;
+  return url.hostname === '' ? undefined : header;
 }
