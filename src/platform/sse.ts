@@ -360,6 +360,12 @@ export interface SseOptions {
   capture?: { add(bytes: Buffer): void };
 }
 
+/**
+ * Bytes an unpaced stream writes before it lets other requests run: a reader as fast as the
+ * writer (loopback) would otherwise take a 10 MB stream in one go, the process with it.
+ */
+export const YIELD_BYTES = 256 * 1024;
+
 export interface SseResult {
   /** The stream was written to the end (false: the client left, or it stalled or failed). */
   completed: boolean;
@@ -419,6 +425,9 @@ export function sendSse(
     let paused: Pending | undefined;
     let cancelStall: (() => void) | undefined;
     let drainOn: NodeJS.EventEmitter | undefined;
+    /** Where the stream last let other work run (see YIELD_BYTES), and the turn it waits for. */
+    let yieldedAt = 0;
+    let turn: NodeJS.Immediate | undefined;
 
     const settle = (reason?: SseResult['reason']) => {
       if (settled) return;
@@ -426,6 +435,7 @@ export function sendSse(
       if (reason !== undefined) result.reason ??= reason;
       // A pause under way must not keep the stream (its chunk, its producer) until it ends.
       paused?.cancel();
+      if (turn) clearImmediate(turn);
       cancelStall?.();
       drainOn?.off('drain', onDrain);
       res.off('close', onClose);
@@ -517,6 +527,10 @@ export function sendSse(
       res.destroy();
       settle();
     }
+    function onTurn() {
+      turn = undefined;
+      if (!settled) run();
+    }
     function onPauseEnd() {
       paused = undefined;
       if (!settled) run();
@@ -542,6 +556,12 @@ export function sendSse(
           }
           pause = step.value;
           if (!flush()) return;
+          if (result.bytes - yieldedAt > YIELD_BYTES) {
+            // A socket that takes everything would let one large stream hold the process.
+            yieldedAt = result.bytes;
+            turn = setImmediate(onTurn);
+            return;
+          }
         }
       } catch (err) {
         fail(err);

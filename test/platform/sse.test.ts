@@ -14,6 +14,7 @@ import {
   type SseResult,
   SseSink,
   sendSse,
+  YIELD_BYTES,
 } from '../../src/platform/sse.js';
 import { splitTokens } from '../../src/platform/tokens.js';
 import { countingWait } from '../helpers/app.js';
@@ -243,6 +244,31 @@ describe('sendSse', () => {
     const body = await res.text();
     expect(body).toBe('data: a\n\nevent: x\ndata: b\n\ndata: c\n\n');
     expect(await result()).toEqual({ completed: true, bytes: Buffer.byteLength(body) });
+    await app.close();
+  });
+
+  it(`lets other work run every ${YIELD_BYTES} bytes of a stream that is never paced`, async () => {
+    const frame = 'x'.repeat(16 * 1024);
+    const frames = 256; // 4 MiB
+    let turns = 0;
+    let writing = true;
+    const { app } = await serve(function* (sink) {
+      const other = () => {
+        turns++;
+        if (writing) setImmediate(other);
+      };
+      setImmediate(other);
+      turns = 0;
+      for (let i = 0; i < frames; i++) {
+        sink.data(frame);
+        yield 0;
+      }
+      writing = false;
+    });
+    // (inject's response takes every write at once, as a fast reader on loopback does)
+    const body = (await app.inject({ url: '/' })).body;
+    expect(body.length).toBe(frames * (frame.length + 8));
+    expect(turns).toBeGreaterThanOrEqual(Math.floor((frames * frame.length) / YIELD_BYTES) - 1);
     await app.close();
   });
 
