@@ -180,7 +180,11 @@ function crossSiteProblem(
     trustedHost === undefined || trustedHost(host)
       ? undefined
       : `Host ${host} is not a name this emulator knows: a page reached through it may not call ${request.method} /_emulator routes (a page of another site can point a name of its own here: DNS rebinding). Open it through localhost, an IP address, HOST or PUBLIC_BASE_URL, or set EMULATOR_ADMIN_TOKEN.`;
-  if (!STATE_CHANGING.has(request.method)) return site === 'same-origin' ? rebound() : undefined;
+  if (!STATE_CHANGING.has(request.method)) {
+    // The dashboard's files hold no data: they load, and its data calls say what is wrong.
+    const data = site === 'same-origin' && !OPEN_ROUTES.has(request.routeOptions.url ?? '');
+    return data ? rebound() : undefined;
+  }
   const allowed = origin !== undefined && reply.getHeader('access-control-allow-origin');
   if (allowed === origin || allowed === '*') return undefined;
   if (site === 'same-origin' || (origin !== undefined && isOwnOrigin(origin, host))) {
@@ -392,7 +396,7 @@ export const controlRoutes =
             // Bytes the socket has not taken: a client that reads keeps this near zero.
             const buffered = raw.writableLength;
             if (buffered > JOURNAL_STREAM_MAX_BUFFERED) {
-              stop?.();
+              if (typeof stop === 'function') stop();
               journalStreamsDropped++;
               request.log.warn(
                 {
@@ -408,6 +412,7 @@ export const controlRoutes =
           },
           () => raw.end(),
         );
+        if (stop === 'closed') throw new GatewayError(503, 'The emulator is shutting down.');
         if (!stop) {
           throw new GatewayError(429, `At most ${MAX_JOURNAL_WATCHERS} live journals at once.`);
         }

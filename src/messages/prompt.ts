@@ -363,6 +363,8 @@ const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/;
  */
 function checkToolPairs(messages: readonly MessageParam[]): void {
   let previousUses = new Map<string, number>();
+  /** Every `tool_use` id of the conversation: one may not come twice, in a turn or across. */
+  const everyUse = new Set<string>();
   let i = 0;
   while (i < messages.length) {
     const role = (messages[i] as MessageParam).role;
@@ -378,9 +380,10 @@ function checkToolPairs(messages: readonly MessageParam[]): void {
               `String should match pattern '${TOOL_USE_ID.source}'`,
             );
           }
-          if (uses.has(block.id)) {
+          if (everyUse.has(block.id)) {
             throw fieldError(['messages', i, 'content', j], '`tool_use` ids must be unique');
           }
+          everyUse.add(block.id);
           uses.set(block.id, i);
         }
         if (block.type !== 'tool_result') {

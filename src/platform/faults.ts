@@ -148,7 +148,7 @@ export class Faults implements Feature {
    */
   add(input: FaultRuleInput, session = DEFAULT_SESSION): FaultRuleView | undefined {
     if (this.rules.length >= MAX_FAULT_RULES) return undefined;
-    const bytes = JSON.stringify(input).length;
+    const bytes = Buffer.byteLength(JSON.stringify(input));
     const held = this.rules.reduce((sum, r) => sum + r.bytes, 0);
     if (held + bytes > MAX_FAULT_BYTES) return undefined;
     const source: RequestMatch = {

@@ -218,9 +218,13 @@ export class Journal implements Feature {
   /**
    * Calls `listener` with each entry recorded from now on (the live journal), and `end` when
    * the journal closes (shutdown); returns the way to stop. Undefined when MAX_JOURNAL_WATCHERS
-   * already watch.
+   * already watch, `closed` once the journal is (a shutdown has begun).
    */
-  watch(listener: (entry: JournalEntry) => void, end: () => void): (() => void) | undefined {
+  watch(
+    listener: (entry: JournalEntry) => void,
+    end: () => void,
+  ): (() => void) | 'closed' | undefined {
+    if (this.closed) return 'closed';
     if (this.watchers.size >= MAX_JOURNAL_WATCHERS) return undefined;
     this.watchers.set(listener, end);
     return () => this.watchers.delete(listener);
@@ -426,6 +430,7 @@ function expectedOf(filter: JournalFilter, field: string): unknown {
   if (field === 'key') return REDACTED;
   if (field.startsWith('header.')) {
     const name = field.slice(7);
+    if (isSecretName(name)) return REDACTED;
     const entry = Object.entries(filter.header ?? {}).find(([n]) => n.toLowerCase() === name);
     return entry?.[1];
   }

@@ -15,34 +15,36 @@ export const SECRET_HEADERS = new Set([
 
 /**
  * Names that carry credentials, for headers and query parameters alike: every name in
- * SECRET_HEADERS; a name with a word (letters between separators) that names a credential
- * (`x-secret-1`, `token_1`, `x-client-cert`, `sig`, `x-jwt`); a name ending in one, with or
- * without a separator and whatever non-letters follow it (`subscriptionkey`, `accesstoken`,
- * `clientsecret`, `key2`, `authorization2`, `token;`); and any name holding `apikey`, `api-key`
- * or `private_key`. Query names are compared case-insensitively after percent-decoding. A
- * harmless name that happens to end so (`?monkey=`) is blanked too: a blanked value costs less
- * than a leaked one.
+ * SECRET_HEADERS; a name with a word (letters between separators) that always names a
+ * credential (`x-secret-1`, `x-jwt`, `db_password_2`); a name whose last word does, with or
+ * without a separator and whatever digits or marks follow it (`x-client-cert`, `sig`,
+ * `token_1`, `key2`, `authorization2`, `accesstoken`, `clientsecret`, `token;`); and any name
+ * holding `apikey`, `api-key` or `private_key`. Words that name a credential only last (`key`,
+ * `token`, `auth`, `cert`, `sig`, `pass`, `cookie`) leave `x-key-id`, `token_count` or `x-auth-mode`
+ * alone. Query names are compared case-insensitively after percent-decoding. A harmless name
+ * that happens to end so (`?monkey=`) is blanked too: a blanked value costs less than a leaked
+ * one.
  */
 const SECRET_WORDS = new Set([
-  'key',
-  'apikey',
-  'token',
   'secret',
   'password',
   'passwd',
   'passphrase',
   'pwd',
-  'pass',
-  'sig',
-  'signature',
-  'jwt',
-  'bearer',
-  'auth',
-  'authorization',
   'credential',
   'credentials',
+  'jwt',
+  'bearer',
+  'apikey',
+]);
+const SECRET_LAST_WORDS = new Set([
+  'key',
+  'token',
+  'sig',
+  'signature',
+  'auth',
   'cert',
-  'certificate',
+  'pass',
   'cookie',
 ]);
 const SECRET_ENDING =
@@ -50,8 +52,12 @@ const SECRET_ENDING =
 
 function namesSecret(name: string): boolean {
   if (SECRET_HEADERS.has(name) || SECRET_ENDING.test(name)) return true;
-  for (const word of name.split(/[^a-z]+/)) if (SECRET_WORDS.has(word)) return true;
-  return false;
+  const words = name.split(/[^a-z]+/).filter((word) => word !== '');
+  const last = words[words.length - 1];
+  return (
+    (last !== undefined && SECRET_LAST_WORDS.has(last)) ||
+    words.some((word) => SECRET_WORDS.has(word))
+  );
 }
 
 /**

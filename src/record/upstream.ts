@@ -1,9 +1,11 @@
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sleepWith, type Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
 import { pathOf, StreamCapture } from '../platform/request.js';
 import { redactUrl } from '../platform/secrets.js';
+import { YIELD_BYTES } from '../platform/sse.js';
 import {
   blockOf,
   bodyHash,
@@ -16,6 +18,18 @@ import {
   type Recordings,
   recordedBody,
 } from './recordings.js';
+
+/** Resolves once a response can take more (`drain`) or is gone (`close`). */
+const writable = (raw: ServerResponse) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      raw.off('drain', done);
+      raw.off('close', done);
+      resolve();
+    };
+    raw.once('drain', done);
+    raw.once('close', done);
+  });
 
 /**
  * The upstream modes (README "Record and replay"): `record` forwards every request to the real
@@ -227,26 +241,42 @@ export class Upstream {
     }
     reply.hijack();
     const raw = reply.raw;
-    raw.writeHead(recorded.status, recorded.headers);
     const capture = this.capture(request);
     const started = this.options.monotonic();
     let sent = 0;
+    let yieldedAt = 0;
+    const cut = (reason: 'client closed' | 'error') => {
+      raw.destroy();
+      request.gateway?.streamAborted(request, reply, { completed: false, bytes: sent, reason });
+    };
+    try {
+      raw.writeHead(recorded.status, recorded.headers);
+    } catch {
+      cut('error'); // (start-up checks what a recording may say: not reached)
+      return;
+    }
     for (const event of recorded.stream) {
       if (this.options.pacing === 'recorded') {
         const wait = event.at_ms - (this.options.monotonic() - started);
         if (wait > 0) await sleepWith(this.options.wait, wait);
       }
       if (raw.destroyed) {
-        const result = { completed: false, bytes: sent, reason: 'client closed' as const };
-        request.gateway?.streamAborted(request, reply, result);
+        cut('client closed');
         return;
       }
       const bytes = Buffer.from(blockOf(event));
-      raw.write(bytes);
+      const room = raw.write(bytes);
       capture(bytes);
       sent += bytes.length;
+      // As the emulator's own streams: the client's pace, and other requests' turn.
+      if (!room) await writable(raw);
+      else if (sent - yieldedAt > YIELD_BYTES) {
+        yieldedAt = sent;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
-    raw.end();
+    if (raw.destroyed) cut('client closed');
+    else raw.end();
   }
 
   /** Keeps the first bytes of a stream for the journal, as the emulator's own streams do. */

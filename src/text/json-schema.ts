@@ -228,7 +228,7 @@ function tuplesAsDraft7(node: unknown): unknown {
   for (const key of Object.keys(node)) {
     out[key] = VALUE_KEYWORDS.has(key) ? node[key] : tuplesAsDraft7(node[key]);
   }
-  if (Array.isArray(out.prefixItems)) {
+  if (isSchemaList(out.prefixItems)) {
     const tuple = out.prefixItems;
     delete out.prefixItems;
     if ('items' in out) out.additionalItems = out.items;
@@ -237,6 +237,9 @@ function tuplesAsDraft7(node: unknown): unknown {
   return out;
 }
 const VALUE_KEYWORDS = new Set(['enum', 'const', 'default', 'examples']);
+/** A list of schemas (a tuple), not of names (`dependencies: {"items": ["a"]}` is a map's). */
+const isSchemaList = (value: unknown): value is unknown[] =>
+  Array.isArray(value) && value.every((item) => typeof item === 'boolean' || isNode(item));
 
 /** Compiles the schema and prepares the generator's copy, once. */
 function ready(info: SchemaInfo, schema: object): void {
@@ -394,7 +397,7 @@ function prepare(root: Node): { copy: Node; size: number } {
     if ('minItems' in node || 'maxItems' in node) {
       copy.maxItems = lowered(node, 'minItems', 'maxItems', GENERATED_ITEMS);
     }
-    if (Array.isArray(copy.items)) {
+    if (isSchemaList(copy.items) && copy.items.length > 0) {
       // The generator reads a tuple as 2020-12 writes it (it makes objects of draft-07's).
       copy.prefixItems = copy.items;
       if ('additionalItems' in copy) copy.items = copy.additionalItems;

@@ -122,7 +122,7 @@ export class Replies implements Feature {
    */
   addStub(input: StubInput, session: string): StubView | undefined {
     if (this.stubs.length >= MAX_STUBS) return undefined;
-    const bytes = JSON.stringify(input).length;
+    const bytes = Buffer.byteLength(JSON.stringify(input));
     const held = this.stubs.reduce((sum, s) => sum + s.bytes, 0);
     if (held + bytes > MAX_STUB_BYTES) return undefined;
     const rule: StubRule = { ...input, id: this.nextStubId++, session };

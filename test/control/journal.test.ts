@@ -158,6 +158,15 @@ describe('POST /_emulator/journal/verify', () => {
     ]);
     const tooMany = await verify({ match: { group: 'chat' }, count: { at_most: 1 } });
     expect(tooMany.statusCode).toBe(409);
+    // the value a credential header was expected to have is never echoed
+    const secret = await verify({
+      match: { group: 'chat', header: { 'x-api-key': 'expected-secret' } },
+      count: { exactly: 1 },
+    });
+    expect(secret.body).not.toContain('expected-secret');
+    expect(secret.json().near_misses[0].differences).toEqual([
+      { field: 'header.x-api-key', expected: '[REDACTED]', actual: null },
+    ]);
     expect(tooMany.json().error.message).toBe('Expected at most 1 matching request(s), found 2.');
   });
 
@@ -300,12 +309,33 @@ describe('live journal watchers', () => {
         () => {},
       ),
     ).toBeUndefined();
-    stops[0]?.();
+    (stops[0] as () => void)();
     expect(
       store.watch(
         () => {},
         () => {},
       ),
     ).toBeTypeOf('function');
+  });
+
+  it('are ended when the journal closes (shutdown), and none starts after', () => {
+    const store = new Journal(10, (key) => key);
+    const ended: number[] = [];
+    store.watch(
+      () => {},
+      () => ended.push(1),
+    );
+    store.watch(
+      () => {},
+      () => ended.push(2),
+    );
+    store.close();
+    expect(ended).toEqual([1, 2]);
+    expect(
+      store.watch(
+        () => {},
+        () => {},
+      ),
+    ).toBe('closed');
   });
 });

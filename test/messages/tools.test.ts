@@ -357,6 +357,17 @@ describe('tool use refusals', () => {
       'messages.1.content.1: `tool_use` ids must be unique',
     ],
     [
+      'a tool_use id used again in a later turn',
+      conversation(
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: [toolUse] },
+        { role: 'user', content: [result()] },
+        { role: 'assistant', content: [toolUse] },
+        { role: 'user', content: [result()] },
+      ),
+      'messages.3.content.0: `tool_use` ids must be unique',
+    ],
+    [
       'a tool_use id outside upstream pattern',
       conversation(
         { role: 'user', content: 'x' },

@@ -265,15 +265,23 @@ describe('Recordings refuse at start what replay could not send', () => {
     [{ status: 200 }, 'responses[0].headers must be an object'],
     [
       { ...ok, headers: { 'x-a': 'b\nset-cookie: c' } },
-      'responses[0].headers.x-a must be a string without line breaks',
+      'responses[0].headers.x-a must be a string of the bytes a header may carry',
     ],
     [
       { ...ok, headers: { 'bad name': 'x' } },
       'responses[0].headers has a name that is no HTTP header name',
     ],
     [
+      { ...ok, headers: { 'x-c': 'a\u0001b' } },
+      'responses[0].headers.x-c must be a string of the bytes a header may carry',
+    ],
+    [
+      { ...ok, headers: { 'x-u': 'caf\u2192' } },
+      'responses[0].headers.x-u must be a string of the bytes a header may carry',
+    ],
+    [
       { ...ok, headers: { 'x-n': 5 } },
-      'responses[0].headers.x-n must be a string without line breaks',
+      'responses[0].headers.x-n must be a string of the bytes a header may carry',
     ],
     [
       { ...ok, stream: [{ ...event, at_ms: 1e12 }] },

@@ -9,13 +9,17 @@ const KEY = { authorization: 'Bearer key-a' };
 interface Receiver {
   url: string;
   bodies: unknown[];
+  /** The Authorization header of each request, when it had one. */
+  auths: string[];
   close(): Promise<void>;
 }
 
 /** A callback receiver on loopback answering with `statuses` in turn (then 200). */
 async function receiver(statuses: number[] = []): Promise<Receiver> {
   const bodies: unknown[] = [];
+  const auths: string[] = [];
   const server: Server = createServer((req, res) => {
+    if (req.headers.authorization) auths.push(req.headers.authorization);
     let raw = '';
     req.on('data', (chunk) => {
       raw += chunk;
@@ -32,6 +36,7 @@ async function receiver(statuses: number[] = []): Promise<Receiver> {
   return {
     url: `http://127.0.0.1:${port}/hooks/video`,
     bodies,
+    auths,
     close: () => new Promise((ok) => server.close(() => ok())),
   };
 }
@@ -217,6 +222,7 @@ describe('credentials in a callback_url', () => {
     expect((await create(`${url}?token=tok-secret&x=1`)).statusCode).toBe(200);
     await advance(2000);
     expect(hook.bodies).toHaveLength(1);
+    expect(hook.auths).toEqual([`Basic ${Buffer.from('alice:pw-secret').toString('base64')}`]);
     const listed = (await t.inject({ url: '/_emulator/callbacks' })).json().callbacks;
     expect(listed.map((d: { url: string }) => d.url)).toEqual([
       `${hook.url.replace('http://', 'http://alice:[REDACTED]@')}?token=[REDACTED]&x=1`,
