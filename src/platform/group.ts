@@ -56,6 +56,8 @@ export interface RequestFacts {
   model(request: FastifyRequest): string | undefined;
   /** The text a `prompt_regex` is tried on, and the user turn it is (text groups). */
   prompt(body: unknown): { prompt: string | undefined; turn: number | undefined };
+  /** The request body as the journal keeps it, when the group hides something in it. */
+  journalBody?(raw: string): string;
 }
 
 const BEARER = /^bearer /i;
@@ -435,7 +437,10 @@ export function setupGatewayGroup(
       status,
       durationMs,
       headers: request.headers,
-      rawBody: request.rawBody,
+      rawBody:
+        facts.journalBody && request.rawBody !== undefined
+          ? facts.journalBody(request.rawBody)
+          : request.rawBody,
       response: capture ? capture.bytes() : request.responseBody,
       responseTruncated: capture?.truncated === true,
       fault: request.fault,

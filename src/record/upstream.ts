@@ -19,6 +19,13 @@ import {
   recordedBody,
 } from './recordings.js';
 
+/** A body as a recording keeps it: a `callback_url`'s password and credential parameters hidden. */
+function withoutUrlSecrets(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || !('callback_url' in body)) return body;
+  const url = (body as { callback_url: unknown }).callback_url;
+  return typeof url === 'string' ? { ...body, callback_url: redactUrl(url) } : body;
+}
+
 /** Resolves once a response can take more (`drain`) or is gone (`close`). */
 const writable = (raw: ServerResponse) =>
   new Promise<void>((resolve) => {
@@ -126,7 +133,7 @@ export class Upstream {
       match,
       {
         ...(query === undefined ? {} : { query }),
-        ...(request.body === undefined ? {} : { body: request.body }),
+        ...(request.body === undefined ? {} : { body: withoutUrlSecrets(request.body) }),
       },
       new URL(base).origin,
       response,

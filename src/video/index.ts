@@ -3,6 +3,7 @@ import type { GatewayHooks, GroupDescriptor } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import { bodyString } from '../platform/request.js';
 import type { Scheduler } from '../platform/scheduler.js';
+import { redactUrl } from '../platform/secrets.js';
 import { CallbackGuard, type CallbackGuardOptions } from './callback-guard.js';
 import { type CallbackOptions, Callbacks, DEFAULT_CALLBACK_OPTIONS } from './callbacks.js';
 import { loadClip } from './clip.js';
@@ -34,6 +35,15 @@ export interface VideoGroup extends GroupDescriptor {
   callbacks: Callbacks;
 }
 
+/** A `callback_url`'s password and credential parameters hidden in a body's JSON text. */
+export const redactCallbackUrls = (raw: string): string =>
+  raw.includes('"callback_url"')
+    ? raw.replace(
+        /("callback_url"\s*:\s*")((?:[^"\\]|\\.)*)"/g,
+        (_, head: string, url: string) => `${head}${redactUrl(url)}"`,
+      )
+    : raw;
+
 /**
  * Group A, video tasks, mounted at `/videogen`, with its result files at `/media`.
  * @see https://kling.ai/document-api/apiReference/model/textToVideo
@@ -64,6 +74,7 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
     facts: {
       model: (request) => bodyString(request.body, 'model_name'),
       prompt: (body) => ({ prompt: bodyString(body, 'prompt'), turn: undefined }),
+      journalBody: redactCallbackUrls,
     },
     service,
     callbacks,

@@ -205,6 +205,31 @@ describe('record, then replay with the upstream gone', () => {
 });
 
 describe('bounds and failures', () => {
+  it("writes a video task's callback_url without its password or credential parameters", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const upstream = await start({});
+    const recorder = await start({
+      upstreamMode: 'record',
+      upstreamUrl: upstream.url,
+      recordingsDir: dir,
+    });
+    const res = await fetch(`${recorder.url}/videogen/v1/videos/text2video`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        ...TASK,
+        callback_url: 'https://u:pw-secret@hooks.example/cb?token=t0k',
+      }),
+    });
+    expect(res.status).toBe(200);
+    const [file] = files(dir);
+    const recording = JSON.parse(readFileSync(file as string, 'utf8')) as Recording;
+    expect((recording.request.body as { callback_url: string }).callback_url).toBe(
+      'https://u:[REDACTED]@hooks.example/cb?token=[REDACTED]',
+    );
+    expect(readFileSync(file as string, 'utf8')).not.toMatch(/pw-secret|t0k/);
+  });
+
   it('journals a forwarded stream the upstream cuts off as aborted, and records nothing', async () => {
     const first = 'data: {"id":"c1","choices":[]}\n\n';
     const upstream = createServer((req, res) => {

@@ -228,6 +228,13 @@ describe('credentials in a callback_url', () => {
       `${hook.url.replace('http://', 'http://alice:[REDACTED]@')}?token=[REDACTED]&x=1`,
     ]);
     expect(JSON.stringify(listed)).not.toMatch(/pw-secret|tok-secret/);
+    // nor the journal, which keeps the create request's body
+    const journal = (await t.inject({ url: '/_emulator/journal' })).json().requests;
+    const detail = await t.inject({ url: `/_emulator/journal/${journal[0].id}` });
+    expect(detail.json().body.callback_url).toBe(
+      `${hook.url.replace('http://', 'http://alice:[REDACTED]@')}?token=[REDACTED]&x=1`,
+    );
+    expect(JSON.stringify(journal) + detail.body).not.toMatch(/pw-secret|tok-secret/);
   });
 });
 
