@@ -56,8 +56,11 @@ export interface RequestFacts {
   model(request: FastifyRequest): string | undefined;
   /** The text a `prompt_regex` is tried on, and the user turn it is (text groups). */
   prompt(body: unknown): { prompt: string | undefined; turn: number | undefined };
-  /** The request body as the journal keeps it, when the group hides something in it. */
-  journalBody?(raw: string): string;
+  /**
+   * The body's text as the journal and recordings keep it, when the group hides something in
+   * it (a credential in a URL); it stays JSON.
+   */
+  keptBody?(raw: string): string;
 }
 
 const BEARER = /^bearer /i;
@@ -438,8 +441,8 @@ export function setupGatewayGroup(
       durationMs,
       headers: request.headers,
       rawBody:
-        facts.journalBody && request.rawBody !== undefined
-          ? facts.journalBody(request.rawBody)
+        facts.keptBody && request.rawBody !== undefined
+          ? facts.keptBody(request.rawBody)
           : request.rawBody,
       response: capture ? capture.bytes() : request.responseBody,
       responseTruncated: capture?.truncated === true,

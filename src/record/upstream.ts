@@ -19,12 +19,11 @@ import {
   recordedBody,
 } from './recordings.js';
 
-/** A body as a recording keeps it: a `callback_url`'s password and credential parameters hidden. */
-function withoutUrlSecrets(body: unknown): unknown {
-  if (typeof body !== 'object' || body === null || !('callback_url' in body)) return body;
-  const url = (body as { callback_url: unknown }).callback_url;
-  return typeof url === 'string' ? { ...body, callback_url: redactUrl(url) } : body;
-}
+/** The body as a recording keeps it: what the group hides in it (keptBody) hidden. */
+const keptBody = (request: FastifyRequest, facts: RequestFacts): unknown =>
+  facts.keptBody && request.rawBody !== undefined
+    ? JSON.parse(facts.keptBody(request.rawBody))
+    : request.body;
 
 /** Resolves once a response can take more (`drain`) or is gone (`close`). */
 const writable = (raw: ServerResponse) =>
@@ -133,7 +132,7 @@ export class Upstream {
       match,
       {
         ...(query === undefined ? {} : { query }),
-        ...(request.body === undefined ? {} : { body: withoutUrlSecrets(request.body) }),
+        ...(request.body === undefined ? {} : { body: keptBody(request, facts) }),
       },
       new URL(base).origin,
       response,

@@ -74,7 +74,7 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
     facts: {
       model: (request) => bodyString(request.body, 'model_name'),
       prompt: (body) => ({ prompt: bodyString(body, 'prompt'), turn: undefined }),
-      journalBody: redactCallbackUrls,
+      keptBody: redactCallbackUrls,
     },
     service,
     callbacks,
