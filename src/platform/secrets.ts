@@ -14,51 +14,22 @@ export const SECRET_HEADERS = new Set([
 ]);
 
 /**
- * Names that carry credentials, for headers and query parameters alike: every name in
- * SECRET_HEADERS; a name with a word (letters between separators) that always names a
- * credential (`x-secret-1`, `x-jwt`, `db_password_2`); a name whose last word does, with or
- * without a separator and whatever digits or marks follow it (`x-client-cert`, `sig`,
- * `token_1`, `key2`, `authorization2`, `accesstoken`, `clientsecret`, `token;`); and any name
- * holding `apikey`, `api-key` or `private_key`. Words that name a credential only last (`key`,
- * `token`, `auth`, `cert`, `sig`, `pass`, `cookie`) leave `x-key-id`, `token_count` or `x-auth-mode`
- * alone. Query names are compared case-insensitively after percent-decoding. A harmless name
- * that happens to end so (`?monkey=`) is blanked too: a blanked value costs less than a leaked
- * one.
+ * Names that carry credentials, for headers and query parameters alike (lower case): every name
+ * in SECRET_HEADERS; a name with a word (letters between separators) that always names one
+ * (`x-secret-1`, `x-jwt`, `db_password_2`); a name ending in one, with or without a separator
+ * and whatever digits or marks follow (`token_1`, `key2`, `authorization2`, `accesstoken`,
+ * `clientsecret`, `token;`, `x-client-cert`, `sig`); any name holding `apikey`, `api-key` or
+ * `private_key`. Words that name a credential only last (`key`, `token`, `auth`, `cert`, `sig`,
+ * `pass`, `cookie`) leave `x-key-id`, `token_count` or `x-auth-mode` alone. A harmless name that
+ * happens to end so (`?monkey=`) is blanked too: a blanked value costs less than a leaked one.
  */
-const SECRET_WORDS = new Set([
-  'secret',
-  'password',
-  'passwd',
-  'passphrase',
-  'pwd',
-  'credential',
-  'credentials',
-  'jwt',
-  'bearer',
-  'apikey',
-]);
-const SECRET_LAST_WORDS = new Set([
-  'key',
-  'token',
-  'sig',
-  'signature',
-  'auth',
-  'cert',
-  'pass',
-  'cookie',
-]);
+const SECRET_WORD =
+  /(?:^|[^a-z])(?:secret|password|passwd|passphrase|pwd|credentials?|jwt|bearer)(?:[^a-z]|$)/;
 const SECRET_ENDING =
-  /(?:key|token|secret|password|passwd|passphrase|signature|auth|authorization|credentials?)[^a-z]*$|api[-_]?key|private[-_]?key/;
+  /(?:key|token|secret|password|passwd|passphrase|signature|auth|authorization|credentials?)[^a-z]*$|(?:^|[^a-z])(?:sig|cert|pass|cookie)[^a-z]*$|api[-_]?key|private[-_]?key/;
 
-function namesSecret(name: string): boolean {
-  if (SECRET_HEADERS.has(name) || SECRET_ENDING.test(name)) return true;
-  const words = name.split(/[^a-z]+/).filter((word) => word !== '');
-  const last = words[words.length - 1];
-  return (
-    (last !== undefined && SECRET_LAST_WORDS.has(last)) ||
-    words.some((word) => SECRET_WORDS.has(word))
-  );
-}
+const namesSecret = (name: string) =>
+  SECRET_HEADERS.has(name) || SECRET_ENDING.test(name) || SECRET_WORD.test(name);
 
 /**
  * Whether a header or query parameter name is a credential's. A header too: gateways take keys
@@ -107,9 +78,9 @@ function redactPassword(url: string): string {
 }
 
 /**
- * The URL with its password and the values of credential query parameters replaced. Everything after the `?` is
- * read as the query, a raw `#` included: a client does not send a fragment, and a `#` must not
- * hide a key behind it (`?x=1#&api-key=...`).
+ * The URL with its password and the values of credential query parameters replaced. Everything
+ * after the `?` is read as the query, a raw `#` included: a client does not send a fragment,
+ * and a `#` must not hide a key behind it (`?x=1#&api-key=...`).
  */
 export const redactUrl = (raw: string): string => {
   const url = redactPassword(raw);
