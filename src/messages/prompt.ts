@@ -551,7 +551,7 @@ export function readPrompt(body: Request): MessagesPrompt {
   });
   checkToolPairs(body.messages);
   reader.checkImages();
-  checkBreakpoints(reader.marks, body.cache_control !== undefined && body.cache_control !== null);
+  checkBreakpoints(reader.marks, Boolean(body.cache_control));
   if (body.cache_control) automaticBreakpoint(reader.blocks, ttlOf(body.cache_control) as CacheTtl);
 
   const last = body.messages[body.messages.length - 1] as MessageParam;

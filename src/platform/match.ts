@@ -282,20 +282,15 @@ export function meets(m: CompiledMatch, t: MatchTarget): boolean {
 export function shownMatch<M extends { key?: string; header?: Record<string, string> }>(
   match: M,
 ): M {
-  const secret = match.header && Object.keys(match.header).some(isSecretName);
-  if (match.key === undefined && !secret) return match;
-  return {
-    ...match,
-    ...(match.key === undefined ? {} : { key: REDACTED }),
-    ...(secret
-      ? {
-          header: Object.fromEntries(
-            Object.entries(match.header ?? {}).map(([name, value]) => [
-              name,
-              isSecretName(name) ? REDACTED : value,
-            ]),
-          ),
-        }
-      : {}),
-  };
+  const { key, header } = match;
+  const secretHeader = header !== undefined && Object.keys(header).some(isSecretName);
+  if (key === undefined && !secretHeader) return match;
+  const shown: { key?: string; header?: Record<string, string> } = { ...match };
+  if (key !== undefined) shown.key = REDACTED;
+  if (secretHeader) {
+    shown.header = Object.fromEntries(
+      Object.entries(header).map(([name, value]) => [name, isSecretName(name) ? REDACTED : value]),
+    );
+  }
+  return shown as M;
 }

@@ -251,23 +251,21 @@ export class Upstream {
     const started = this.options.monotonic();
     let sent = 0;
     let yieldedAt = 0;
-    const cut = (reason: 'client closed' | 'error') => {
+    /** The client left: journaled and logged as an aborted stream. */
+    const cut = () => {
       raw.destroy();
-      request.gateway?.streamAborted(request, reply, { completed: false, bytes: sent, reason });
+      const result = { completed: false, bytes: sent, reason: 'client closed' as const };
+      request.gateway?.streamAborted(request, reply, result);
     };
-    try {
-      raw.writeHead(recorded.status, recorded.headers);
-    } catch {
-      cut('error'); // (start-up checks what a recording may say: not reached)
-      return;
-    }
+    // (start-up checks the status and headers with node:http's own rules: this cannot throw)
+    raw.writeHead(recorded.status, recorded.headers);
     for (const event of recorded.stream) {
       if (this.options.pacing === 'recorded') {
         const wait = event.at_ms - (this.options.monotonic() - started);
         if (wait > 0) await sleepWith(this.options.wait, wait);
       }
       if (raw.destroyed) {
-        cut('client closed');
+        cut();
         return;
       }
       const bytes = Buffer.from(blockOf(event));
@@ -281,7 +279,7 @@ export class Upstream {
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
-    if (raw.destroyed) cut('client closed');
+    if (raw.destroyed) cut();
     else raw.end();
   }
 

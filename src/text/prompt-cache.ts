@@ -294,11 +294,14 @@ export class PromptCache implements Feature {
       }
     }
     if (boundaries.length > 0) this.onLookup?.('chat', cached > 0);
-    const skipFrom = CHAT_BOUNDARIES_FIRST;
-    const skipTo = boundaries.length - CHAT_BOUNDARIES_LAST;
-    for (let i = 0; i < boundaries.length; i++) {
-      if (i === skipFrom && skipTo > skipFrom) i = skipTo;
-      const boundary = boundaries[i] as { tokens: number; key: string };
+    const written =
+      boundaries.length > CHAT_BOUNDARIES_FIRST + CHAT_BOUNDARIES_LAST
+        ? [
+            ...boundaries.slice(0, CHAT_BOUNDARIES_FIRST),
+            ...boundaries.slice(-CHAT_BOUNDARIES_LAST),
+          ]
+        : boundaries;
+    for (const boundary of written) {
       if (boundary.tokens > cached) {
         this.put(boundary.key, this.options.ttlS * 1000, now, session, scope, boundary.tokens);
       }
