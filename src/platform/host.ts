@@ -55,16 +55,21 @@ export function canonicalHost(host: string): string {
 export const isLocalhostName = (host: string) =>
   host === 'localhost' || host.endsWith('.localhost');
 
-/** The canonical host a Host header names (its port dropped), or undefined if it names none. */
-export function hostOfHeader(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
+/** A Host header read as a URL's origin under `protocol`, or undefined if it names no host. */
+export function hostUrl(header: string, protocol = 'http:'): URL | undefined {
   let url: URL;
   try {
-    url = new URL(`http://${header}`);
+    url = new URL(`${protocol}//${header}`);
   } catch {
     return undefined;
   }
-  return url.hostname === '' ? undefined : canonicalHost(url.hostname);
+  return url.hostname === '' ? undefined : url;
+}
+
+/** The canonical host a Host header names (its port dropped), or undefined if it names none. */
+export function hostOfHeader(header: string | undefined): string | undefined {
+  const url = header === undefined ? undefined : hostUrl(header);
+  return url && canonicalHost(url.hostname);
 }
 
 /**
@@ -73,14 +78,7 @@ export function hostOfHeader(header: string | undefined): string | undefined {
  * user info, spaces, an empty or over-long name. A result URL is made of it, and a task keeps it.
  */
 export function urlHostOf(header: string | undefined): string | undefined {
-  if (header === undefined || header.length > 261 || !/^[A-Za-z0-9._:[\]-]+$/.test(header)) {
-    return undefined;
-  }
-  let url: URL;
-  try {
-    url = new URL(`http://${header}`);
-  } catch {
-    return undefined;
-  }
-  return url.hostname === '' ? undefined : header;
+  const plain =
+    header !== undefined && header.length <= 261 && /^[A-Za-z0-9._:[\]-]+$/.test(header);
+  return plain && hostUrl(header) ? header : undefined;
 }

@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { canonicalHost, isLocalhostName } from '../platform/host.js';
+import { canonicalHost, hostUrl, isLocalhostName } from '../platform/host.js';
 
 /**
  * Where a `callback_url` may point. A callback is a request the emulator makes for a client, so
@@ -84,14 +84,8 @@ export const REFUSED_SELF = 'ECALLBACKSELF';
 
 /** `host:port` of a Host header, with the scheme's default port; undefined if it is no host. */
 function hostPort(header: string, protocol: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(`${protocol}//${header}`);
-  } catch {
-    return undefined;
-  }
-  if (url.hostname === '') return undefined;
-  return `${canonicalHost(url.hostname)}:${portOf(url)}`;
+  const url = hostUrl(header, protocol);
+  return url && `${canonicalHost(url.hostname)}:${portOf(url)}`;
 }
 
 export class CallbackGuard {
@@ -153,12 +147,8 @@ export class CallbackGuard {
           const family = options.family === 4 || options.family === 6 ? options.family : 0;
           const addresses = all.filter((a) => family === 0 || a.family === family);
           const first = addresses[0];
-          if (
-            this.isSelf(
-              addresses.map((a) => a.address),
-              port,
-            )
-          ) {
+          const found = addresses.map((a) => a.address);
+          if (this.isSelf(found, port)) {
             const error = new Error(`refused: callback_url ${SELF}`);
             callback(Object.assign(error, { code: REFUSED_SELF }), '');
           } else if (!first) {
