@@ -63,6 +63,12 @@ describe('drain', () => {
     expect(report).toEqual({ connectionsCut: 0, left: [], ms: expect.any(Number) });
     expect((report?.ms ?? 0) < 30_000).toBe(true);
     expect((await wait)?.statusCode).toBe(408);
+    // and a live journal asked for once the stop has begun is refused at once
+    const late = await t?.inject({ url: '/_emulator/journal/stream' });
+    expect([late?.statusCode, late?.json()]).toEqual([
+      503,
+      { error: { type: 'api_error', message: 'The emulator is shutting down.' } },
+    ]);
     for (let r = await reader.read(); !r.done; r = await reader.read());
   });
 

@@ -30,6 +30,21 @@ function manualPost() {
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
+/** The listed delivery of task `a` (key k) to `url`, refused at once as the emulator itself. */
+const refusedAsSelf = (url: string) => ({
+  id: 1,
+  task_id: 'a',
+  session: 'default',
+  url,
+  task_status: 'succeed',
+  state: 'failed',
+  attempts: 1,
+  last_status: null,
+  last_error: 'refused: callback_url must not point at the emulator itself',
+  created_at: 0,
+  updated_at: 0,
+});
+
 /** Timers the test fires by hand. */
 function manualTimers() {
   const timers = new Set<{ fn: () => void; ms: number }>();
@@ -264,14 +279,7 @@ describe('Callbacks', () => {
     callbacks.enqueue('a', 'k', 'http://me.example:8080/hook', 'succeed', 'a');
     await callbacks.idle();
     expect(calls).toEqual([]);
-    expect(callbacks.list()).toMatchObject([
-      {
-        state: 'failed',
-        attempts: 1,
-        last_status: null,
-        last_error: 'refused: callback_url must not point at the emulator itself',
-      },
-    ]);
+    expect(callbacks.list()).toEqual([refusedAsSelf('http://me.example:8080/hook')]);
   });
 
   it('refuses at delivery a name whose DNS answer is loopback in IPv4-mapped IPv6', async () => {
@@ -286,21 +294,7 @@ describe('Callbacks', () => {
       await callbacks.idle();
       expect({ calls: calls.map((c) => c.url), list: callbacks.list() }, answer.join()).toEqual({
         calls: [],
-        list: [
-          {
-            id: 1,
-            task_id: 'a',
-            session: 'default',
-            url: 'http://rebind.example:8080/hook',
-            task_status: 'succeed',
-            state: 'failed',
-            attempts: 1,
-            last_status: null,
-            last_error: 'refused: callback_url must not point at the emulator itself',
-            created_at: 0,
-            updated_at: 0,
-          },
-        ],
+        list: [refusedAsSelf('http://rebind.example:8080/hook')],
       });
     }
   });
@@ -547,21 +541,7 @@ describe('Callbacks over node:http', () => {
     });
     callbacks.enqueue('a', 'k', `http://rebind.invalid:${t.port}/hook`, 'succeed', 'a');
     await callbacks.idle();
-    expect(callbacks.list()).toEqual([
-      {
-        id: 1,
-        task_id: 'a',
-        session: 'default',
-        url: `http://rebind.invalid:${t.port}/hook`,
-        task_status: 'succeed',
-        state: 'failed',
-        attempts: 1,
-        last_status: null,
-        last_error: 'refused: callback_url must not point at the emulator itself',
-        created_at: 0,
-        updated_at: 0,
-      },
-    ]);
+    expect(callbacks.list()).toEqual([refusedAsSelf(`http://rebind.invalid:${t.port}/hook`)]);
     expect(answers).toEqual([['93.184.216.34']]);
     expect(t.hits).toEqual([]);
     callbacks.close();
