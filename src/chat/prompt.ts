@@ -12,7 +12,7 @@ import {
   spendSchema,
 } from '../text/json-schema.js';
 import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/media.js';
-import { limitsOf } from '../text/models.js';
+import { lastTokenIdOf, limitsOf } from '../text/models.js';
 import type { ChatPromptPart } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
 import { ToolsMemo } from '../text/tools-memo.js';
@@ -404,6 +404,7 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
   if (body.top_logprobs != null && body.logprobs !== true) {
     throw fieldError(['top_logprobs'], 'is only allowed when logprobs is true');
   }
+  checkLogitBias(body);
   const { tools, legacy, json: definitionsJson } = readTools(body);
   const choice = readChoice(body, tools, legacy);
   const output = readOutput(body);
@@ -454,6 +455,28 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
   const promptTokens = countChatPrompt(parts);
   const maxTokens = completionLimit(body, promptTokens);
   return { parts, promptTokens, maxTokens, audioTokens, turn, legacy };
+}
+
+/**
+ * `logit_bias` keys are token ids: non-negative integers up to the model's last token id,
+ * refused in upstream's words otherwise (the bias values' range is the schema's).
+ * @see https://github.com/openai/openai-python/issues/572
+ * @see https://github.com/sashabaranov/go-openai/issues/129
+ */
+function checkLogitBias(body: ChatCompletionRequest): void {
+  if (!body.logit_bias) return;
+  const last = lastTokenIdOf(body.model);
+  for (const key in body.logit_bias) {
+    if (!/^\d+$/.test(key)) {
+      throw refuse(
+        `Invalid key in 'logit_bias': ${key}. You should only be submitting non-negative integers.`,
+        'logit_bias',
+      );
+    }
+    if (Number(key) > last) {
+      throw refuse(`Invalid key in 'logit_bias': ${key}. Maximum value is ${last}.`, 'logit_bias');
+    }
+  }
 }
 
 /**

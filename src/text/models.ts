@@ -16,6 +16,17 @@ export interface ModelLimits {
 
 type Row = readonly [prefix: string, contextWindow: number, maxOutput: number];
 
+/**
+ * The highest token id a chat model's `logit_bias` may name: its encoding's `<|endoftext|>`.
+ * cl100k_base (GPT-4, GPT-4 Turbo, GPT-3.5 Turbo) ends at 100257, as upstream's refusal says;
+ * o200k_base (GPT-4o and later, the o-series) has its `<|endoftext|>` at 199999.
+ * @see https://github.com/openai/openai-python/issues/572
+ * @see https://github.com/openai/tiktoken/blob/main/tiktoken_ext/openai_public.py
+ */
+const CL100K_LAST = 100_257;
+const O200K_LAST = 199_999;
+const CL100K_MODELS: readonly string[] = ['gpt-4-', 'gpt-3.5-turbo'];
+
 /** Longest prefix first wins, so `gpt-4o-mini` is read before `gpt-4o`. */
 const CHAT_MODELS: readonly Row[] = [
   ['gpt-5', 400_000, 128_000],
@@ -57,6 +68,12 @@ const TABLES: Record<ReplyApi, readonly Row[]> = {
 export function limitsOf(api: ReplyApi, model: string): ModelLimits {
   const row = TABLES[api].find(([prefix]) => model.startsWith(prefix));
   return row ? { contextWindow: row[1], maxOutput: row[2] } : DEFAULT_LIMITS[api];
+}
+
+/** The last token id `logit_bias` may name for a chat model (`gpt-4` itself is cl100k too). */
+export function lastTokenIdOf(model: string): number {
+  const cl100k = model === 'gpt-4' || CL100K_MODELS.some((prefix) => model.startsWith(prefix));
+  return cl100k ? CL100K_LAST : O200K_LAST;
 }
 
 /** The table, for the README and the control surface. */

@@ -209,6 +209,21 @@ describe('POST /v1/chat/completions', () => {
     });
     expect(res.statusCode).toBe(200);
   });
+
+  it.each([
+    ['gpt-4o', '199999'],
+    ['gpt-4o-mini', '0'],
+    ['gpt-4.1', '199999'],
+    ['gpt-4-turbo', '100257'],
+    ['gpt-3.5-turbo', '100257'],
+  ])('takes logit_bias keys up to the last token id of %s (%s)', async (model, key) => {
+    const res = await post({
+      model,
+      messages: [{ role: 'user', content: 'x' }],
+      logit_bias: { [key]: 100, '007': -100 },
+    });
+    expect(res.statusCode).toBe(200);
+  });
 });
 
 describe('chat completions validation', () => {
@@ -419,6 +434,26 @@ describe('chat completions validation', () => {
         'logit_bias[50256]',
         'invalid_value',
       ),
+    ],
+    ...['You', '-1', '1.5', ' 7', ''].map((key): [object, object] => [
+      { ...base, logit_bias: { 12: 1, [key]: -100 } },
+      error(
+        `Invalid key in 'logit_bias': ${key}. You should only be submitting non-negative integers.`,
+        'logit_bias',
+        null,
+      ),
+    ]),
+    [
+      { ...base, logit_bias: { '200000': -100 } },
+      error("Invalid key in 'logit_bias': 200000. Maximum value is 199999.", 'logit_bias', null),
+    ],
+    [
+      { ...base, model: 'gpt-3.5-turbo', logit_bias: { '100265': -100 } },
+      error("Invalid key in 'logit_bias': 100265. Maximum value is 100257.", 'logit_bias', null),
+    ],
+    [
+      { ...base, model: 'gpt-4', logit_bias: { '100258': 5 } },
+      error("Invalid key in 'logit_bias': 100258. Maximum value is 100257.", 'logit_bias', null),
     ],
   ])('refuses %j', async (payload, expected) => {
     const res = await post(payload);
