@@ -84,12 +84,14 @@ export const mediaRoutes =
         if (!video.hasResult(token, file.slice(0, -4), clock.now())) {
           return reply.code(404).send(NOT_FOUND);
         }
-        reply.header('content-type', 'video/mp4').header('accept-ranges', 'bytes');
-        reply.header('cache-control', 'public, max-age=86400');
+        reply.header('accept-ranges', 'bytes');
         const range = parseRange(request.headers.range, clip.length);
         if (range.kind === 'unsatisfiable') {
+          // No body, so no media type; a refusal is not cached as the clip is.
           return reply.code(416).header('content-range', `bytes */${clip.length}`).send();
         }
+        reply.header('content-type', 'video/mp4');
+        reply.header('cache-control', 'public, max-age=86400');
         if (range.kind === 'full') return reply.send(clip);
         reply.header('content-range', `bytes ${range.start}-${range.end}/${clip.length}`);
         return reply.code(206).send(clip.subarray(range.start, range.end + 1));

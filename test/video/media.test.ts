@@ -57,6 +57,10 @@ describe('result videos', () => {
     const bad = await t.inject({ url: URL_PATH, headers: { range: `bytes=${clip.length}-` } });
     expect(bad.statusCode).toBe(416);
     expect(bad.headers['content-range']).toBe(`bytes */${clip.length}`);
+    expect(bad.headers['content-type']).toBeUndefined();
+    expect(bad.headers['cache-control']).toBeUndefined();
+    expect(bad.headers['content-length']).toBe('0');
+    expect(bad.rawPayload.length).toBe(0);
 
     const head = await t.inject({ method: 'HEAD', url: URL_PATH });
     expect(head.statusCode).toBe(200);
