@@ -253,7 +253,7 @@ export class Recordings implements Feature {
   constructor(
     readonly dir: string | undefined,
     /** The largest file read or written (RECORDING_MAX_BYTES; tests lower it). */
-    private readonly maxFileBytes = RECORDING_MAX_BYTES,
+    readonly maxFileBytes = RECORDING_MAX_BYTES,
   ) {
     if (dir !== undefined && existsSync(dir)) {
       let isDirectory: boolean;

@@ -12,7 +12,6 @@ import {
   bodyTextOf,
   keptHeaders,
   parseStream,
-  RECORDING_MAX_BYTES,
   type RecordedResponse,
   type RecordingMatch,
   type Recordings,
@@ -139,8 +138,8 @@ export class Upstream {
     );
     if (!kept) {
       request.log.warn(
-        { url: redactUrl(request.url), maxFileBytes: RECORDING_MAX_BYTES },
-        'answer not recorded: its recording file would be larger than the 64 MiB a start-up reads',
+        { url: redactUrl(request.url), maxFileBytes: recordings.maxFileBytes },
+        'answer not recorded: its recording file would be larger than a start-up reads',
       );
     }
     return true;
