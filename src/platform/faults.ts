@@ -3,6 +3,7 @@
  * `x-emulator-fault` header. A fault makes the request fail the way the real gateway fails.
  */
 
+import { roomFor } from './budget.js';
 import type { Feature } from './features.js';
 import {
   type CompiledMatch,
@@ -147,10 +148,11 @@ export class Faults implements Feature {
    * take them past MAX_FAULT_BYTES. Throws MatchError for a match that cannot be compiled.
    */
   add(input: FaultRuleInput, session = DEFAULT_SESSION): FaultRuleView | undefined {
-    if (this.rules.length >= MAX_FAULT_RULES) return undefined;
-    const bytes = Buffer.byteLength(JSON.stringify(input));
-    const held = this.rules.reduce((sum, r) => sum + r.bytes, 0);
-    if (held + bytes > MAX_FAULT_BYTES) return undefined;
+    const bytes = roomFor(this.rules, input, {
+      maxCount: MAX_FAULT_RULES,
+      maxBytes: MAX_FAULT_BYTES,
+    });
+    if (bytes === undefined) return undefined;
     const source: RequestMatch = {
       ...(input.path === undefined ? {} : { path: input.path }),
       ...(input.method === undefined ? {} : { method: input.method }),

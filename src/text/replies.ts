@@ -1,3 +1,4 @@
+import { roomFor } from '../platform/budget.js';
 import type { Feature } from '../platform/features.js';
 import { type LinearRegex, linearRegex, type RegexMatch } from '../platform/linear-regex.js';
 import {
@@ -121,10 +122,8 @@ export class Replies implements Feature {
    * or it would take the stubs past MAX_STUB_BYTES.
    */
   addStub(input: StubInput, session: string): StubView | undefined {
-    if (this.stubs.length >= MAX_STUBS) return undefined;
-    const bytes = Buffer.byteLength(JSON.stringify(input));
-    const held = this.stubs.reduce((sum, s) => sum + s.bytes, 0);
-    if (held + bytes > MAX_STUB_BYTES) return undefined;
+    const bytes = roomFor(this.stubs, input, { maxCount: MAX_STUBS, maxBytes: MAX_STUB_BYTES });
+    if (bytes === undefined) return undefined;
     const rule: StubRule = { ...input, id: this.nextStubId++, session };
     const stub: Stub = { ...this.compile(rule), rule, remaining: input.times, fired: 0, bytes };
     // Highest priority first; a stable sort keeps equals in the order they came.
