@@ -23,6 +23,8 @@ const ISSUE_CODES = {
   missing: 'missing_required_parameter',
   type: 'invalid_type',
   value: 'invalid_value',
+  extra: 'invalid_value',
+  empty: 'empty_array',
 } as const;
 
 export function renderChatError(error: GatewayError): RenderedError {
@@ -38,7 +40,9 @@ export function renderChatError(error: GatewayError): RenderedError {
     message =
       issue.kind === 'missing'
         ? `Missing required parameter: '${param}'.`
-        : `Invalid ${issue.kind === 'type' ? 'type' : 'value'} for '${param}': ${issue.problem}.`;
+        : issue.kind === 'empty'
+          ? `Invalid '${param}': empty array. Expected an array with minimum length 1, but got an empty array instead.`
+          : `Invalid ${issue.kind === 'type' ? 'type' : 'value'} for '${param}': ${issue.problem}.`;
   } else if (issue) {
     message = `The request body ${issue.problem}.`;
   }

@@ -12,7 +12,7 @@ import {
   spendSchema,
 } from '../text/json-schema.js';
 import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/media.js';
-import { lastTokenIdOf, limitsOf } from '../text/models.js';
+import { isReasoningModel, lastTokenIdOf, limitsOf } from '../text/models.js';
 import type { ChatPromptPart } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
 import { ToolsMemo } from '../text/tools-memo.js';
@@ -399,12 +399,17 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
     }
   });
   if (body.stream_options && body.stream !== true) {
-    throw fieldError(['stream_options'], 'is only allowed when stream is true');
+    // @see https://github.com/BerriAI/litellm/issues/5803 (upstream's words)
+    throw refuse(
+      "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+      'stream_options',
+    );
   }
   if (body.top_logprobs != null && body.logprobs !== true) {
     throw fieldError(['top_logprobs'], 'is only allowed when logprobs is true');
   }
   checkLogitBias(body);
+  checkLimitParams(body);
   const { tools, legacy, json: definitionsJson } = readTools(body);
   const choice = readChoice(body, tools, legacy);
   const output = readOutput(body);
@@ -455,6 +460,38 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
   const promptTokens = countChatPrompt(parts);
   const maxTokens = completionLimit(body, promptTokens);
   return { parts, promptTokens, maxTokens, audioTokens, turn, legacy };
+}
+
+/**
+ * One output limit at a time; a reasoning model takes `max_completion_tokens` only and the
+ * default `temperature` only, refused in upstream's words.
+ * @see https://github.com/langchain-ai/langgraph/issues/5943
+ * @see https://github.com/crewAIInc/crewAI/issues/2738
+ * @see https://learn.microsoft.com/en-us/azure/ai-services/openai/how-to/reasoning
+ */
+function checkLimitParams(body: ChatCompletionRequest): void {
+  if (body.max_tokens != null && body.max_completion_tokens != null) {
+    throw refuse(
+      "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.",
+      'max_tokens',
+      'invalid_parameter_combination',
+    );
+  }
+  if (!isReasoningModel(body.model)) return;
+  if (body.max_tokens != null) {
+    throw refuse(
+      "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      'max_tokens',
+      'unsupported_parameter',
+    );
+  }
+  if (body.temperature != null && body.temperature !== 1) {
+    throw refuse(
+      `Unsupported value: 'temperature' does not support ${body.temperature} with this model. Only the default (1) value is supported.`,
+      'temperature',
+      'unsupported_value',
+    );
+  }
 }
 
 /**

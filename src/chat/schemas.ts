@@ -69,7 +69,7 @@ export const ChatMessageSchema = Tagged('role', [
       }),
     ),
     name,
-    tool_calls: Type.Optional(Type.Array(ToolCallSchema)),
+    tool_calls: Type.Optional(Type.Array(ToolCallSchema, { minItems: 1 })),
     function_call: N(Type.Object({ name: Type.String(), arguments: Type.String() })),
     refusal: N(Type.String()),
     audio: N(Type.Object({ id: Type.String() })),
@@ -128,7 +128,7 @@ export const ChatCompletionRequestSchema = Type.Object({
   logprobs: N(Type.Boolean()),
   top_logprobs: N(Type.Integer({ minimum: 0, maximum: 20 })),
   logit_bias: N(Type.Record(Type.String(), Type.Number({ minimum: -100, maximum: 100 }))),
-  tools: Type.Optional(Type.Array(ChatToolSchema)),
+  tools: Type.Optional(Type.Array(ChatToolSchema, { minItems: 1 })),
   tool_choice: Type.Optional(
     Type.Union(
       [

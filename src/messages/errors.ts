@@ -25,7 +25,13 @@ export function renderMessagesError(error: GatewayError, request: { id: string }
   let message = error.message;
   if (issue && issue.path.length > 0) {
     const field = dottedPath(issue.path);
-    message = issue.kind === 'missing' ? `${field}: Field required` : `${field}: ${issue.problem}`;
+    // Upstream's validator's words for a field missing or not allowed.
+    message =
+      issue.kind === 'missing'
+        ? `${field}: Field required`
+        : issue.kind === 'extra'
+          ? `${field}: Extra inputs are not permitted`
+          : `${field}: ${issue.problem}`;
   } else if (issue) {
     message = `Request body ${issue.problem}.`;
   }

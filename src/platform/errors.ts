@@ -8,7 +8,11 @@ export type PathSegment = string | number;
 /** A problem with one request field; each group phrases it in its own words. */
 export interface FieldIssue {
   path: PathSegment[];
-  kind: 'missing' | 'type' | 'value';
+  /**
+   * `extra`: a field the object does not have (problem: "is not a permitted field"); `empty`: an
+   * array that must have items has none.
+   */
+  kind: 'missing' | 'type' | 'value' | 'extra' | 'empty';
   /** Lower-case phrase completing "<field> ...", e.g. "must be one of 'std', 'pro'". */
   problem: string;
 }

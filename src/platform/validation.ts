@@ -424,7 +424,11 @@ function issueOf(err: AjvError): FieldIssue {
     case 'maxLength':
       return { path, kind: 'value', problem: `must have at most ${p.limit} characters` };
     case 'minItems':
-      return { path, kind: 'value', problem: `must have at least ${p.limit} item(s)` };
+      return {
+        path,
+        kind: p.limit === 1 ? 'empty' : 'value',
+        problem: `must have at least ${p.limit} item(s)`,
+      };
     case 'maxItems':
       return { path, kind: 'value', problem: `must have at most ${p.limit} item(s)` };
     case 'minProperties':
@@ -434,7 +438,7 @@ function issueOf(err: AjvError): FieldIssue {
     case 'additionalProperties':
       return {
         path: [...path, String(p.additionalProperty)],
-        kind: 'value',
+        kind: 'extra',
         problem: 'is not a permitted field',
       };
     case 'discriminator': {

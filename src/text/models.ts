@@ -76,6 +76,15 @@ export function lastTokenIdOf(model: string): number {
   return cl100k ? CL100K_LAST : O200K_LAST;
 }
 
+/**
+ * The reasoning models (the o-series, GPT-5 but its `gpt-5-chat` snapshots): they take
+ * `max_completion_tokens` only, and the default `temperature` only.
+ * @see https://learn.microsoft.com/en-us/azure/ai-services/openai/how-to/reasoning
+ */
+export function isReasoningModel(model: string): boolean {
+  return /^(o1|o3|o4|gpt-5)/.test(model) && !model.startsWith('gpt-5-chat');
+}
+
 /** The table, for the README and the control surface. */
 export const MODEL_TABLE = {
   chat: CHAT_MODELS,

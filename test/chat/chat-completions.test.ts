@@ -144,13 +144,23 @@ describe('POST /v1/chat/completions', () => {
     }
   });
 
-  it('lets max_completion_tokens win over max_tokens', async () => {
+  it('takes max_completion_tokens as the limit, as max_tokens is', async () => {
     const res = await post({
       model: 'm',
       messages: [{ role: 'user', content: 'long one' }],
-      max_tokens: 2,
       max_completion_tokens: 5,
     });
+    expect(res.json().usage.completion_tokens).toBe(5);
+  });
+
+  it.each([
+    ['o3-mini', { max_completion_tokens: 5 }],
+    ['gpt-5', { max_completion_tokens: 5, temperature: 1 }],
+    ['gpt-5-chat-latest', { max_tokens: 5, temperature: 0.2 }],
+    ['gpt-4o', { max_tokens: 5, temperature: 0.2 }],
+  ])('takes %s with %j', async (model, extra) => {
+    const res = await post({ model, messages: [{ role: 'user', content: 'long one' }], ...extra });
+    expect(res.statusCode).toBe(200);
     expect(res.json().usage.completion_tokens).toBe(5);
   });
 
@@ -244,9 +254,51 @@ describe('chat completions validation', () => {
     [
       { ...base, messages: [] },
       error(
-        "Invalid value for 'messages': must have at least 1 item(s).",
+        "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
         'messages',
-        'invalid_value',
+        'empty_array',
+      ),
+    ],
+    [
+      { ...base, tools: [] },
+      error(
+        "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+        'tools',
+        'empty_array',
+      ),
+    ],
+    [
+      { ...base, messages: [...base.messages, { role: 'assistant', tool_calls: [] }] },
+      error(
+        "Invalid 'messages[1].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+        'messages[1].tool_calls',
+        'empty_array',
+      ),
+    ],
+    [
+      { ...base, max_tokens: 2, max_completion_tokens: 5 },
+      error(
+        "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.",
+        'max_tokens',
+        'invalid_parameter_combination',
+      ),
+    ],
+    ...['o1', 'o3-mini', 'o4-mini', 'gpt-5', 'gpt-5-mini', 'gpt-5.1'].map(
+      (model): [object, object] => [
+        { ...base, model, max_tokens: 100 },
+        error(
+          "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+          'max_tokens',
+          'unsupported_parameter',
+        ),
+      ],
+    ),
+    [
+      { ...base, model: 'gpt-5', temperature: 0.5 },
+      error(
+        "Unsupported value: 'temperature' does not support 0.5 with this model. Only the default (1) value is supported.",
+        'temperature',
+        'unsupported_value',
       ),
     ],
     [
@@ -373,9 +425,9 @@ describe('chat completions validation', () => {
     [
       { ...base, stream_options: { include_usage: true } },
       error(
-        "Invalid value for 'stream_options': is only allowed when stream is true.",
+        "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
         'stream_options',
-        'invalid_value',
+        null,
       ),
     ],
     [[1, 2], error('The request body must be a JSON object.', null, null)],
