@@ -460,6 +460,16 @@ export function readPrompt(body: Request): MessagesPrompt {
   body.messages.forEach((message, i) => {
     const path: PathSegment[] = ['messages', i, 'content'];
     if (typeof message.content === 'string') {
+      // "all messages must have non-empty content except for the optional final assistant
+      // message": an empty last assistant turn prefills nothing. @see
+      // https://github.com/anthropics/claude-code/issues/3196
+      if (
+        message.content === '' &&
+        message.role === 'assistant' &&
+        i === body.messages.length - 1
+      ) {
+        return;
+      }
       if (message.content.trim() === '') throw fieldError(path, 'must contain non-whitespace text');
       reader.text(message.content, path, undefined, message.role);
       return;

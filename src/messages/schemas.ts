@@ -245,6 +245,35 @@ export const MessagesRequestSchema = obj({
     obj({ user_id: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])) }),
   ),
   service_tier: Type.Optional(Literals(['auto', 'standard_only'])),
+  /**
+   * Standard fields the emulator takes and has no use for: a code-execution container to reuse
+   * (an id, or `{id, skills}`), the inference region, and the speed mode.
+   * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
+   */
+  container: Type.Optional(
+    Nullable(
+      Type.Union([
+        Type.String({ maxLength: 256 }),
+        obj({
+          id: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
+          skills: Type.Optional(
+            Nullable(
+              Type.Array(
+                obj({
+                  skill_id: Type.String({ maxLength: 256 }),
+                  type: Literals(['anthropic', 'custom']),
+                  version: Type.Optional(Type.String({ maxLength: 256 })),
+                }),
+                { maxItems: 64 },
+              ),
+            ),
+          ),
+        }),
+      ]),
+    ),
+  ),
+  inference_geo: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+  speed: Type.Optional(Type.Union([Literals(['standard', 'fast']), Type.Null()])),
   /** Beta message threads: refused with the error code that makes clients send the history. */
   thread: Type.Optional(Type.Unknown()),
 });

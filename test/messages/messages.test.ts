@@ -105,6 +105,46 @@ describe('POST /messages-api/v1/messages', () => {
     expect(res.json().content[0].text).toBe(generateReply('Name a colour', 0).text);
   });
 
+  it('takes the standard container, inference_geo and speed fields and answers as without them', async () => {
+    const base = { model: 'm', max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }] };
+    const plain = (await post(base)).json();
+    for (const extra of [
+      { container: 'container_011', inference_geo: 'us', speed: 'fast' },
+      {
+        container: {
+          id: null,
+          skills: [{ skill_id: 'pptx', type: 'anthropic', version: 'latest' }],
+        },
+      },
+      { container: null, inference_geo: null, speed: null },
+    ]) {
+      const res = await post({ ...base, ...extra });
+      expect(res.statusCode).toBe(200);
+      expect({ ...res.json(), id: plain.id }).toEqual(plain);
+    }
+  });
+
+  it('takes an empty last assistant message (no prefill) and refuses an empty earlier one', async () => {
+    const user = { role: 'user', content: 'Hi' };
+    const plain = (await post({ model: 'm', max_tokens: 50, messages: [user] })).json();
+    const res = await post({
+      model: 'm',
+      max_tokens: 50,
+      messages: [user, { role: 'assistant', content: '' }],
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().content).toEqual(plain.content);
+    const earlier = await post({
+      model: 'm',
+      max_tokens: 50,
+      messages: [user, { role: 'assistant', content: '' }, user],
+    });
+    expect(earlier.statusCode).toBe(400);
+    expect(earlier.json().error.message).toBe(
+      'messages.1.content: must contain non-whitespace text',
+    );
+  });
+
   it('cuts at max_tokens with stop_reason "max_tokens"', async () => {
     const res = await post({
       model: 'm',
@@ -189,7 +229,10 @@ describe('POST /messages-api/v1/messages/count_tokens', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       type: 'error',
-      error: { type: 'invalid_request_error', message: 'max_tokens: is not a permitted field' },
+      error: {
+        type: 'invalid_request_error',
+        message: 'max_tokens: Extra inputs are not permitted',
+      },
       request_id: res.headers['request-id'],
     });
   });
@@ -221,7 +264,7 @@ describe('messages validation', () => {
     ],
     [
       { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x', extra: 1 }] }] },
-      'messages.0.content.0.extra: is not a permitted field',
+      'messages.0.content.0.extra: Extra inputs are not permitted',
     ],
     [
       { ...base, messages: [{ role: 'user', content: '   ' }] },
@@ -291,7 +334,8 @@ describe('messages validation', () => {
       },
       'cache_control: A maximum of 4 blocks with cache_control may be provided. Found 5.',
     ],
-    [{ ...base, container: 'c' }, 'container: is not a permitted field'],
+    [{ ...base, workspace: 'w' }, 'workspace: Extra inputs are not permitted'],
+    [{ ...base, speed: 'slow' }, 'speed: must be one of "standard", "fast"'],
   ])('refuses %j', async (payload, message) => {
     const res = await post(payload);
     expect(res.statusCode).toBe(400);
