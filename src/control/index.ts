@@ -15,6 +15,7 @@ import {
 } from '../platform/journal.js';
 import { MatchError } from '../platform/match.js';
 import type { Metrics } from '../platform/metrics.js';
+import { holdOpen } from '../platform/request.js';
 import { redactUrl } from '../platform/secrets.js';
 import {
   DEFAULT_SESSION,
@@ -422,7 +423,7 @@ export const controlRoutes =
           'cache-control': 'no-cache',
           'x-accel-buffering': 'no',
         });
-        raw.socket?.setTimeout(0);
+        holdOpen(raw);
         raw.write(': live journal\n\n');
         raw.once('close', stop);
       },
@@ -487,6 +488,7 @@ export const controlRoutes =
         const { timeout_ms: timeoutMs = WAIT_DEFAULT_MS, ...query } = request.query;
         const gone = new AbortController();
         reply.raw.once('close', () => gone.abort());
+        holdOpen(reply.raw); // the wait has its own bound (timeout_ms)
         const found = journal.wait(
           journalFilter(request, query),
           timeoutMs,

@@ -16,7 +16,7 @@ import type { Journal } from './journal.js';
 import type { MatchContext, MatchTarget } from './match.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
-import { type GatewayRuntime, pathOf } from './request.js';
+import { type GatewayRuntime, holdOpen, pathOf } from './request.js';
 import { redactUrl } from './secrets.js';
 import { ownerIn, readSession } from './session.js';
 import { normalizeError } from './validation.js';
@@ -367,7 +367,8 @@ export function setupGatewayGroup(
       return;
     }
     if (fault.kind === 'delay') {
-      // A slow gateway: the request waits, then goes on as usual.
+      // A slow gateway: the request waits (at most MAX_DELAY_MS), then goes on as usual.
+      holdOpen(reply.raw);
       hooks.setTimer(() => done(), fault.delayMs ?? 0);
       return;
     }
@@ -388,6 +389,7 @@ export function setupGatewayGroup(
    */
   function hang(request: FastifyRequest, reply: FastifyReply): void {
     reply.hijack();
+    holdOpen(reply.raw);
     const drop = hooks.setTimer(() => reply.raw.destroy(), HANG_MS);
     reply.raw.once('close', () => {
       drop();

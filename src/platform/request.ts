@@ -93,6 +93,16 @@ export const pathOf = (url: string) => {
 export const REDACTED = '[REDACTED]';
 
 /**
+ * The emulator keeps this answer back on purpose (a paced stream's pause, a delay or hang fault,
+ * a journal wait): the socket's idle timeout (IDLE_TIMEOUT_MS), which is for stalled clients,
+ * must not cut it. Each holder has its own bound. (An injected request has no real socket.)
+ */
+export function holdOpen(res: { socket: unknown }): void {
+  const socket = res.socket as { setTimeout?: (ms: number) => void } | null;
+  if (typeof socket?.setTimeout === 'function') socket.setTimeout(0);
+}
+
+/**
  * A string field of a parsed body, or undefined: a body may be any JSON value (`null`, a
  * number, an array) until its schema has checked it, and facts are read from refused ones too.
  */

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { Pending, SetTimer, Wait } from './clock.js';
 import { Lru } from './lru.js';
+import { holdOpen } from './request.js';
 import { splitTokens } from './tokens.js';
 
 /**
@@ -596,9 +597,7 @@ export function sendSse(
     res.once('close', onClose);
     try {
       res.writeHead(200, headers);
-      // The socket's idle timeout is for requests; a paced stream is legitimately quiet.
-      const socket = res.socket as { setTimeout?: (ms: number) => void } | null;
-      if (typeof socket?.setTimeout === 'function') socket.setTimeout(0);
+      holdOpen(res);
       frames = produce(sink);
     } catch (err) {
       fail(err);

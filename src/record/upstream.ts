@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sleepWith, type Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
-import { pathOf, StreamCapture } from '../platform/request.js';
+import { holdOpen, pathOf, StreamCapture } from '../platform/request.js';
 import { redactUrl } from '../platform/secrets.js';
 import { YIELD_BYTES } from '../platform/sse.js';
 import {
@@ -164,6 +164,8 @@ export class Upstream {
     headers['accept-encoding'] = 'identity';
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
+    // Upstream may think for longer than IDLE_TIMEOUT_MS; fetch's own timeouts (300 s) bound it.
+    holdOpen(reply.raw);
     let res: Response;
     try {
       res = await fetch(`${base.replace(/\/$/, '')}${request.url}`, {
@@ -258,6 +260,7 @@ export class Upstream {
     };
     // (start-up checks the status and headers with node:http's own rules: this cannot throw)
     raw.writeHead(recorded.status, recorded.headers);
+    holdOpen(raw); // recorded pauses, as a paced stream's
     for (const event of recorded.stream) {
       if (this.options.pacing === 'recorded') {
         const wait = event.at_ms - (this.options.monotonic() - started);

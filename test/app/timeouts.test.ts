@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { buildTestApp, type TestApp, testDeps } from '../helpers/app.js';
 
@@ -112,6 +112,50 @@ describe('server timeouts', () => {
     const { closed } = exchange(port, 'GET /_emulator/health HTTP/1.1\r\nHost: x\r\n\r\n');
     const { received } = await closed;
     expect(received).toMatch(/^HTTP\/1.1 200 OK\r\n/);
+  });
+});
+
+describe('answers the emulator holds back on purpose', () => {
+  it('outlive IDLE_TIMEOUT_MS: a delay fault, a hang and a journal wait keep their own bounds', async () => {
+    // Wall-clock timers the test fires by hand; the idle timeout is Node's own (100 ms).
+    const timers: Array<{ ms: number; fire(): void }> = [];
+    const deps = testDeps();
+    deps.setTimer = (fn, ms) => {
+      const timer = { ms, fire: fn };
+      timers.push(timer);
+      return () => {
+        timers.splice(timers.indexOf(timer), 1);
+      };
+    };
+    t = await buildTestApp({ idleTimeoutMs: 100 }, deps);
+    const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+    const body = '{"model":"m","messages":[{"role":"user","content":"hi"}]}';
+    const chat = (fault: string) =>
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer k\r\n` +
+      `Content-Type: application/json\r\nx-emulator-fault: ${fault}\r\nConnection: close\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n${body}`;
+    const delayed = exchange(port, chat('delay=5000'));
+    const hung = exchange(port, chat('hang'));
+    const waiting = exchange(
+      port,
+      `GET /_emulator/journal/wait?path=/nothing&timeout_ms=5000 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    let closes = 0;
+    for (const { closed } of [delayed, hung, waiting]) closed.then(() => closes++);
+    await vi.waitFor(() =>
+      expect(timers.map((x) => x.ms).sort((a, b) => a - b)).toEqual([5000, 5000, 600_000]),
+    );
+    // Several idle timeouts pass (wall time inside Node's server): none of the three is cut.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(closes).toBe(0);
+    for (const timer of [...timers]) timer.fire();
+    const [a, b, c] = await Promise.all([delayed.closed, hung.closed, waiting.closed]);
+    expect(parse(a.received).status).toBe('HTTP/1.1 200 OK');
+    expect(b.received).toBe(''); // the hang's own bound drops it, unanswered
+    expect(parse(c.received)).toMatchObject({
+      status: 'HTTP/1.1 408 Request Timeout',
+      body: { error: { type: 'timeout', message: 'No matching request within 5000 ms.' } },
+    });
   });
 });
 
