@@ -4,6 +4,7 @@ import type { JsonSchema } from 'json-schema-faker';
 import { ajvLinearRegExp, LinearRegexError } from '../platform/linear-regex.js';
 import { Lru } from '../platform/lru.js';
 import { shorten } from '../platform/tokens.js';
+import { withHints } from './schema-hints.js';
 
 /**
  * JSON values that a JSON Schema accepts, for tool arguments and structured output: made by
@@ -140,6 +141,11 @@ interface SchemaInfo {
   /** Why it is not JSON Schema (Ajv's compile error). */
   invalid?: string;
   source?: Node;
+  /**
+   * The generator's copy without the keywords read from descriptions (see schema-hints.ts),
+   * when they changed it: tried if no value is found with them.
+   */
+  unhinted?: Node;
   /** The largest value the generator can make from `source`, in JSON nodes and characters. */
   size?: number;
   /** Why no value is made for it (too large, a pattern RE2 cannot run). */
@@ -257,9 +263,15 @@ function ready(info: SchemaInfo, schema: object): void {
   }
   if (info.validate) {
     try {
-      const prepared = prepare(plain as Node);
+      const prepared = prepare(plain as Node, false);
       info.source = prepared.copy;
       info.size = prepared.size;
+      const hinted = hintedCopy(plain as Node);
+      if (hinted) {
+        info.unhinted = info.source;
+        info.source = hinted.copy;
+        info.size = Math.max(prepared.size, hinted.size);
+      }
     } catch (err) {
       info.unusable =
         err instanceof TooLarge
@@ -326,17 +338,20 @@ const lowered = (node: Node, min: string, max: string, cap: number) =>
  * the largest value it can make stays within GENERATION_BUDGET. Throws TooLarge, or an Error
  * when the schema nests too deep.
  */
-function prepare(root: Node): { copy: Node; size: number } {
+function prepare(root: Node, hints: boolean): { copy: Node; size: number; hinted: boolean } {
   let walked = 0;
+  let hinted = false;
   /** Walks a schema: its copy, and the size of the largest value made from it. */
-  const walk = (node: unknown, depth: number, hops: number): { copy: unknown; size: number } => {
+  const walk = (given: unknown, depth: number, hops: number): { copy: unknown; size: number } => {
     if (++walked > GENERATION_BUDGET) throw new TooLarge();
     if (depth > MAX_DEPTH) {
       throw new Error(
         `it nests deeper than ${MAX_DEPTH} levels, more than the emulator makes values for`,
       );
     }
-    if (!isNode(node)) return { copy: node, size: 1 };
+    if (!isNode(given)) return { copy: given, size: 1 };
+    const node = hints ? withHints(given) : given;
+    if (node !== given) hinted = true;
     const copy: Node = {};
     const sizeOf = (key: string) => {
       const value = node[key];
@@ -417,7 +432,17 @@ function prepare(root: Node): { copy: Node; size: number } {
     return { copy, size };
   };
   const { copy, size } = walk(root, 0, 0);
-  return { copy: copy as Node, size };
+  return { copy: copy as Node, size, hinted };
+}
+
+/** The generator's copy with the keywords descriptions hold, if any and if it can be used. */
+function hintedCopy(root: Node): { copy: Node; size: number } | undefined {
+  try {
+    const prepared = prepare(root, true);
+    return prepared.hinted ? prepared : undefined;
+  } catch {
+    return undefined; // a hint made it too large or too deep: the schema as sent is used
+  }
 }
 
 type Generate = (
@@ -467,10 +492,11 @@ export async function schemaInstance(
   const known = info.id < 0 ? undefined : values.get(valueKey);
   if (known !== undefined) return known;
   const generate = await loadGenerator();
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+  const sources = info.unhinted ? [source, info.unhinted] : [source];
+  for (let attempt = 0; attempt < ATTEMPTS * sources.length; attempt++) {
     let value: unknown;
     try {
-      value = generate(source as JsonSchema, {
+      value = generate(sources[Math.floor(attempt / ATTEMPTS)] as JsonSchema, {
         seed: (seed + attempt * 0x9e3779b1) >>> 0,
         // Its default (5) fills deeper objects with type defaults that ignore their keywords
         // (an integer of -713..-359 becomes 0); the size budget already bounds the value.

@@ -12,6 +12,7 @@ import {
   spendSchema,
   UnsatisfiableSchemaError,
 } from '../../src/text/json-schema.js';
+import { hintedKeywords } from '../../src/text/schema-hints.js';
 
 /** An independent validator, so the test does not trust the module's own. */
 const ajv = new Ajv({ strict: false });
@@ -381,5 +382,69 @@ describe('hostile schemas (found by an adversarial run)', () => {
       expect(schemaProblem(schema)).toBeUndefined();
       expect(Object.keys((await schemaInstance(schema, 1)) as object)).toEqual([`field${i}`]);
     }
+  });
+});
+
+describe('keywords a client moved into a description', () => {
+  it.each([
+    ['{minimum: 0, maximum: 10}', { minimum: 0, maximum: 10 }],
+    [
+      'A score.\n\n{minimum: 1, enum: ["a, b: c", "d"], pattern: "^x, y: z$"}',
+      { minimum: 1, enum: ['a, b: c', 'd'], pattern: '^x, y: z$' },
+    ],
+    [
+      'minimum: 0; exclusive maximum: 10; multiple of: 0.5.',
+      { minimum: 0, exclusiveMaximum: 10, multipleOf: 0.5 },
+    ],
+    [
+      'Codes\nmin items: 1; max items: 5; unique items: true.',
+      { minItems: 1, maxItems: 5, uniqueItems: true },
+    ],
+    ['pattern: ^[A-Z]{3}$; min length: 3.', { pattern: '^[A-Z]{3}$', minLength: 3 }],
+    // Not hints: prose, values of the wrong kind, a pattern the emulator would not run.
+    ['The minimum: zero.', {}],
+    ['{maxItems: -1, minimum: "0", const: {"a": 1}}', {}],
+    ['pattern: (a+)+\\1.', {}],
+    ['Just text {with braces}', {}],
+  ])('reads %j', (description, expected) => {
+    expect(hintedKeywords(description)).toEqual(expected);
+  });
+
+  it('makes values within them (the keywords the schema has win), valid against the schema as sent', async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        rating: { type: 'number', description: 'minimum: 0; maximum: 10.' },
+        count: { type: 'integer', minimum: 5, description: '{minimum: 0, maximum: 7}' },
+        tags: {
+          type: 'array',
+          items: { type: 'string', description: '{enum: ["x", "y"]}' },
+          description: 'min items: 2; max items: 3.',
+        },
+      },
+      required: ['rating', 'count', 'tags'],
+      additionalProperties: false,
+    };
+    for (let seed = 0; seed < 20; seed++) {
+      const value = (await schemaInstance(schema, seed)) as {
+        rating: number;
+        count: number;
+        tags: string[];
+      };
+      expect(ajv.validate(schema, value)).toBe(true);
+      expect(value.rating).toBeGreaterThanOrEqual(0);
+      expect(value.rating).toBeLessThanOrEqual(10);
+      expect(value.count).toBeGreaterThanOrEqual(5);
+      expect(value.count).toBeLessThanOrEqual(7);
+      expect(value.tags.length).toBeGreaterThanOrEqual(2);
+      expect(value.tags.length).toBeLessThanOrEqual(3);
+      for (const tag of value.tags) expect(['x', 'y']).toContain(tag);
+    }
+  });
+
+  it('falls back to the schema as sent when the hints cannot be met together', async () => {
+    const schema = { type: 'integer', maximum: 3, description: '{minimum: 10}' };
+    const value = await schemaInstance(schema, 1);
+    expect(ajv.validate(schema, value)).toBe(true);
   });
 });

@@ -1,0 +1,139 @@
+/**
+ * Keywords a client library moved into a schema's `description`. Messages' structured output
+ * takes few keywords, so the SDKs rewrite the others as text for the model to read, and check
+ * the answer against the full schema themselves: a model that ignored the text would fail
+ * their check (`rating: Too big`). The emulator reads the text back as keywords, as a model
+ * obeys it, when it makes a value. Two forms exist:
+ * - `@anthropic-ai/sdk` (and LangChain through it) appends `{minimum: 0, maximum: 10}`, each
+ *   value as JSON, after a blank line;
+ * - the Vercel AI SDK appends a line `minimum: 0; max items: 5; pattern: ^[A-Z]{3}$.`, names
+ *   spelt out in words, strings as they are.
+ * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/lib/transform-json-schema.ts
+ * @see https://github.com/vercel/ai/blob/main/packages/anthropic/src/sanitize-json-schema.ts
+ */
+
+import { linearRegex } from '../platform/linear-regex.js';
+
+type Check = (value: unknown) => boolean;
+
+const isNumber: Check = (v) => typeof v === 'number' && Number.isFinite(v);
+const isCount: Check = (v) => Number.isSafeInteger(v) && (v as number) >= 0;
+const isPrimitive = (v: unknown) =>
+  v === null || ['string', 'number', 'boolean'].includes(typeof v);
+
+/** The keywords read back, with the values each may take. */
+const KEYWORDS: Record<string, Check> = {
+  minimum: isNumber,
+  maximum: isNumber,
+  exclusiveMinimum: isNumber,
+  exclusiveMaximum: isNumber,
+  multipleOf: (v) => isNumber(v) && (v as number) > 0,
+  minLength: isCount,
+  maxLength: isCount,
+  minItems: isCount,
+  maxItems: isCount,
+  minProperties: isCount,
+  maxProperties: isCount,
+  uniqueItems: (v) => typeof v === 'boolean',
+  // One the emulator's own patterns may be (RE2, bounded): the generator makes strings from it.
+  pattern: (v) => {
+    if (typeof v !== 'string' || v.length > 1000) return false;
+    try {
+      linearRegex(v, 'u');
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  format: (v) => typeof v === 'string',
+  enum: (v) => Array.isArray(v) && v.length > 0 && v.every(isPrimitive),
+  const: isPrimitive,
+};
+
+/** `exclusive minimum` → `exclusiveMinimum`. */
+const camel = (words: string) => words.replace(/ ([a-z])/g, (_, c: string) => c.toUpperCase());
+const WORDS = Object.keys(KEYWORDS).map((k) => k.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`));
+/** Where a Vercel line's entries start: `minimum: `, `; max items: `. */
+const VERCEL_ENTRY = new RegExp(`(?:^|; )(${WORDS.join('|')}): `, 'g');
+/** Values the Vercel form writes as they are, not as JSON. */
+const RAW_STRINGS = new Set(['pattern', 'format']);
+
+function jsonOf(text: string): { ok: boolean; value?: unknown } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** `{minimum: 0, enum: ["a", "b"]}`: entries of a name and a JSON value (which may hold `, `). */
+function anthropicForm(block: string): Record<string, unknown> | undefined {
+  const body = block.slice(1, -1);
+  const found: Record<string, unknown> = {};
+  let at = 0;
+  while (at < body.length) {
+    const name = /^([A-Za-z$]+): /.exec(body.slice(at));
+    if (!name?.[1]) return undefined;
+    const start = at + name[0].length;
+    let end = -1;
+    // The value ends at the end, or before the `, name: ` whose prefix parses as JSON.
+    for (let i = start; i <= body.length; i++) {
+      const next = i === body.length || /^, [A-Za-z$]+: /.test(body.slice(i, i + 40));
+      if (next && jsonOf(body.slice(start, i)).ok) {
+        end = i;
+        break;
+      }
+    }
+    if (end < 0) return undefined;
+    found[name[1]] = jsonOf(body.slice(start, end)).value;
+    at = end + 2;
+  }
+  return found;
+}
+
+/** `minimum: 0; max items: 5; pattern: ^a$.` */
+function vercelForm(line: string): Record<string, unknown> | undefined {
+  const text = line.slice(0, -1);
+  const starts = [...text.matchAll(VERCEL_ENTRY)];
+  if (starts[0]?.index !== 0) return undefined;
+  const found: Record<string, unknown> = {};
+  starts.forEach((match, i) => {
+    const key = camel(match[1] as string);
+    const value = text.slice((match.index ?? 0) + match[0].length, starts[i + 1]?.index);
+    if (RAW_STRINGS.has(key)) found[key] = value;
+    else {
+      const parsed = jsonOf(value);
+      if (parsed.ok) found[key] = parsed.value;
+    }
+  });
+  return found;
+}
+
+/** The keywords a description holds as text, checked; empty when it holds none. */
+export function hintedKeywords(description: string): Record<string, unknown> {
+  const trimmed = description.trimEnd();
+  let found: Record<string, unknown> | undefined;
+  if (trimmed.endsWith('}')) {
+    const after = trimmed.lastIndexOf('\n\n{');
+    if (after >= 0) found = anthropicForm(trimmed.slice(after + 2));
+    else if (trimmed.startsWith('{')) found = anthropicForm(trimmed);
+  } else if (trimmed.endsWith('.')) {
+    found = vercelForm(trimmed.slice(trimmed.lastIndexOf('\n') + 1));
+  }
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(found ?? {})) {
+    if (KEYWORDS[key]?.(value)) kept[key] = value;
+  }
+  return kept;
+}
+
+/**
+ * The node with the keywords its description holds (its own keywords win), or the node itself
+ * when it holds none.
+ */
+export function withHints<T extends Record<string, unknown>>(node: T): T {
+  if (typeof node.description !== 'string') return node;
+  const hints = hintedKeywords(node.description);
+  for (const key of Object.keys(node)) delete hints[key];
+  return Object.keys(hints).length === 0 ? node : { ...hints, ...node };
+}
