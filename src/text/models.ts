@@ -40,7 +40,14 @@ const CHAT_MODELS: readonly Row[] = [
   ['o1', 200_000, 100_000],
 ];
 
+/**
+ * @see https://platform.claude.com/docs/en/models/opus-4-6/overview
+ * @see https://platform.claude.com/docs/en/models/sonnet-4-6/overview
+ */
 const MESSAGES_MODELS: readonly Row[] = [
+  ['claude-opus-4-7', 1_000_000, 128_000],
+  ['claude-opus-4-6', 1_000_000, 128_000],
+  ['claude-sonnet-4-6', 1_000_000, 128_000],
   ['claude-opus-4-1', 200_000, 32_000],
   ['claude-opus-4-0', 200_000, 32_000],
   ['claude-opus-4-20250514', 200_000, 32_000],
@@ -53,10 +60,14 @@ const MESSAGES_MODELS: readonly Row[] = [
   ['claude-3-haiku', 200_000, 4_096],
 ];
 
-/** Models the table does not know (`chat-model`, `claude-like`, ...). */
+/**
+ * Models the table does not know (`chat-model`, `claude-like`, ...). A messages reply may have
+ * 128 000 tokens, as the current models' may: the Vercel AI SDK asks that many of a model it
+ * does not know when no `maxOutputTokens` is set.
+ */
 export const DEFAULT_LIMITS: Record<ReplyApi, ModelLimits> = {
   chat: { contextWindow: 128_000, maxOutput: 16_384 },
-  messages: { contextWindow: 200_000, maxOutput: 64_000 },
+  messages: { contextWindow: 200_000, maxOutput: 128_000 },
 };
 
 const sorted = (rows: readonly Row[]) => [...rows].sort((a, b) => b[0].length - a[0].length);

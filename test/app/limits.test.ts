@@ -29,7 +29,12 @@ describe('model limits', () => {
       contextWindow: 200_000,
       maxOutput: 64_000,
     });
+    expect(limitsOf('messages', 'claude-opus-4-6')).toEqual({
+      contextWindow: 1_000_000,
+      maxOutput: 128_000,
+    });
     expect(limitsOf('messages', 'claude-like')).toEqual(DEFAULT_LIMITS.messages);
+    expect(DEFAULT_LIMITS.messages.maxOutput).toBe(128_000);
   });
 
   it('refuse a messages max_tokens above the model output limit, and a prompt beyond its window', async () => {
