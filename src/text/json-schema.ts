@@ -263,7 +263,7 @@ function ready(info: SchemaInfo, schema: object): void {
   }
   if (info.validate) {
     try {
-      const prepared = prepare(plain as Node, false);
+      const prepared = prepareFitting(plain as Node, false);
       info.source = prepared.copy;
       info.size = prepared.size;
       const hinted = hintedCopy(plain as Node);
@@ -338,7 +338,11 @@ const lowered = (node: Node, min: string, max: string, cap: number) =>
  * the largest value it can make stays within GENERATION_BUDGET. Throws TooLarge, or an Error
  * when the schema nests too deep.
  */
-function prepare(root: Node, hints: boolean): { copy: Node; size: number; hinted: boolean } {
+function prepare(
+  root: Node,
+  hints: boolean,
+  cap: number,
+): { copy: Node; size: number; hinted: boolean } {
   let walked = 0;
   let hinted = false;
   /** Walks a schema: its copy, and the size of the largest value made from it. */
@@ -400,8 +404,7 @@ function prepare(root: Node, hints: boolean): { copy: Node; size: number; hinted
       // them, and Ajv (RE2) checks the value it makes.
       if (key === 'patternProperties' || key === 'propertyNames') delete copy[key];
       if (key === 'anyOf' || key === 'oneOf') size += Math.max(0, ...sizes);
-      else if (key === 'items')
-        size += lowered(node, 'minItems', 'maxItems', GENERATED_ITEMS) * sum(sizes);
+      else if (key === 'items') size += lowered(node, 'minItems', 'maxItems', cap) * sum(sizes);
       else if (key === 'additionalProperties' || key === 'patternProperties') {
         size += GENERATED_PROPERTIES * Math.max(0, ...sizes);
       } else if (key !== '$defs' && key !== 'definitions') size += sum(sizes);
@@ -409,8 +412,8 @@ function prepare(root: Node, hints: boolean): { copy: Node; size: number; hinted
     if (typeof node.$ref === 'string' && hops < MAX_REF_HOPS) {
       size += walk(resolve(root, node.$ref), depth + 1, hops + 1).size;
     }
-    if ('minItems' in node || 'maxItems' in node) {
-      copy.maxItems = lowered(node, 'minItems', 'maxItems', GENERATED_ITEMS);
+    if ('minItems' in node || 'maxItems' in node || (cap < GENERATED_ITEMS && 'items' in node)) {
+      copy.maxItems = lowered(node, 'minItems', 'maxItems', cap);
     }
     if (isSchemaList(copy.items) && copy.items.length > 0) {
       // The generator reads a tuple as 2020-12 writes it (it makes objects of draft-07's).
@@ -435,10 +438,25 @@ function prepare(root: Node, hints: boolean): { copy: Node; size: number; hinted
   return { copy: copy as Node, size, hinted };
 }
 
+/**
+ * The generator's copy, with lists of at most GENERATED_ITEMS items, or fewer (down to none
+ * where the schema allows it) when the largest value would not fit GENERATION_BUDGET: a tree of
+ * nodes that hold lists of nodes is answered with a smaller tree, not refused.
+ */
+function prepareFitting(root: Node, hints: boolean): { copy: Node; size: number; hinted: boolean } {
+  for (let cap = GENERATED_ITEMS; ; cap--) {
+    try {
+      return prepare(root, hints, cap);
+    } catch (err) {
+      if (!(err instanceof TooLarge) || cap === 0) throw err;
+    }
+  }
+}
+
 /** The generator's copy with the keywords descriptions hold, if any and if it can be used. */
 function hintedCopy(root: Node): { copy: Node; size: number } | undefined {
   try {
-    const prepared = prepare(root, true);
+    const prepared = prepareFitting(root, true);
     return prepared.hinted ? prepared : undefined;
   } catch {
     return undefined; // a hint made it too large or too deep: the schema as sent is used

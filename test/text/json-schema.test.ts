@@ -448,3 +448,44 @@ describe('keywords a client moved into a description', () => {
     expect(ajv.validate(schema, value)).toBe(true);
   });
 });
+
+describe('recursive schemas', () => {
+  it('answer a tree with a smaller tree (shorter lists) instead of refusing it as too large', async () => {
+    const tree = {
+      type: 'object',
+      properties: {
+        name: { type: 'string' },
+        children: { type: 'array', items: { $ref: '#' } },
+      },
+      required: ['name', 'children'],
+      additionalProperties: false,
+    };
+    expect(generationProblem(tree)).toBeUndefined();
+    const sizes = new Set<number>();
+    for (let seed = 0; seed < 10; seed++) {
+      const value = await schemaInstance(tree, seed);
+      expect(ajv.validate(tree, value)).toBe(true);
+      sizes.add(JSON.stringify(value).length);
+    }
+    expect(sizes.size).toBeGreaterThan(1); // trees, not always the empty one
+  });
+
+  it('keep a list its minItems even when lists are shortened', async () => {
+    const schema = {
+      $defs: {
+        node: {
+          type: 'object',
+          properties: { kids: { type: 'array', items: { $ref: '#/$defs/node' } } },
+          required: ['kids'],
+          additionalProperties: false,
+        },
+      },
+      type: 'array',
+      minItems: 2,
+      items: { $ref: '#/$defs/node' },
+    };
+    const value = (await schemaInstance(schema, 3)) as unknown[];
+    expect(ajv.validate(schema, value)).toBe(true);
+    expect(value.length).toBeGreaterThanOrEqual(2);
+  });
+});
