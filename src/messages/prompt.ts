@@ -220,6 +220,23 @@ function readThinking(body: Request, choice: ToolChoice): boolean {
   return true;
 }
 
+/**
+ * With thinking on, the last assistant turn, if it called tools, must start with its thinking
+ * (an agent loop sends it back with the tool results), in upstream's words.
+ * @see https://github.com/mastra-ai/mastra/issues/7799
+ * @see https://github.com/anomalyco/opencode/issues/3077
+ */
+function checkThinkingLeads(messages: Request['messages'], i: number): void {
+  const content = messages[i]?.content;
+  if (typeof content === 'string' || !content?.some((block) => block.type === 'tool_use')) return;
+  const first = content[0];
+  if (first?.type === 'thinking' || first?.type === 'redacted_thinking') return;
+  throw new GatewayError(
+    400,
+    `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first?.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at ${DOCS}`,
+  );
+}
+
 function readOutput(body: Request): OutputFormat | undefined {
   const format = body.output_config?.format;
   if (!format) return undefined;
@@ -456,6 +473,7 @@ export function readPrompt(body: Request): MessagesPrompt {
   body.messages.forEach((m, i) => {
     if (m.role === 'assistant') lastAssistant = i;
   });
+  if (thinking && lastAssistant >= 0) checkThinkingLeads(body.messages, lastAssistant);
   const toolNames = new Map<string, string>();
   body.messages.forEach((message, i) => {
     const path: PathSegment[] = ['messages', i, 'content'];

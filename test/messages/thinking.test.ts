@@ -113,6 +113,41 @@ describe('extended thinking', () => {
     expect(res.json().error).toEqual({ type: 'invalid_request_error', message });
   });
 
+  it('wants a tool loop to send the thinking of its last assistant turn back first', async () => {
+    const tools = [{ name: 'calc', input_schema: { type: 'object', properties: {} } }];
+    const question = { role: 'user', content: 'Use calc please' };
+    const turn = (await ask({ tools, messages: [question] })).json().content;
+    const call = turn.find((block: { type: string }) => block.type === 'tool_use');
+    const loop = (content: unknown[], extra: object = {}) =>
+      ask({
+        tools,
+        messages: [
+          question,
+          { role: 'assistant', content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: '4' }] },
+        ],
+        ...extra,
+      });
+    expect((await loop(turn)).statusCode).toBe(200);
+    const bare = await loop([call]);
+    expect(bare.statusCode).toBe(400);
+    expect(bare.json().error).toEqual({
+      type: 'invalid_request_error',
+      message:
+        'messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking',
+    });
+    // Without thinking, or with an earlier assistant turn that had no thinking, all is well.
+    expect((await loop([call], { thinking: { type: 'disabled' } })).statusCode).toBe(200);
+    const textOnly = await ask({
+      messages: [
+        question,
+        { role: 'assistant', content: 'Sure.' },
+        { role: 'user', content: 'Go' },
+      ],
+    });
+    expect(textOnly.statusCode).toBe(200);
+  });
+
   it('allows thinking with tool_choice auto, and turns off with type "disabled"', async () => {
     const tools = [{ name: 'calc', input_schema: { type: 'object', properties: {} } }];
     const res = (await ask({ tools })).json();
