@@ -172,12 +172,14 @@ export const CustomToolSchema = obj({
 });
 
 /**
- * A tool upstream runs itself (`web_search_20250305`, `bash_20250124`, ...): accepted and
- * counted, never called by the emulator.
+ * A tool upstream runs itself (`web_search_20250305`, `bash_20250124`,
+ * `tool_search_tool_bm25_20251119` or its unversioned name, ...): accepted and counted, never
+ * called by the emulator.
+ * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
  */
 export const ServerToolSchema = Type.Object(
   {
-    type: Type.String({ pattern: '^[a-z_]+_\\d{8}$' }),
+    type: Type.String({ pattern: '^([a-z][a-z0-9_]*_\\d{8}|tool_search_tool_(bm25|regex))$' }),
     name: Type.String({ minLength: 1 }),
     cache_control: Cache,
   },

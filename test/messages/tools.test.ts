@@ -184,6 +184,8 @@ describe('tool use', () => {
       max_tokens: 100,
       tools: [
         { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
+        { type: 'tool_search_tool_bm25_20251119', name: 'tool_search_tool_bm25' },
+        { type: 'tool_search_tool_regex', name: 'tool_search_tool_regex' },
         {
           type: 'custom',
           ...WEATHER,
