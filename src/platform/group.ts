@@ -367,9 +367,7 @@ export function setupGatewayGroup(
       return;
     }
     if (fault.kind === 'delay') {
-      // A slow gateway: the request waits (at most MAX_DELAY_MS), then goes on as usual.
-      holdOpen(reply.raw);
-      hooks.setTimer(() => done(), fault.delayMs ?? 0);
+      delay(request, reply, fault.delayMs ?? 0, done);
       return;
     }
     if (fault.kind === 'hang') {
@@ -381,6 +379,29 @@ export function setupGatewayGroup(
       fault.retryAfterS ?? (RETRY_AFTER_STATUSES.has(status) ? DEFAULT_RETRY_AFTER_S : undefined);
     const options = retryAfterS === undefined ? {} : { retryAfterS };
     done(new GatewayError(status, statusMessage(status), options));
+  }
+
+  /**
+   * A slow gateway: the request waits (at most MAX_DELAY_MS), then goes on as usual. A client
+   * that leaves meanwhile is journaled then (status 0), as a hang's is, and nothing more is done.
+   */
+  function delay(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    ms: number,
+    done: (err?: Error) => void,
+  ): void {
+    holdOpen(reply.raw);
+    const left = () => {
+      cancel();
+      reply.hijack();
+      record(request, 0, elapsedMs(reply));
+    };
+    const cancel = hooks.setTimer(() => {
+      reply.raw.off('close', left);
+      done();
+    }, ms);
+    reply.raw.once('close', left);
   }
 
   /**

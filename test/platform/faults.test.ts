@@ -480,6 +480,35 @@ describe('delay and hang', () => {
     });
   });
 
+  it('delay: a client that leaves during the delay is journaled then (status 0), and no more is done', async () => {
+    const timers = await withTimers();
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const gone = new AbortController();
+    const pending = fetch(`${address}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        ...CHAT.headers,
+        'content-type': 'application/json',
+        'x-emulator-fault': 'delay=900',
+      },
+      body: JSON.stringify(CHAT.payload),
+      signal: gone.signal,
+    }).catch((err: unknown) => err);
+    await vi.waitFor(() => expect(timers.map((x) => x.ms)).toContain(900));
+    gone.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    await vi.waitFor(async () => {
+      const { requests } = (await t.inject({ url: '/_emulator/requests' })).json();
+      expect(requests).toHaveLength(1);
+      expect(requests[0]).toMatchObject({
+        status: 0,
+        fault: 'header x-emulator-fault: delay=900',
+      });
+    });
+    // Its timer was cancelled: the request does not go on.
+    expect(timers.map((x) => x.ms)).not.toContain(900);
+  });
+
   it('are validated', async () => {
     expect((await addRule({ path: '/x', kind: 'delay' })).json()).toEqual({
       error: { type: 'invalid_request_error', message: 'delay_ms is required for kind "delay"' },
