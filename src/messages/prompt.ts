@@ -238,9 +238,10 @@ function checkThinkingLeads(messages: Request['messages'], i: number): void {
 }
 
 function readOutput(body: Request): OutputFormat | undefined {
-  const format = body.output_config?.format;
+  const configured = body.output_config?.format;
+  const format = configured ?? body.output_format;
   if (!format) return undefined;
-  const path = ['output_config', 'format', 'schema'];
+  const path = configured ? ['output_config', 'format', 'schema'] : ['output_format', 'schema'];
   const problem = schemaProblem(format.schema);
   if (problem !== undefined) throw fieldError(path, `is not a valid JSON schema: ${problem}`);
   const unusable = generationProblem(format.schema);

@@ -209,16 +209,14 @@ export const ThinkingConfigSchema = Tagged('type', [
   obj({ type: Type.Literal('adaptive'), display: Display }),
 ]);
 
+const JsonOutputFormat = obj({
+  type: Type.Literal('json_schema'),
+  schema: Type.Record(Type.String(), Type.Unknown()),
+});
+
 export const OutputConfigSchema = obj({
   effort: Type.Optional(Nullable(Literals(['low', 'medium', 'high', 'xhigh', 'max']))),
-  format: Type.Optional(
-    Nullable(
-      obj({
-        type: Type.Literal('json_schema'),
-        schema: Type.Record(Type.String(), Type.Unknown()),
-      }),
-    ),
-  ),
+  format: Type.Optional(Nullable(JsonOutputFormat)),
 });
 
 /** The fields count_tokens shares with messages. */
@@ -232,6 +230,12 @@ const prompt = {
   tool_choice: Type.Optional(ToolChoiceSchema),
   thinking: Type.Optional(ThinkingConfigSchema),
   output_config: Type.Optional(OutputConfigSchema),
+  /**
+   * The structured-outputs beta's spelling of `output_config.format`, which upstream still takes
+   * (older @ai-sdk/anthropic releases send it); `output_config.format` wins when both are sent.
+   * @see https://platform.claude.com/docs/en/build-with-claude/structured-outputs
+   */
+  output_format: Type.Optional(Nullable(JsonOutputFormat)),
   cache_control: Cache,
 };
 

@@ -259,6 +259,26 @@ describe('structured output (output_config.format)', () => {
     expect(streamed).toBe(body.content[0].text);
   });
 
+  it('takes the beta spelling output_format the same way (output_config.format wins)', async () => {
+    const body = (await structured()).json();
+    const beta = await structured({
+      output_config: undefined,
+      output_format: { type: 'json_schema', schema },
+    });
+    expect(beta.statusCode).toBe(200);
+    expect(beta.json().content).toEqual(body.content);
+    const both = await structured({
+      output_format: { type: 'json_schema', schema: { type: 'object', properties: {} } },
+    });
+    expect(both.json().content).toEqual(body.content);
+    const bad = await structured({
+      output_config: undefined,
+      output_format: { type: 'json_schema', schema: { type: 'nope' } },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.message).toMatch(/^output_format\.schema: is not a valid JSON schema/);
+  });
+
   it('refuses a schema that is not JSON Schema', async () => {
     const res = await structured({
       output_config: { format: { type: 'json_schema', schema: { type: 'obj' } } },
