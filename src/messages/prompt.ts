@@ -184,8 +184,12 @@ function readChoice(body: Request, names: ReadonlySet<string>): ToolChoice {
   return { mode: choice.type, parallel };
 }
 
-/** Thinking's rules; true when thinking is on. */
-function readThinking(body: Request, choice: ToolChoice): boolean {
+/**
+ * Thinking's rules; true when thinking is on. `interleaved`: the interleaved-thinking beta with
+ * tools, where the budget covers every thinking block of the turn and may exceed `max_tokens`.
+ * @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking#interleaved-thinking
+ */
+function readThinking(body: Request, choice: ToolChoice, interleaved: boolean): boolean {
   const thinking = body.thinking;
   if (!thinking || thinking.type === 'disabled') return false;
   if (thinking.type === 'enabled') {
@@ -195,7 +199,11 @@ function readThinking(body: Request, choice: ToolChoice): boolean {
         `Input should be greater than or equal to ${THINKING_MIN_BUDGET}`,
       );
     }
-    if (body.max_tokens !== undefined && body.max_tokens <= thinking.budget_tokens) {
+    if (
+      !interleaved &&
+      body.max_tokens !== undefined &&
+      body.max_tokens <= thinking.budget_tokens
+    ) {
       throw new GatewayError(
         400,
         `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${DOCS}#max-tokens-and-context-window-size`,
@@ -445,7 +453,25 @@ export const messagesPromptFacts = (body: Pick<Request, 'messages'>) => ({
   turn: body.messages.filter((m) => m.role === 'user' && textOf(m) !== '').length,
 });
 
-export function readPrompt(body: Request): MessagesPrompt {
+/**
+ * The betas a request names, in `msgapi-beta` (the gateway's) or `anthropic-beta` (which the
+ * SDK's `betas` option sends), comma-separated.
+ */
+export function betasOf(headers: Record<string, string | string[] | undefined>): Set<string> {
+  const names = new Set<string>();
+  for (const header of ['msgapi-beta', 'anthropic-beta']) {
+    const value = headers[header];
+    for (const line of Array.isArray(value) ? value : value ? [value] : []) {
+      for (const name of line.split(',')) if (name.trim()) names.add(name.trim());
+    }
+  }
+  return names;
+}
+
+/** With tools, thinking may span the turn: its budget may then exceed `max_tokens`. */
+const INTERLEAVED_THINKING = 'interleaved-thinking-2025-05-14';
+
+export function readPrompt(body: Request, betas: ReadonlySet<string> = new Set()): MessagesPrompt {
   if (body.thread !== undefined) {
     throw new GatewayError(400, 'thread: message threads are not supported by this gateway', {
       extra: { details: { error_code: 'thread_unsupported_request', unsupported: [] } },
@@ -454,7 +480,8 @@ export function readPrompt(body: Request): MessagesPrompt {
   const reader = new BlockReader();
   const { defs, names } = readTools(body.tools ?? [], reader);
   const choice = readChoice(body, names);
-  const thinking = readThinking(body, choice);
+  const interleaved = betas.has(INTERLEAVED_THINKING) && (body.tools?.length ?? 0) > 0;
+  const thinking = readThinking(body, choice, interleaved);
   const output = readOutput(body);
 
   if (body.system !== undefined) {

@@ -7,7 +7,7 @@ import { countPrompt, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import { MessagesErrorSchema } from './error-schemas.js';
 import { messagesErrorType } from './errors.js';
-import { readPrompt } from './prompt.js';
+import { betasOf, readPrompt } from './prompt.js';
 import {
   CountTokensRequestSchema,
   CountTokensResponseSchema,
@@ -63,7 +63,7 @@ export const messagesRoutes =
       },
       async (request, reply) => {
         const body = request.body;
-        const prompt = readPrompt(body);
+        const prompt = readPrompt(body, betasOf(request.headers));
         const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
         const scan = promptCache.scan(
           `${request.owner}\n${body.model}`,
@@ -104,6 +104,8 @@ export const messagesRoutes =
           response: { 200: CountTokensResponseSchema, ...errors },
         },
       },
-      async (request) => ({ input_tokens: countPrompt(readPrompt(request.body).blocks) }),
+      async (request) => ({
+        input_tokens: countPrompt(readPrompt(request.body, betasOf(request.headers)).blocks),
+      }),
     );
   };

@@ -148,6 +148,26 @@ describe('extended thinking', () => {
     expect(textOnly.statusCode).toBe(200);
   });
 
+  it('lets the budget exceed max_tokens with the interleaved-thinking beta and tools', async () => {
+    const tools = [{ name: 'calc', input_schema: { type: 'object', properties: {} } }];
+    const wide = { max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 4000 }, tools };
+    for (const header of ['msgapi-beta', 'anthropic-beta']) {
+      const res = await t.messages(
+        { model: 'm', messages: [{ role: 'user', content: 'Use calc' }], ...wide },
+        { headers: { [header]: 'files-api-2025-04-14, interleaved-thinking-2025-05-14' } },
+      );
+      expect(res.statusCode).toBe(200);
+      expect(res.json().usage.output_tokens).toBeLessThanOrEqual(2000);
+    }
+    // Without the beta, or without tools, the budget must stay below max_tokens.
+    expect((await ask(wide)).statusCode).toBe(400);
+    const noTools = await t.messages(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], ...wide, tools: undefined },
+      { headers: { 'msgapi-beta': 'interleaved-thinking-2025-05-14' } },
+    );
+    expect(noTools.statusCode).toBe(400);
+  });
+
   it('allows thinking with tool_choice auto, and turns off with type "disabled"', async () => {
     const tools = [{ name: 'calc', input_schema: { type: 'object', properties: {} } }];
     const res = (await ask({ tools })).json();
