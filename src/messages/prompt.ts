@@ -30,6 +30,7 @@ import type {
   MessagesRequest,
   ToolParam,
 } from './schemas.js';
+import { SERVER_TOOL_RESULTS } from './schemas.js';
 
 /**
  * Reads a messages request in one pass: upstream's rules beyond the JSON schema (each refusal a
@@ -444,7 +445,13 @@ function checkToolPairs(messages: readonly MessageParam[]): void {
 }
 
 /** Blocks that only one role may send. */
-const ASSISTANT_ONLY = new Set(['tool_use', 'thinking', 'redacted_thinking']);
+const ASSISTANT_ONLY = new Set<string>([
+  'tool_use',
+  'thinking',
+  'redacted_thinking',
+  'server_tool_use',
+  ...SERVER_TOOL_RESULTS,
+]);
 const USER_ONLY = new Set(['tool_result']);
 
 /** The prompt replies are keyed on and the user turns so far, as stubs and faults match them. */
@@ -602,6 +609,20 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = new Set()
         case 'redacted_thinking':
           if (i === lastAssistant) reader.text(block.data, at, undefined, first());
           break;
+        case 'server_tool_use':
+          reader.text(
+            `${block.name}\n${JSON.stringify(block.input)}`,
+            at,
+            block.cache_control,
+            first(),
+          );
+          break;
+        case 'container_upload':
+          reader.text(block.file_id, at, block.cache_control, first());
+          break;
+        default:
+          // A server tool's result, as upstream gave it.
+          reader.text(JSON.stringify(block.content) ?? '', at, block.cache_control, first());
       }
     });
   });

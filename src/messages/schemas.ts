@@ -129,6 +129,47 @@ export const RedactedThinkingBlockSchema = obj({
   data: Type.String(),
 });
 
+/** Who called a tool (`{type: "direct"}`, or a server tool): kept as sent. */
+const Caller = Type.Optional(Type.Record(Type.String(), Type.Unknown()));
+
+/**
+ * Blocks of upstream's own tools (web search, web fetch, code execution, tool search), as an
+ * assistant turn that used them comes back in the history: taken, and counted as their JSON.
+ * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
+ */
+export const SERVER_TOOL_RESULTS = [
+  'web_search_tool_result',
+  'web_fetch_tool_result',
+  'code_execution_tool_result',
+  'bash_code_execution_tool_result',
+  'text_editor_code_execution_tool_result',
+  'tool_search_tool_result',
+] as const;
+
+const ServerToolUseBlockSchema = obj({
+  type: Type.Literal('server_tool_use'),
+  id: Type.String({ minLength: 1 }),
+  name: Type.String({ minLength: 1 }),
+  input: Type.Record(Type.String(), Type.Unknown()),
+  cache_control: Cache,
+  caller: Caller,
+});
+
+const serverToolResult = (type: (typeof SERVER_TOOL_RESULTS)[number]) =>
+  obj({
+    type: Type.Literal(type),
+    tool_use_id: Type.String({ minLength: 1 }),
+    content: Type.Unknown({ description: 'as upstream gave it' }),
+    cache_control: Cache,
+    caller: Caller,
+  });
+
+const ContainerUploadBlockSchema = obj({
+  type: Type.Literal('container_upload'),
+  file_id: Type.String({ minLength: 1 }),
+  cache_control: Cache,
+});
+
 const ContentBlockParam = Tagged('type', [
   TextBlockSchema,
   ImageBlockSchema,
@@ -138,6 +179,9 @@ const ContentBlockParam = Tagged('type', [
   ToolResultBlockSchema,
   ThinkingBlockSchema,
   RedactedThinkingBlockSchema,
+  ServerToolUseBlockSchema,
+  ...SERVER_TOOL_RESULTS.map(serverToolResult),
+  ContainerUploadBlockSchema,
 ]);
 
 const Content = Type.Union([Type.String(), Type.Array(ContentBlockParam, { minItems: 1 })], {

@@ -203,6 +203,50 @@ describe('tool use', () => {
     expect(res.json().content[1].name).toBe('get_weather');
   });
 
+  it('takes a history with the blocks of upstream tools, counted as their JSON', async () => {
+    const results = { type: 'web_search_result', url: 'https://example.com', title: 'Example' };
+    const used = [
+      { type: 'text', text: 'Let me search.' },
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_01',
+        name: 'web_search',
+        input: { query: 'sky colour' },
+        caller: { type: 'direct' },
+      },
+      { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01', content: [results] },
+      { type: 'text', text: 'The sky is blue.' },
+    ];
+    const body = (messages: object[]) => ({
+      model: 'm',
+      tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+      messages,
+    });
+    const ask = { role: 'user', content: 'What colour is the sky?' };
+    const next = { role: 'user', content: 'Thanks' };
+    const res = await t.messages({
+      ...body([ask, { role: 'assistant', content: used }, next]),
+      max_tokens: 50,
+    });
+    expect(res.statusCode).toBe(200);
+    const count = async (messages: object[]) =>
+      (await t.messages(body(messages), { path: '/count_tokens' })).json().input_tokens as number;
+    const without = await count([ask, { role: 'assistant', content: [used[0], used[3]] }, next]);
+    expect((await count([ask, { role: 'assistant', content: used }, next])) - without).toBe(
+      countTokens(`web_search\n${JSON.stringify({ query: 'sky colour' })}`) +
+        countTokens(JSON.stringify([results])),
+    );
+    // They are the assistant's: a user turn may not hold them.
+    const misplaced = await t.messages({
+      ...body([{ role: 'user', content: [used[2]] }]),
+      max_tokens: 50,
+    });
+    expect(misplaced.statusCode).toBe(400);
+    expect(misplaced.json().error.message).toBe(
+      'messages.0.content.0.type: "web_search_tool_result" blocks may only appear in assistant messages',
+    );
+  });
+
   it('counts tools in count_tokens', async () => {
     const count = async (body: object) =>
       (await t.messages(body, { path: '/count_tokens' })).json().input_tokens as number;
