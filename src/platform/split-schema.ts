@@ -14,6 +14,12 @@
 
 /** Subschemas whose JSON is at least this long get a function of their own. */
 export const SPLIT_FROM_CHARS = 512;
+/**
+ * A smaller subschema the schema holds several times (`cache_control` in every content block)
+ * gets one too, shared: inlined, each copy would cost its code again (a union of 16 content
+ * blocks grew one function past V8's limit).
+ */
+export const SHARED_FROM_CHARS = 64;
 
 /** Keywords whose value is one subschema. */
 const ONE = [
@@ -37,28 +43,69 @@ type Node = Record<string | symbol, unknown>;
 const isNode = (value: unknown): value is Node =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** The subschemas of a node that may move to `$defs` (not union branches). */
+function movable(node: Node): unknown[] {
+  const children: unknown[] = [];
+  for (const key of ONE) children.push(node[key]);
+  for (const key of MAP) {
+    const map = node[key];
+    if (isNode(map)) children.push(...Object.values(map));
+  }
+  const items = node.items;
+  if (Array.isArray(items)) children.push(...items);
+  else children.push(items);
+  if (Array.isArray(node.prefixItems)) children.push(...node.prefixItems);
+  return children.filter(isNode);
+}
+
 /** The schema with its large subschemas in `$defs` (the schema itself when none is large). */
 export function splitLargeSubschemas(schema: object): object {
-  const names = new Map<object, string>();
+  /** Definitions by the JSON of the subschema they hold: the same subschema, one function. */
+  const names = new Map<string, string>();
   const defs: Record<string, object> = {};
-  const sizes = new Map<object, number>();
-  const sizeOf = (node: object) => {
-    let size = sizes.get(node);
-    if (size === undefined) {
-      size = JSON.stringify(node).length;
-      sizes.set(node, size);
+  const texts = new Map<object, string>();
+  const textOf = (node: object) => {
+    let text = texts.get(node);
+    if (text === undefined) {
+      text = JSON.stringify(node);
+      texts.set(node, text);
     }
-    return size;
+    return text;
+  };
+  const sizeOf = (node: object) => textOf(node).length;
+  /** How often each subschema's JSON occurs where a subschema may move. */
+  const seen = new Map<string, number>();
+  const count = (node: unknown): void => {
+    if (!isNode(node)) return;
+    const text = textOf(node);
+    seen.set(text, (seen.get(text) ?? 0) + 1);
+    for (const child of movable(node)) count(child);
+    for (const key of BRANCHES) {
+      const branches = node[key];
+      if (Array.isArray(branches))
+        for (const branch of branches) if (isNode(branch)) walkOnly(branch);
+    }
+  };
+  /** A union branch stays, but what it holds may move. */
+  const walkOnly = (node: Node): void => {
+    for (const child of movable(node)) count(child);
+    for (const key of BRANCHES) {
+      const branches = node[key];
+      if (Array.isArray(branches))
+        for (const branch of branches) if (isNode(branch)) walkOnly(branch);
+    }
   };
 
-  /** A subschema where it may move: a `$ref` to its definition, when it is large. */
+  /** A subschema where it may move: a `$ref` to its definition, when it is large or shared. */
   const place = (node: unknown): unknown => {
     if (!isNode(node)) return node;
-    if (sizeOf(node) < SPLIT_FROM_CHARS) return node;
-    let name = names.get(node);
+    const size = sizeOf(node);
+    const shared = size >= SHARED_FROM_CHARS && (seen.get(textOf(node)) ?? 0) > 1;
+    if (size < SPLIT_FROM_CHARS && !shared) return node;
+    let name = names.get(textOf(node));
     if (name === undefined) {
       name = `split${names.size}`;
-      names.set(node, name);
+      names.set(textOf(node), name);
       defs[name] = rebuild(node);
     }
     return { $ref: `#/$defs/${name}` };
@@ -66,7 +113,7 @@ export function splitLargeSubschemas(schema: object): object {
 
   /** A copy of the node whose large subschemas are placed (the same node when none moved). */
   const rebuild = (node: Node): Node => {
-    if (sizeOf(node) < SPLIT_FROM_CHARS) return node;
+    if (sizeOf(node) < SHARED_FROM_CHARS) return node;
     const out: Node = { ...node };
     for (const key of ONE) if (isNode(node[key])) out[key] = place(node[key]);
     for (const key of MAP) {
@@ -89,6 +136,7 @@ export function splitLargeSubschemas(schema: object): object {
     return out;
   };
 
+  walkOnly(schema as Node);
   const root = rebuild(schema as Node);
   if (names.size === 0) return schema;
   return { ...root, $defs: { ...(isNode(root.$defs) ? root.$defs : {}), ...defs } };

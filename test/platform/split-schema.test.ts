@@ -2,7 +2,11 @@ import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { ChatCompletionRequestSchema } from '../../src/chat/schemas.js';
 import { MessagesRequestSchema } from '../../src/messages/schemas.js';
-import { SPLIT_FROM_CHARS, splitLargeSubschemas } from '../../src/platform/split-schema.js';
+import {
+  SHARED_FROM_CHARS,
+  SPLIT_FROM_CHARS,
+  splitLargeSubschemas,
+} from '../../src/platform/split-schema.js';
 import { normalizeError, precompileValidator } from '../../src/platform/validation.js';
 
 /** Every function of Ajv's standalone code, by its length in characters. */
@@ -69,6 +73,35 @@ describe('large subschemas split into functions of their own', () => {
   it('leaves a small schema as it is', () => {
     const schema = { type: 'object', properties: { n: { type: 'integer' } } };
     expect(splitLargeSubschemas(schema)).toBe(schema);
+  });
+
+  it('moves a smaller subschema held several times (not once) to one shared definition', () => {
+    const cache = {
+      anyOf: [
+        {
+          type: 'object',
+          properties: { type: { const: 'ephemeral' }, ttl: { enum: ['5m', '1h'] } },
+        },
+        { type: 'null' },
+      ],
+    };
+    expect(JSON.stringify(cache).length).toBeGreaterThanOrEqual(SHARED_FROM_CHARS);
+    expect(JSON.stringify(cache).length).toBeLessThan(SPLIT_FROM_CHARS);
+    const branch = (tag: string) => ({
+      type: 'object',
+      properties: { type: { const: tag }, cache_control: structuredClone(cache) },
+    });
+    const once = { type: 'object', properties: { only: cache } };
+    expect(splitLargeSubschemas(once)).toBe(once);
+    const schema = { oneOf: [branch('a'), branch('b')] };
+    const ref = { $ref: '#/$defs/split0' };
+    expect(splitLargeSubschemas(schema)).toEqual({
+      oneOf: [
+        { type: 'object', properties: { type: { const: 'a' }, cache_control: ref } },
+        { type: 'object', properties: { type: { const: 'b' }, cache_control: ref } },
+      ],
+      $defs: { split0: cache },
+    });
   });
 
   it('moves large subschemas to $defs, each once, leaving union branches in place', () => {
