@@ -35,13 +35,22 @@ const MODELS = MODEL_TABLE.chat.map(([id]) => ({
 
 const errors = { '4xx': ChatErrorSchema, '5xx': ChatErrorSchema };
 
-export const modelsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/** Where a copy of the routes is mounted again (Azure's v1 API): its operation ids' prefix. */
+export interface RoutesCopy {
+  idPrefix?: string;
+}
+
+/** `listModels`, or `azureV1ListModels` for a copy. */
+export const operationId = (name: string, copy: RoutesCopy) =>
+  copy.idPrefix ? `${copy.idPrefix}${name.charAt(0).toUpperCase()}${name.slice(1)}` : name;
+
+export const modelsRoutes: FastifyPluginAsyncTypebox<RoutesCopy> = async (app, copy) => {
   app.get(
     '/models',
     {
       schema: {
         summary: 'List the chat models',
-        operationId: 'listModels',
+        operationId: operationId('listModels', copy),
         response: { 200: ModelListSchema, ...errors },
       },
     },
@@ -53,7 +62,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         summary: 'Retrieve a chat model',
-        operationId: 'retrieveModel',
+        operationId: operationId('retrieveModel', copy),
         params: Type.Object({ model: Type.String({ maxLength: 256 }) }),
         response: { 200: ModelSchema, ...errors },
       },

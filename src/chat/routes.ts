@@ -9,6 +9,7 @@ import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stre
 import { CHAT_CACHE_MIN_TOKENS, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import { renderChatError } from './errors.js';
+import { modelsRoutes, operationId, type RoutesCopy } from './models-routes.js';
 import { readChatPrompt } from './prompt.js';
 import {
   type ChatCompletionRequest,
@@ -57,7 +58,7 @@ const AzureChatRequestSchema = Type.Object(
  * @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#chat-completions
  */
 export function chatRoutes(options: ChatRoutesOptions): {
-  openai: FastifyPluginAsyncTypebox;
+  openai: FastifyPluginAsyncTypebox<RoutesCopy>;
   azure: FastifyPluginAsyncTypebox;
 } {
   const { replies, contentFilter, promptCache, ids, streaming } = options;
@@ -109,22 +110,29 @@ export function chatRoutes(options: ChatRoutesOptions): {
     });
   }
 
-  return {
-    openai: async (app) => {
-      app.post(
-        '/chat/completions',
-        {
-          schema: {
-            summary: 'Create a chat completion, as JSON or as an event stream',
-            operationId: 'createChatCompletion',
-            body: ChatCompletionRequestSchema,
-            response,
-          },
+  const openai: FastifyPluginAsyncTypebox<RoutesCopy> = async (app, copy) => {
+    app.post(
+      '/chat/completions',
+      {
+        schema: {
+          summary: 'Create a chat completion, as JSON or as an event stream',
+          operationId: operationId('createChatCompletion', copy),
+          body: ChatCompletionRequestSchema,
+          response,
         },
-        (request, reply) => complete(request, reply, request.body),
-      );
-    },
+      },
+      (request, reply) => complete(request, reply, request.body),
+    );
+  };
+
+  return {
+    openai,
     azure: async (app) => {
+      // Azure's v1 API: the OpenAI client at `{endpoint}/openai/v1/`, no api-version, the
+      // deployment in `model`; the answers are /v1's.
+      // @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/api-version-lifecycle
+      await app.register(openai, { prefix: '/v1', idPrefix: 'azureV1' });
+      await app.register(modelsRoutes, { prefix: '/v1', idPrefix: 'azureV1' });
       app.post(
         '/deployments/:deployment/chat/completions',
         {

@@ -1,4 +1,4 @@
-import { AzureOpenAI } from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
 
@@ -71,5 +71,44 @@ describe('Azure deployment path: /openai/deployments/{deployment}/chat/completio
     expect(((await unknown.json()) as { error: { type: string } }).error.type).toBe(
       'invalid_request_error',
     );
+  });
+});
+
+describe("Azure's v1 API: /openai/v1/", () => {
+  it('answers the plain OpenAI client at {endpoint}/openai/v1/ (no api-version), streamed too', async () => {
+    const v1 = new OpenAI({ baseURL: `${emu.url}/openai/v1/`, apiKey: 'azure-key', maxRetries: 0 });
+    const res = await v1.chat.completions.create({
+      model: 'my-deployment',
+      messages: [{ role: 'user', content: 'hello v1' }],
+    });
+    expect(res).toMatchObject({ object: 'chat.completion', model: 'my-deployment' });
+    const stream = await v1.chat.completions.create({
+      model: 'my-deployment',
+      messages: [{ role: 'user', content: 'hello v1' }],
+      stream: true,
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe(res.choices[0]?.message.content);
+    expect((await v1.models.list()).data.map((m) => m.id)).toContain('gpt-4o');
+    const [entry] = await emu.journal({ path: '/openai/v1/chat/completions' });
+    expect(entry).toMatchObject({ group: 'chat', model: 'my-deployment', status: 200 });
+  });
+
+  it("takes Azure's api-key header there too, and refuses a wrong key", async () => {
+    const res = await fetch(`${emu.url}/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'api-key': 'azure-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'd', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(res.status).toBe(200);
+    const wrong = await new OpenAI({
+      baseURL: `${emu.url}/openai/v1/`,
+      apiKey: 'nope',
+      maxRetries: 0,
+    }).chat.completions
+      .create({ model: 'd', messages: [{ role: 'user', content: 'x' }] })
+      .catch((err: unknown) => err);
+    expect(wrong).toMatchObject({ status: 401, code: 'invalid_api_key' });
   });
 });
