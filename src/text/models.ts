@@ -96,6 +96,18 @@ export function isReasoningModel(model: string): boolean {
   return /^(o1|o3|o4|gpt-5)/.test(model) && !model.startsWith('gpt-5-chat');
 }
 
+/**
+ * The Claude models that take `temperature` or `top_p`, not both: Opus 4.1, the 4.5 models and
+ * later (an unknown name is not one of them).
+ * @see https://github.com/browseros-ai/BrowserOS/issues/208
+ * @see https://github.com/open-webui/functions/pull/9
+ */
+const ONE_SAMPLER = ['claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-5'];
+const ONE_SAMPLER_FROM = /^claude-(opus|sonnet|haiku)-(4-[6-9]|[5-9])/;
+
+export const takesOneSampler = (model: string): boolean =>
+  ONE_SAMPLER.some((prefix) => model.startsWith(prefix)) || ONE_SAMPLER_FROM.test(model);
+
 /** The table, for the README and the control surface. */
 export const MODEL_TABLE = {
   chat: CHAT_MODELS,

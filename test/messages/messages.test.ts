@@ -56,6 +56,30 @@ describe('POST /messages-api/v1/messages', () => {
     ]);
   });
 
+  it.each([
+    ['claude-sonnet-4-5-20250929', true],
+    ['claude-opus-4-1', true],
+    ['claude-haiku-4-5', true],
+    ['claude-opus-4-6', true],
+    ['claude-sonnet-4-20250514', false],
+    ['claude-3-7-sonnet-latest', false],
+    ['claude-like', false],
+  ])('%s: temperature with top_p refused (%s), either alone taken', async (model, refused) => {
+    const ask = (extra: object) =>
+      post({ model, max_tokens: 20, messages: [{ role: 'user', content: 'x' }], ...extra });
+    const both = await ask({ temperature: 0.5, top_p: 0.9 });
+    expect(both.statusCode).toBe(refused ? 400 : 200);
+    if (refused) {
+      expect(both.json().error).toEqual({
+        type: 'invalid_request_error',
+        message:
+          'temperature and top_p cannot both be specified for this model. Please use only one.',
+      });
+    }
+    expect((await ask({ temperature: 0.5 })).statusCode).toBe(200);
+    expect((await ask({ top_p: 0.9 })).statusCode).toBe(200);
+  });
+
   it('takes a system prompt, multi-turn history and text blocks', async () => {
     const res = await post({
       model: 'm',
