@@ -497,6 +497,11 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = new Set()
     );
   }
   const output = readOutput(body);
+  // The schema is part of the prompt upstream builds (and of its cache prefix, after the tools),
+  // as chat counts its response_format.
+  if (output?.kind === 'json_schema') {
+    reader.text(JSON.stringify(output.schema), output.path.slice(0, -1));
+  }
 
   if (body.system !== undefined) {
     if (typeof body.system === 'string') reader.text(body.system, ['system']);

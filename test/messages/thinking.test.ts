@@ -279,6 +279,17 @@ describe('structured output (output_config.format)', () => {
     expect(streamed).toBe(body.content[0].text);
   });
 
+  it('counts the schema in the prompt, as chat counts its response_format', async () => {
+    const plain = { model: 'm', messages: [{ role: 'user', content: 'Why is the sky blue?' }] };
+    const count = async (extra: object) =>
+      (await t.messages({ ...plain, ...extra }, { path: '/count_tokens' })).json()
+        .input_tokens as number;
+    const format = { type: 'json_schema', schema };
+    const withSchema = await count({ output_config: { format } });
+    expect(withSchema - (await count({}))).toBe(countTokens(JSON.stringify(schema)));
+    expect((await structured()).json().usage.input_tokens).toBe(withSchema);
+  });
+
   it('takes the beta spelling output_format the same way (output_config.format wins)', async () => {
     const body = (await structured()).json();
     const beta = await structured({
