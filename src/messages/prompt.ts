@@ -17,7 +17,7 @@ import {
   spendSchema,
 } from '../text/json-schema.js';
 import { decodeImage, PDF_MAX_PAGES, PDF_PAGE_TOKENS, pdfPages } from '../text/media.js';
-import { takesOneSampler } from '../text/models.js';
+import { refusesPrefill, takesOneSampler } from '../text/models.js';
 import { type CacheTtl, MAX_BREAKPOINTS, type PromptBlock } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
 import { ToolsMemo } from '../text/tools-memo.js';
@@ -490,6 +490,13 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = new Set()
   const choice = readChoice(body, names);
   const interleaved = betas.has(INTERLEAVED_THINKING) && (body.tools?.length ?? 0) > 0;
   const thinking = readThinking(body, choice, interleaved);
+  const final = body.messages[body.messages.length - 1];
+  if (final?.role === 'assistant' && final.content !== '' && refusesPrefill(body.model)) {
+    throw new GatewayError(
+      400,
+      'This model does not support assistant message prefill. The conversation must end with a user message.',
+    );
+  }
   if (body.temperature !== undefined && body.top_p !== undefined && takesOneSampler(body.model)) {
     throw new GatewayError(
       400,

@@ -108,6 +108,14 @@ const ONE_SAMPLER_FROM = /^claude-(opus|sonnet|haiku)-(4-[6-9]|[5-9])/;
 export const takesOneSampler = (model: string): boolean =>
   ONE_SAMPLER.some((prefix) => model.startsWith(prefix)) || ONE_SAMPLER_FROM.test(model);
 
+/**
+ * The Claude models that refuse a prefill (a conversation ending with an assistant turn): the
+ * 4.6 models and later.
+ * @see https://github.com/langchain-ai/deepagents/issues/1585
+ * @see https://github.com/cortexkit/magic-context/issues/511
+ */
+export const refusesPrefill = (model: string): boolean => ONE_SAMPLER_FROM.test(model);
+
 /** The table, for the README and the control surface. */
 export const MODEL_TABLE = {
   chat: CHAT_MODELS,

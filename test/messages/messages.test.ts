@@ -80,6 +80,33 @@ describe('POST /messages-api/v1/messages', () => {
     expect((await ask({ top_p: 0.9 })).statusCode).toBe(200);
   });
 
+  it.each([
+    ['claude-opus-4-6', true],
+    ['claude-sonnet-4-6', true],
+    ['claude-opus-4-7-20260301', true],
+    ['claude-sonnet-5', true],
+    ['claude-sonnet-4-5', false],
+    ['claude-like', false],
+  ])('%s: a prefill (a last assistant turn) refused (%s)', async (model, refused) => {
+    const ask = (last: object[]) =>
+      post({
+        model,
+        max_tokens: 20,
+        messages: [{ role: 'user', content: 'Name a colour' }, ...last],
+      });
+    const prefill = await ask([{ role: 'assistant', content: 'The colour is' }]);
+    expect(prefill.statusCode).toBe(refused ? 400 : 200);
+    if (refused) {
+      expect(prefill.json().error).toEqual({
+        type: 'invalid_request_error',
+        message:
+          'This model does not support assistant message prefill. The conversation must end with a user message.',
+      });
+    }
+    expect((await ask([])).statusCode).toBe(200);
+    expect((await ask([{ role: 'assistant', content: '' }])).statusCode).toBe(200);
+  });
+
   it('takes a system prompt, multi-turn history and text blocks', async () => {
     const res = await post({
       model: 'm',
