@@ -109,17 +109,27 @@ function vercelForm(line: string): Record<string, unknown> | undefined {
   return found;
 }
 
+/**
+ * The longest hint read: a client's are a few keywords (an enum of a few hundred characters at
+ * most); reading one value may try each `, name: ` as its end, so the cost grows with the square
+ * of the length.
+ */
+export const MAX_HINT_CHARS = 4096;
+
 /** The keywords a description holds as text, checked; empty when it holds none. */
 export function hintedKeywords(description: string): Record<string, unknown> {
   const trimmed = description.trimEnd();
-  let found: Record<string, unknown> | undefined;
+  let hint: string | undefined;
+  let read: (hint: string) => Record<string, unknown> | undefined = anthropicForm;
   if (trimmed.endsWith('}')) {
     const after = trimmed.lastIndexOf('\n\n{');
-    if (after >= 0) found = anthropicForm(trimmed.slice(after + 2));
-    else if (trimmed.startsWith('{')) found = anthropicForm(trimmed);
+    if (after >= 0) hint = trimmed.slice(after + 2);
+    else if (trimmed.startsWith('{')) hint = trimmed;
   } else if (trimmed.endsWith('.')) {
-    found = vercelForm(trimmed.slice(trimmed.lastIndexOf('\n') + 1));
+    hint = trimmed.slice(trimmed.lastIndexOf('\n') + 1);
+    read = vercelForm;
   }
+  const found = hint !== undefined && hint.length <= MAX_HINT_CHARS ? read(hint) : undefined;
   const kept: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(found ?? {})) {
     if (KEYWORDS[key]?.(value)) kept[key] = value;

@@ -12,7 +12,7 @@ import {
   spendSchema,
   UnsatisfiableSchemaError,
 } from '../../src/text/json-schema.js';
-import { hintedKeywords } from '../../src/text/schema-hints.js';
+import { hintedKeywords, MAX_HINT_CHARS } from '../../src/text/schema-hints.js';
 
 /** An independent validator, so the test does not trust the module's own. */
 const ajv = new Ajv({ strict: false });
@@ -440,6 +440,15 @@ describe('keywords a client moved into a description', () => {
       expect(value.tags.length).toBeLessThanOrEqual(3);
       for (const tag of value.tags) expect(['x', 'y']).toContain(tag);
     }
+  });
+
+  it(`reads no hint longer than ${MAX_HINT_CHARS} characters (a value may end at each ", name: ")`, () => {
+    const hostile = `{a: "${', b: '.repeat(200_000)}}`;
+    expect(hintedKeywords(hostile)).toEqual({});
+    expect(hintedKeywords(`{minimum: 1, enum: ["${'x'.repeat(MAX_HINT_CHARS)}"]}`)).toEqual({});
+    // The longest hint read, each position a possible end: still quick.
+    const longest = `{a: "${', b: '.repeat((MAX_HINT_CHARS - 8) / 5)}}`.slice(0, MAX_HINT_CHARS);
+    expect(hintedKeywords(longest)).toEqual({});
   });
 
   it('falls back to the schema as sent when the hints cannot be met together', async () => {
