@@ -1,0 +1,57 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { ChatAnthropic } from '@langchain/anthropic';
+import { generateObject } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type Emulator, startEmulator } from '../../src/emulator.js';
+
+/**
+ * Structured output through the clients that move the keywords messages does not take into
+ * descriptions, and check the answer against their full schema themselves (README "Agents").
+ */
+let emulator: Emulator;
+beforeAll(async () => {
+  emulator = await startEmulator({ logLevel: 'silent' });
+});
+afterAll(() => emulator.close());
+
+const Review = z.object({
+  rating: z.number().min(0).max(10),
+  year: z.number().int().min(1900).max(2030),
+  tags: z.array(z.string().min(2).max(8)).min(2).max(4),
+  code: z.string().regex(/^[A-Z]{3}$/),
+  kind: z.enum(['book', 'film']),
+  price: z.number().gt(0),
+});
+
+describe('structured output whose limits the client moved into descriptions', () => {
+  it('Vercel AI SDK generateObject with the anthropic provider (no maxOutputTokens: 128K asked)', async () => {
+    const anthropic = createAnthropic({
+      baseURL: `${emulator.url}/messages-api/v1`,
+      apiKey: 'sk-local',
+      headers: { 'msgapi-version': '2023-06-01' },
+    });
+    for (const prompt of ['Review a film.', 'Review a book.', 'Another review.']) {
+      const { object } = await generateObject({
+        model: anthropic('claude-like'),
+        schema: Review,
+        prompt,
+      });
+      expect(Review.parse(object)).toEqual(object);
+    }
+  });
+
+  it('LangChain ChatAnthropic.withStructuredOutput (jsonSchema method)', async () => {
+    const model = new ChatAnthropic({
+      model: 'claude-like',
+      apiKey: 'sk-local',
+      anthropicApiUrl: `${emulator.url}/messages-api`,
+      clientOptions: { defaultHeaders: { 'msgapi-version': '2023-06-01' } },
+    });
+    const structured = model.withStructuredOutput(Review, { method: 'jsonSchema' });
+    for (const prompt of ['Review a film.', 'Review a book.']) {
+      const value = await structured.invoke(prompt);
+      expect(Review.parse(value)).toEqual(value);
+    }
+  });
+});
