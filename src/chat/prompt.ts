@@ -409,6 +409,10 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
     throw fieldError(['top_logprobs'], 'is only allowed when logprobs is true');
   }
   checkLogitBias(body);
+  for (const key of Object.keys(body.metadata ?? {})) {
+    // @see https://platform.openai.com/docs/api-reference/chat/create (metadata)
+    if (key.length > 64) throw fieldError(['metadata'], 'keys must have at most 64 characters');
+  }
   checkLimitParams(body);
   const { tools, legacy, json: definitionsJson } = readTools(body);
   const choice = readChoice(body, tools, legacy);

@@ -276,6 +276,14 @@ describe('chat completions validation', () => {
       ),
     ],
     [
+      { ...base, metadata: { ['k'.repeat(65)]: 'v' } },
+      error(
+        "Invalid value for 'metadata': keys must have at most 64 characters.",
+        'metadata',
+        'invalid_value',
+      ),
+    ],
+    [
       { ...base, max_tokens: 2, max_completion_tokens: 5 },
       error(
         "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.",
