@@ -4,7 +4,7 @@ import type { JsonSchema } from 'json-schema-faker';
 import { ajvLinearRegExp, LinearRegexError } from '../platform/linear-regex.js';
 import { Lru } from '../platform/lru.js';
 import { shorten } from '../platform/tokens.js';
-import { withHints } from './schema-hints.js';
+import { hintReader } from './schema-hints.js';
 
 /**
  * JSON values that a JSON Schema accepts, for tool arguments and structured output: made by
@@ -326,6 +326,26 @@ function resolve(root: Node, ref: string): unknown {
 
 class TooLarge extends Error {}
 
+/** The widest numbers the generator is asked for: across ±1.7e308 it makes Infinity. */
+const WIDEST = 1e12;
+
+/**
+ * Bounds past ±WIDEST brought to it in the generator's copy, when the range keeps room: a value
+ * within them is within the schema's (Ajv still checks it against the schema as sent).
+ */
+function narrowRange(copy: Node): void {
+  const low = Math.max(num(copy.minimum, -Infinity), num(copy.exclusiveMinimum, -Infinity));
+  const high = Math.min(num(copy.maximum, Infinity), num(copy.exclusiveMaximum, Infinity));
+  if (high > -WIDEST) {
+    if (num(copy.minimum, 0) < -WIDEST) copy.minimum = -WIDEST;
+    if (num(copy.exclusiveMinimum, 0) < -WIDEST) copy.exclusiveMinimum = -WIDEST;
+  }
+  if (low < WIDEST) {
+    if (num(copy.maximum, 0) > WIDEST) copy.maximum = WIDEST;
+    if (num(copy.exclusiveMaximum, 0) > WIDEST) copy.exclusiveMaximum = WIDEST;
+  }
+}
+
 /** Keywords whose value is data, not a schema: copied, never walked. */
 const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required', 'type']);
 
@@ -345,6 +365,29 @@ function prepare(
 ): { copy: Node; size: number; hinted: boolean } {
   let walked = 0;
   let hinted = false;
+  /** Each node's keywords from its description, read once however often it is reached. */
+  const hintsRead = new Map<Node, Node>();
+  const reader = hints ? hintReader() : undefined;
+  /**
+   * The size of a `$ref`'s target at each depth and hop count, computed once: the paths to a
+   * node through references grow with the power of the hops (three lists of a node, 3^8).
+   */
+  const refSizes = new Map<string, number>();
+  const refIds = new Map<unknown, number>();
+  const refSize = (target: unknown, depth: number, hops: number) => {
+    let id = refIds.get(target);
+    if (id === undefined) {
+      id = refIds.size;
+      refIds.set(target, id);
+    }
+    const key = `${id}:${depth}:${hops}`;
+    let size = refSizes.get(key);
+    if (size === undefined) {
+      size = walk(target, depth, hops).size;
+      refSizes.set(key, size);
+    }
+    return size;
+  };
   /** Walks a schema: its copy, and the size of the largest value made from it. */
   const walk = (given: unknown, depth: number, hops: number): { copy: unknown; size: number } => {
     if (++walked > GENERATION_BUDGET) throw new TooLarge();
@@ -354,7 +397,11 @@ function prepare(
       );
     }
     if (!isNode(given)) return { copy: given, size: 1 };
-    const node = hints ? withHints(given) : given;
+    let node = given;
+    if (reader) {
+      node = hintsRead.get(given) ?? reader(given);
+      hintsRead.set(given, node);
+    }
     if (node !== given) hinted = true;
     const copy: Node = {};
     const sizeOf = (key: string) => {
@@ -410,7 +457,7 @@ function prepare(
       } else if (key !== '$defs' && key !== 'definitions') size += sum(sizes);
     }
     if (typeof node.$ref === 'string' && hops < MAX_REF_HOPS) {
-      size += walk(resolve(root, node.$ref), depth + 1, hops + 1).size;
+      size += refSize(resolve(root, node.$ref), depth + 1, hops + 1);
     }
     if ('minItems' in node || 'maxItems' in node || (cap < GENERATED_ITEMS && 'items' in node)) {
       copy.maxItems = lowered(node, 'minItems', 'maxItems', cap);
@@ -422,6 +469,7 @@ function prepare(
       else delete copy.items;
       delete copy.additionalItems;
     }
+    narrowRange(copy);
     if ('minLength' in node || 'maxLength' in node || node.type === 'string') {
       const max = lowered(node, 'minLength', 'maxLength', GENERATED_LENGTH);
       if ('maxLength' in node) copy.maxLength = max;
@@ -476,6 +524,19 @@ const loadGenerator = () => {
 
 const UNSATISFIABLE = 'no value satisfies this schema';
 
+/** Whether every number in a value is finite (a range of ±1.7e308 can make an Infinity). */
+function allFinite(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'number') {
+      if (!Number.isFinite(item)) return false;
+    } else if (Array.isArray(item)) stack.push(...item);
+    else if (item !== null && typeof item === 'object') stack.push(...Object.values(item));
+  }
+  return true;
+}
+
 export class UnsatisfiableSchemaError extends Error {
   override name = 'UnsatisfiableSchemaError';
 }
@@ -526,6 +587,8 @@ export async function schemaInstance(
     } catch {
       continue;
     }
+    // Ajv's number type takes Infinity and NaN, which JSON writes as null: not a value.
+    if (!allFinite(value)) continue;
     let valid: boolean;
     try {
       valid = validate(value) as boolean;

@@ -21,13 +21,31 @@ const isCount: Check = (v) => Number.isSafeInteger(v) && (v as number) >= 0;
 const isPrimitive = (v: unknown) =>
   v === null || ['string', 'number', 'boolean'].includes(typeof v);
 
+/** A hinted pattern's length at most: a client's hints are short, and RE2 compiles each. */
+const MAX_HINT_PATTERN_CHARS = 256;
+/** Hinted patterns compiled for one schema at most (one costs RE2 up to tens of ms). */
+const MAX_HINT_PATTERNS = 16;
+/** Description characters one schema's hints are looked for in, at most. */
+const MAX_HINT_READ_CHARS = 256 * 1024;
+
+/** Whether the generator may use a pattern: one the emulator's own patterns may be (RE2, bounded). */
+function compiles(pattern: string): boolean {
+  try {
+    linearRegex(pattern, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The keywords read back, with the values each may take. */
 const KEYWORDS: Record<string, Check> = {
   minimum: isNumber,
   maximum: isNumber,
   exclusiveMinimum: isNumber,
   exclusiveMaximum: isNumber,
-  multipleOf: (v) => isNumber(v) && (v as number) > 0,
+  // A step under 1e-9 makes the generator's multiples overflow; a model would ignore it too.
+  multipleOf: (v) => isNumber(v) && (v as number) >= 1e-9,
   minLength: isCount,
   maxLength: isCount,
   minItems: isCount,
@@ -35,16 +53,8 @@ const KEYWORDS: Record<string, Check> = {
   minProperties: isCount,
   maxProperties: isCount,
   uniqueItems: (v) => typeof v === 'boolean',
-  // One the emulator's own patterns may be (RE2, bounded): the generator makes strings from it.
-  pattern: (v) => {
-    if (typeof v !== 'string' || v.length > 1000) return false;
-    try {
-      linearRegex(v, 'u');
-      return true;
-    } catch {
-      return false;
-    }
-  },
+  // Compiled too (see `compiles`), within the schema's budget of patterns.
+  pattern: (v) => typeof v === 'string' && v.length <= MAX_HINT_PATTERN_CHARS,
   format: (v) => typeof v === 'string',
   enum: (v) => Array.isArray(v) && v.length > 0 && v.every(isPrimitive),
   const: isPrimitive,
@@ -116,8 +126,14 @@ function vercelForm(line: string): Record<string, unknown> | undefined {
  */
 export const MAX_HINT_CHARS = 4096;
 
-/** The keywords a description holds as text, checked; empty when it holds none. */
-export function hintedKeywords(description: string): Record<string, unknown> {
+/**
+ * The keywords a description holds as text, checked; empty when it holds none. `mayCompile`
+ * says whether a pattern may still be compiled (the schema's budget).
+ */
+export function hintedKeywords(
+  description: string,
+  mayCompile: () => boolean = () => true,
+): Record<string, unknown> {
   const trimmed = description.trimEnd();
   let hint: string | undefined;
   let read: (hint: string) => Record<string, unknown> | undefined = anthropicForm;
@@ -132,18 +148,28 @@ export function hintedKeywords(description: string): Record<string, unknown> {
   const found = hint !== undefined && hint.length <= MAX_HINT_CHARS ? read(hint) : undefined;
   const kept: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(found ?? {})) {
-    if (KEYWORDS[key]?.(value)) kept[key] = value;
+    if (Object.hasOwn(KEYWORDS, key) && KEYWORDS[key]?.(value)) kept[key] = value;
+  }
+  if (typeof kept.pattern === 'string' && !(mayCompile() && compiles(kept.pattern))) {
+    delete kept.pattern;
   }
   return kept;
 }
 
 /**
- * The node with the keywords its description holds (its own keywords win), or the node itself
- * when it holds none.
+ * For one schema: the node with the keywords its description holds (its own keywords win), or
+ * the node itself when it holds none. Within one budget for the schema (the description text
+ * looked at, the patterns compiled), past which nodes are taken as they are.
  */
-export function withHints<T extends Record<string, unknown>>(node: T): T {
-  if (typeof node.description !== 'string') return node;
-  const hints = hintedKeywords(node.description);
-  for (const key of Object.keys(node)) delete hints[key];
-  return Object.keys(hints).length === 0 ? node : { ...hints, ...node };
+export function hintReader(): <T extends Record<string, unknown>>(node: T) => T {
+  let chars = 0;
+  let patterns = 0;
+  return (node) => {
+    if (typeof node.description !== 'string') return node;
+    chars += node.description.length;
+    if (chars > MAX_HINT_READ_CHARS) return node;
+    const hints = hintedKeywords(node.description, () => ++patterns <= MAX_HINT_PATTERNS);
+    for (const key of Object.keys(node)) delete hints[key];
+    return Object.keys(hints).length === 0 ? node : { ...hints, ...node };
+  };
 }

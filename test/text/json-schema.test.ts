@@ -12,7 +12,7 @@ import {
   spendSchema,
   UnsatisfiableSchemaError,
 } from '../../src/text/json-schema.js';
-import { hintedKeywords, MAX_HINT_CHARS } from '../../src/text/schema-hints.js';
+import { hintedKeywords, hintReader, MAX_HINT_CHARS } from '../../src/text/schema-hints.js';
 
 /** An independent validator, so the test does not trust the module's own. */
 const ajv = new Ajv({ strict: false });
@@ -449,6 +449,47 @@ describe('keywords a client moved into a description', () => {
     // The longest hint read, each position a possible end: still quick.
     const longest = `{a: "${', b: '.repeat((MAX_HINT_CHARS - 8) / 5)}}`.slice(0, MAX_HINT_CHARS);
     expect(hintedKeywords(longest)).toEqual({});
+  });
+
+  it('reads no keyword an object has by inheritance, and compiles at most 16 hinted patterns per schema', () => {
+    expect(hintedKeywords('{hasOwnProperty: "minimum", toString: "x", constructor: 2}')).toEqual(
+      {},
+    );
+    const read = hintReader();
+    const nodes = Array.from({ length: 20 }, (_, i) =>
+      read({ type: 'string', description: `{pattern: "^a{${i + 1}}$"}` }),
+    );
+    expect(nodes.filter((node) => 'pattern' in node)).toHaveLength(16);
+    expect(nodes[0]).toEqual({
+      pattern: '^a{1}$',
+      type: 'string',
+      description: '{pattern: "^a{1}$"}',
+    });
+  });
+
+  it('makes finite numbers for the full float64 range, hinted or not (JSON would write null)', async () => {
+    const max = 1.7976931348623157e308;
+    const direct = {
+      type: 'object',
+      properties: { n: { type: 'number', minimum: -max, maximum: max } },
+      required: ['n'],
+      additionalProperties: false,
+    };
+    const hinted = {
+      type: 'object',
+      properties: {
+        n: { type: 'integer', description: `Count\n\n{minimum: ${-max}, maximum: ${max}}` },
+      },
+      required: ['n'],
+      additionalProperties: false,
+    };
+    for (const schema of [direct, hinted]) {
+      for (let seed = 0; seed < 5; seed++) {
+        const value = (await schemaInstance(schema, seed)) as { n: number };
+        expect(Number.isFinite(value.n)).toBe(true);
+        expect(ajv.validate(schema, JSON.parse(JSON.stringify(value)))).toBe(true);
+      }
+    }
   });
 
   it('falls back to the schema as sent when the hints cannot be met together', async () => {
