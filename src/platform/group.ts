@@ -16,7 +16,7 @@ import type { Journal } from './journal.js';
 import type { MatchContext, MatchTarget } from './match.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
-import { type GatewayRuntime, holdOpen, pathOf } from './request.js';
+import { BODY_LIMIT, type GatewayRuntime, holdOpen, pathOf } from './request.js';
 import { redactUrl } from './secrets.js';
 import { ownerIn, readSession } from './session.js';
 import { normalizeError } from './validation.js';
@@ -322,6 +322,19 @@ export function setupGatewayGroup(
       fault = faults.take(targetOf(request), request.session, 'now');
       if (!fault) return done();
     }
+    if (fault.kind === 'delay') {
+      // A delay waits with the body read: a body left unread would keep the request incomplete,
+      // and Node would answer it 408 at REQUEST_TIMEOUT_MS.
+      request.pendingFault = fault;
+      return done();
+    }
+    strike(fault, request, reply, done);
+  });
+
+  app.addHook('preValidation', (request, reply, done) => {
+    const fault = request.pendingFault;
+    if (fault?.kind !== 'delay') return done();
+    request.pendingFault = undefined;
     strike(fault, request, reply, done);
   });
 
@@ -411,6 +424,14 @@ export function setupGatewayGroup(
   function hang(request: FastifyRequest, reply: FastifyReply): void {
     reply.hijack();
     holdOpen(reply.raw);
+    // The body is read and dropped (up to BODY_LIMIT), so that the request is complete and Node
+    // does not answer it 408 at REQUEST_TIMEOUT_MS.
+    let read = 0;
+    request.raw.on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > BODY_LIMIT) reply.raw.destroy();
+    });
+    request.raw.resume();
     const drop = hooks.setTimer(() => reply.raw.destroy(), HANG_MS);
     reply.raw.once('close', () => {
       drop();

@@ -116,8 +116,8 @@ describe('server timeouts', () => {
 });
 
 describe('answers the emulator holds back on purpose', () => {
-  it('outlive IDLE_TIMEOUT_MS: a delay fault, a hang and a journal wait keep their own bounds', async () => {
-    // Wall-clock timers the test fires by hand; the idle timeout is Node's own (100 ms).
+  it('outlive IDLE_TIMEOUT_MS and REQUEST_TIMEOUT_MS: a delay fault, a hang (200 KB bodies) and a journal wait keep their own bounds', async () => {
+    // Wall-clock timers the test fires by hand; the idle and request timeouts are Node's own.
     const timers: Array<{ ms: number; fire(): void }> = [];
     const deps = testDeps();
     deps.setTimer = (fn, ms) => {
@@ -127,9 +127,13 @@ describe('answers the emulator holds back on purpose', () => {
         timers.splice(timers.indexOf(timer), 1);
       };
     };
-    t = await buildTestApp({ idleTimeoutMs: 100 }, deps);
+    t = await buildTestApp(
+      { idleTimeoutMs: 100, requestTimeoutMs: 200, headersTimeoutMs: 200 },
+      deps,
+    );
     const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
-    const body = '{"model":"m","messages":[{"role":"user","content":"hi"}]}';
+    // Larger than a socket's buffers: a body left unread would leave the request incomplete.
+    const body = `{"model":"m","messages":[{"role":"user","content":"hi ${'x'.repeat(200_000)}"}]}`;
     const chat = (fault: string) =>
       `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer k\r\n` +
       `Content-Type: application/json\r\nx-emulator-fault: ${fault}\r\nConnection: close\r\n` +
