@@ -29,6 +29,7 @@ const ISSUE_CODES = {
 
 export function renderChatError(error: GatewayError): RenderedError {
   const { status } = error;
+  if (error.options.body) return { status, body: error.options.body };
   const issue = error.options.issue;
   const type = TYPE_BY_STATUS[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
   let message = error.message;

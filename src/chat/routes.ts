@@ -12,6 +12,7 @@ import { renderChatError } from './errors.js';
 import { modelsRoutes, operationId, type RoutesCopy } from './models-routes.js';
 import { readChatPrompt } from './prompt.js';
 import {
+  AzureGatewayErrorSchema,
   type ChatCompletionRequest,
   ChatCompletionRequestSchema,
   ChatCompletionSchema,
@@ -50,6 +51,29 @@ const AzureChatRequestSchema = Type.Object(
   },
   { additionalProperties: ChatCompletionRequestSchema.additionalProperties },
 );
+
+/**
+ * What Azure's front answers before the API sees a deployment request: 404 `Resource not found`
+ * without an `api-version`, 400 `API version not supported` for one that is no version (a date,
+ * `-preview` or not), in its own `{"error":{"code","message"}}`.
+ * @see https://github.com/MicrosoftDocs/azure-docs/issues/114602
+ * @see https://github.com/hotovo/aider-desk/issues/460
+ */
+function apiVersionProblem(query: unknown): GatewayError | undefined {
+  const version = (query as Record<string, unknown> | undefined)?.['api-version'];
+  const azure = (code: string, message: string) => ({ body: { error: { code, message } } });
+  if (version === undefined || version === '') {
+    return new GatewayError(404, 'Resource not found', azure('404', 'Resource not found'));
+  }
+  if (typeof version !== 'string' || !/^\d{4}-\d{2}-\d{2}(-preview)?$/.test(version)) {
+    return new GatewayError(
+      400,
+      'API version not supported',
+      azure('BadRequest', 'API version not supported'),
+    );
+  }
+  return undefined;
+}
 
 /**
  * `POST /v1/chat/completions`, and Azure's
@@ -141,15 +165,21 @@ export function chatRoutes(options: ChatRoutesOptions): {
             operationId: 'createAzureChatCompletion',
             params: Type.Object({ deployment: Type.String({ minLength: 1, maxLength: 256 }) }),
             querystring: Type.Object({
-              'api-version': Type.String({
-                minLength: 1,
-                maxLength: 64,
-                description: 'the Azure OpenAI API version, e.g. 2024-10-21',
-              }),
+              'api-version': Type.Optional(
+                Type.String({
+                  maxLength: 64,
+                  description:
+                    "the Azure OpenAI API version, e.g. 2024-10-21 (missing: Azure's 404; not a version: its 400)",
+                }),
+              ),
             }),
             body: AzureChatRequestSchema,
-            response,
+            response: {
+              ...response,
+              '4xx': Type.Union([ChatErrorSchema, AzureGatewayErrorSchema]),
+            },
           },
+          preValidation: (request, _reply, done) => done(apiVersionProblem(request.query)),
         },
         (request, reply) =>
           complete(request, reply, { ...request.body, model: request.params.deployment }),

@@ -330,6 +330,15 @@ export const ChatErrorSchema = Type.Object({
 
 export type ChatError = Static<typeof ChatErrorSchema>;
 
+/**
+ * What Azure's own front answers before the API is reached (a missing or unknown
+ * `api-version`): `{"error":{"code","message"}}`.
+ * @see https://github.com/MicrosoftDocs/azure-docs/issues/114602
+ */
+export const AzureGatewayErrorSchema = Type.Object({
+  error: Type.Object({ code: Type.String(), message: Type.String() }),
+});
+
 /** What one streamed choice adds: the role first, then content or tool-call pieces. */
 const ChunkDelta = Type.Object({
   role: Type.Optional(Type.Literal('assistant')),

@@ -24,6 +24,11 @@ export interface GatewayErrorOptions {
   retryAfterS?: number;
   /** Extra fields a group adds to its error object (e.g. Azure's `innererror`). */
   extra?: Record<string, unknown>;
+  /**
+   * The whole body, when what refuses is not the API but a gateway in front of it, in that
+   * gateway's own shape (Azure's `{"error":{"code","message"}}` for an unknown API version).
+   */
+  body?: Record<string, unknown>;
 }
 
 /** What a failure of each status says when it was injected or rate limited. */

@@ -43,25 +43,36 @@ describe('Azure deployment path: /openai/deployments/{deployment}/chat/completio
     expect(text.length).toBeGreaterThan(0);
   });
 
-  it('refuses a wrong key and a missing api-version in the chat envelope', async () => {
+  it("refuses a wrong key in the chat envelope, and a missing or unknown api-version as Azure's front does", async () => {
     const wrong = await client('nope')
       .chat.completions.create({ model: '', messages: [{ role: 'user', content: 'x' }] })
       .catch((err: unknown) => err);
     expect(wrong).toMatchObject({ status: 401, code: 'invalid_api_key' });
-    const res = await fetch(`${emu.url}/openai/deployments/d/chat/completions`, {
-      method: 'POST',
-      headers: { 'api-key': 'azure-key', 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }),
-    });
-    expect(res.status).toBe(400);
-    expect((await res.json()) as unknown).toEqual({
-      error: {
-        message: "Missing required parameter: 'api-version'.",
-        type: 'invalid_request_error',
-        param: 'api-version',
-        code: 'missing_required_parameter',
-      },
-    });
+    const post = (query: string) =>
+      fetch(`${emu.url}/openai/deployments/d/chat/completions${query}`, {
+        method: 'POST',
+        headers: { 'api-key': 'azure-key', 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }),
+      });
+    const missing = await post('');
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toBe('{"error":{"code":"404","message":"Resource not found"}}');
+    const unknown0 = await post('?api-version=banana');
+    expect(unknown0.status).toBe(400);
+    expect(await unknown0.text()).toBe(
+      '{"error":{"code":"BadRequest","message":"API version not supported"}}',
+    );
+    expect((await post('?api-version=2025-04-01-preview')).status).toBe(200);
+    const sdk = await new AzureOpenAI({
+      endpoint: emu.url,
+      apiKey: 'azure-key',
+      apiVersion: 'v2',
+      deployment: 'd',
+      maxRetries: 0,
+    }).chat.completions
+      .create({ model: '', messages: [{ role: 'user', content: 'x' }] })
+      .catch((err: unknown) => err);
+    expect(sdk).toMatchObject({ status: 400, error: { code: 'BadRequest' } });
     const unknown = await fetch(`${emu.url}/openai/deployments/d/embeddings?api-version=1`, {
       method: 'POST',
       headers: { 'api-key': 'azure-key', 'content-type': 'application/json' },
