@@ -20,6 +20,10 @@ export type FaultKind = 'error' | 'disconnect' | 'stream_error' | 'delay' | 'han
 /** The longest a `delay` fault waits, and how long a `hang` holds a request before dropping it. */
 export const MAX_DELAY_MS = 600_000;
 export const HANG_MS = 600_000;
+/** Delayed or hung requests held at once, at most (more are refused 429, as journal waits are). */
+export const MAX_HELD = 1000;
+/** The bodies of the delayed requests held at once, at most (a delay keeps its body). */
+export const MAX_HELD_BYTES = 256 * 1024 * 1024;
 
 export interface FaultRuleInput {
   /** Shorthand for `match.path`. */
@@ -137,7 +141,26 @@ export class Faults implements Feature {
   private rules: FaultRule[] = [];
   private nextId = 1;
 
+  /** The delayed and hung requests held now, and their bodies' bytes. */
+  private held = { count: 0, bytes: 0 };
+
   constructor(private readonly hashKey: (key: string) => string) {}
+
+  /**
+   * Takes a place for a request a fault holds back (and its body's bytes): false when MAX_HELD
+   * are held or their bodies would pass MAX_HELD_BYTES. `release` gives it back.
+   */
+  hold(bytes: number): boolean {
+    if (this.held.count >= MAX_HELD || this.held.bytes + bytes > MAX_HELD_BYTES) return false;
+    this.held.count++;
+    this.held.bytes += bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.held.count--;
+    this.held.bytes -= bytes;
+  }
 
   get size(): number {
     return this.rules.length;

@@ -9,6 +9,8 @@ import {
   type Faults,
   HANG_MS,
   MAX_DELAY_MS,
+  MAX_HELD,
+  MAX_HELD_BYTES,
   parseFaultHeader,
 } from './faults.js';
 import type { Feature } from './features.js';
@@ -384,7 +386,7 @@ export function setupGatewayGroup(
       return;
     }
     if (fault.kind === 'hang') {
-      hang(request, reply);
+      hang(request, reply, done);
       return;
     }
     const status = fault.status ?? (fault.kind === 'stream_error' ? spec.streamErrorStatus : 500);
@@ -404,24 +406,41 @@ export function setupGatewayGroup(
     ms: number,
     done: (err?: Error) => void,
   ): void {
+    const bytes = Buffer.byteLength(request.rawBody ?? '');
+    if (!faults.hold(bytes)) {
+      done(heldTooMany());
+      return;
+    }
     holdOpen(reply.raw);
     const left = () => {
       cancel();
+      faults.release(bytes);
       reply.hijack();
       record(request, 0, elapsedMs(reply));
     };
     const cancel = hooks.setTimer(() => {
       reply.raw.off('close', left);
+      faults.release(bytes);
       done();
     }, ms);
     reply.raw.once('close', left);
   }
 
+  const heldTooMany = () =>
+    new GatewayError(
+      429,
+      `At most ${MAX_HELD} delayed or hung requests (${MAX_HELD_BYTES} bytes of delayed bodies) can be held at once.`,
+    );
+
   /**
    * Never answers: the request is held until the client gives up (journaled then, status 0), or
    * HANG_MS passes and the connection is dropped, so that a hang is bounded too.
    */
-  function hang(request: FastifyRequest, reply: FastifyReply): void {
+  function hang(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+    if (!faults.hold(0)) {
+      done(heldTooMany());
+      return;
+    }
     reply.hijack();
     holdOpen(reply.raw);
     // The body is read and dropped (up to BODY_LIMIT), so that the request is complete and Node
@@ -435,6 +454,7 @@ export function setupGatewayGroup(
     const drop = hooks.setTimer(() => reply.raw.destroy(), HANG_MS);
     reply.raw.once('close', () => {
       drop();
+      faults.release(0);
       record(request, 0, elapsedMs(reply));
     });
   }

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
+import { Faults, MAX_HELD, MAX_HELD_BYTES } from '../../src/platform/faults.js';
 import { buildTestApp, parseSse, type TestApp, testDeps } from '../helpers/app.js';
 
 const CHAT = {
@@ -507,6 +508,37 @@ describe('delay and hang', () => {
     });
     // Its timer was cancelled: the request does not go on.
     expect(timers.map((x) => x.ms)).not.toContain(900);
+  });
+
+  it(`hold at most ${MAX_HELD} delayed or hung requests at once; more get a 429 in the group's envelope`, async () => {
+    const timers = await withTimers();
+    const held = Array.from({ length: MAX_HELD }, (_, i) =>
+      send(i % 2 ? CHAT : MESSAGES, { headers: { 'x-emulator-fault': 'delay=700' } }),
+    );
+    await vi.waitFor(() => expect(timers.filter((x) => x.ms === 700)).toHaveLength(MAX_HELD));
+    const over = await send(CHAT, { headers: { 'x-emulator-fault': 'delay=700' } });
+    expect(over.statusCode).toBe(429);
+    expect(over.json().error).toMatchObject({
+      message: `At most ${MAX_HELD} delayed or hung requests (${MAX_HELD_BYTES} bytes of delayed bodies) can be held at once.`,
+      type: 'requests',
+    });
+    for (const timer of timers.splice(0)) timer.fire();
+    expect(new Set((await Promise.all(held)).map((res) => res.statusCode))).toEqual(new Set([200]));
+    // Their places are given back.
+    const again = send(CHAT, { headers: { 'x-emulator-fault': 'delay=700' } });
+    await vi.waitFor(() => expect(timers.filter((x) => x.ms === 700)).toHaveLength(1));
+    timers.find((x) => x.ms === 700)?.fire();
+    expect((await again).statusCode).toBe(200);
+  });
+
+  it('count the bytes of the delayed bodies held, up to MAX_HELD_BYTES', () => {
+    const faults = new Faults((key) => key);
+    expect(faults.hold(MAX_HELD_BYTES - 10)).toBe(true);
+    expect(faults.hold(11)).toBe(false);
+    expect(faults.hold(10)).toBe(true);
+    faults.release(10);
+    faults.release(MAX_HELD_BYTES - 10);
+    expect(faults.hold(MAX_HELD_BYTES)).toBe(true);
   });
 
   it('are validated', async () => {
