@@ -44,7 +44,7 @@ const isNode = (value: unknown): value is Node =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The subschemas of a node that may move to `$defs` (not union branches). */
-function movable(node: Node): unknown[] {
+function movable(node: Node): Node[] {
   const children: unknown[] = [];
   for (const key of ONE) children.push(node[key]);
   for (const key of MAP) {
@@ -75,24 +75,17 @@ export function splitLargeSubschemas(schema: object): object {
   const sizeOf = (node: object) => textOf(node).length;
   /** How often each subschema's JSON occurs where a subschema may move. */
   const seen = new Map<string, number>();
-  const count = (node: unknown): void => {
-    if (!isNode(node)) return;
-    const text = textOf(node);
-    seen.set(text, (seen.get(text) ?? 0) + 1);
-    for (const child of movable(node)) count(child);
-    for (const key of BRANCHES) {
-      const branches = node[key];
-      if (Array.isArray(branches))
-        for (const branch of branches) if (isNode(branch)) walkOnly(branch);
+  /** Counts what a node holds; a union branch stays, but what it holds may move. */
+  const countWithin = (node: Node): void => {
+    for (const child of movable(node)) {
+      const text = textOf(child);
+      seen.set(text, (seen.get(text) ?? 0) + 1);
+      countWithin(child);
     }
-  };
-  /** A union branch stays, but what it holds may move. */
-  const walkOnly = (node: Node): void => {
-    for (const child of movable(node)) count(child);
     for (const key of BRANCHES) {
       const branches = node[key];
       if (Array.isArray(branches))
-        for (const branch of branches) if (isNode(branch)) walkOnly(branch);
+        for (const branch of branches) if (isNode(branch)) countWithin(branch);
     }
   };
 
@@ -136,7 +129,7 @@ export function splitLargeSubschemas(schema: object): object {
     return out;
   };
 
-  walkOnly(schema as Node);
+  countWithin(schema as Node);
   const root = rebuild(schema as Node);
   if (names.size === 0) return schema;
   return { ...root, $defs: { ...(isNode(root.$defs) ? root.$defs : {}), ...defs } };
