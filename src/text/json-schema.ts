@@ -263,11 +263,12 @@ function ready(info: SchemaInfo, schema: object): void {
   }
   if (info.validate) {
     try {
-      const prepared = prepareFitting(plain as Node, false);
+      // With hints first: most schemas hold none, and that walk is then the only one.
+      const hinted = hintedCopy(plain as Node);
+      const prepared = hinted?.hinted === false ? hinted : prepareFitting(plain as Node, false);
       info.source = prepared.copy;
       info.size = prepared.size;
-      const hinted = hintedCopy(plain as Node);
-      if (hinted) {
+      if (hinted?.hinted) {
         info.unhinted = info.source;
         info.source = hinted.copy;
         info.size = Math.max(prepared.size, hinted.size);
@@ -365,9 +366,7 @@ function prepare(
 ): { copy: Node; size: number; hinted: boolean } {
   let walked = 0;
   let hinted = false;
-  /** Each node's keywords from its description, read once however often it is reached. */
-  const hintsRead = new Map<Node, Node>();
-  const reader = hints ? hintReader() : undefined;
+  const read = hints ? hintReader() : (node: Node) => node;
   /**
    * The size of a `$ref`'s target at each depth and hop count, computed once: the paths to a
    * node through references grow with the power of the hops (three lists of a node, 3^8).
@@ -397,11 +396,7 @@ function prepare(
       );
     }
     if (!isNode(given)) return { copy: given, size: 1 };
-    let node = given;
-    if (reader) {
-      node = hintsRead.get(given) ?? reader(given);
-      hintsRead.set(given, node);
-    }
+    const node = read(given);
     if (node !== given) hinted = true;
     const copy: Node = {};
     const sizeOf = (key: string) => {
@@ -501,13 +496,15 @@ function prepareFitting(root: Node, hints: boolean): { copy: Node; size: number;
   }
 }
 
-/** The generator's copy with the keywords descriptions hold, if any and if it can be used. */
-function hintedCopy(root: Node): { copy: Node; size: number } | undefined {
+/**
+ * The generator's copy with the keywords descriptions hold (`hinted` says whether any did), or
+ * undefined when it cannot be used: the schema as sent is then walked without them.
+ */
+function hintedCopy(root: Node): { copy: Node; size: number; hinted: boolean } | undefined {
   try {
-    const prepared = prepareFitting(root, true);
-    return prepared.hinted ? prepared : undefined;
+    return prepareFitting(root, true);
   } catch {
-    return undefined; // a hint made it too large or too deep: the schema as sent is used
+    return undefined;
   }
 }
 

@@ -87,15 +87,15 @@ function anthropicForm(block: string): Record<string, unknown> | undefined {
     const start = at + name[0].length;
     let end = -1;
     // The value ends at the end, or before the `, name: ` whose prefix parses as JSON.
-    for (let i = start; i <= body.length; i++) {
-      const next = i === body.length || /^, [A-Za-z$]+: /.test(body.slice(i, i + 40));
-      if (next && jsonOf(body.slice(start, i)).ok) {
+    for (let i = start; i <= body.length && end < 0; i++) {
+      if (i < body.length && !/^, [A-Za-z$]+: /.test(body.slice(i, i + 40))) continue;
+      const parsed = jsonOf(body.slice(start, i));
+      if (parsed.ok) {
+        found[name[1]] = parsed.value;
         end = i;
-        break;
       }
     }
     if (end < 0) return undefined;
-    found[name[1]] = jsonOf(body.slice(start, end)).value;
     at = end + 2;
   }
   return found;
@@ -158,18 +158,28 @@ export function hintedKeywords(
 
 /**
  * For one schema: the node with the keywords its description holds (its own keywords win), or
- * the node itself when it holds none. Within one budget for the schema (the description text
- * looked at, the patterns compiled), past which nodes are taken as they are.
+ * the node itself when it holds none; each node read once however often it is reached (through
+ * `$ref`s). Within one budget for the schema (the description text looked at, the patterns
+ * compiled), past which nodes are taken as they are.
  */
 export function hintReader(): <T extends Record<string, unknown>>(node: T) => T {
   let chars = 0;
   let patterns = 0;
-  return (node) => {
+  const read = new Map<object, object>();
+  const readOnce = <T extends Record<string, unknown>>(node: T): T => {
     if (typeof node.description !== 'string') return node;
     chars += node.description.length;
     if (chars > MAX_HINT_READ_CHARS) return node;
     const hints = hintedKeywords(node.description, () => ++patterns <= MAX_HINT_PATTERNS);
     for (const key of Object.keys(node)) delete hints[key];
     return Object.keys(hints).length === 0 ? node : { ...hints, ...node };
+  };
+  return (node) => {
+    let hinted = read.get(node) as typeof node | undefined;
+    if (hinted === undefined) {
+      hinted = readOnce(node);
+      read.set(node, hinted);
+    }
+    return hinted;
   };
 }
