@@ -588,7 +588,9 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = new Set()
           );
           break;
         case 'tool_use':
-          toolNames.set(block.id, block.name);
+        case 'server_tool_use':
+          // A call to upstream's own tool counts as a call does; only a client's is answered.
+          if (block.type === 'tool_use') toolNames.set(block.id, block.name);
           reader.text(
             `${block.name}\n${JSON.stringify(block.input)}`,
             at,
@@ -627,14 +629,6 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = new Set()
           break;
         case 'redacted_thinking':
           if (i === lastAssistant) reader.text(block.data, at, undefined, first());
-          break;
-        case 'server_tool_use':
-          reader.text(
-            `${block.name}\n${JSON.stringify(block.input)}`,
-            at,
-            block.cache_control,
-            first(),
-          );
           break;
         case 'container_upload':
           reader.text(block.file_id, at, block.cache_control, first());

@@ -96,17 +96,19 @@ export function isReasoningModel(model: string): boolean {
   return /^(o1|o3|o4|gpt-5)/.test(model) && !model.startsWith('gpt-5-chat');
 }
 
+/** The Claude 4.6 models and later (an unknown name is not one of them). */
+const CLAUDE_4_6_ON = /^claude-(opus|sonnet|haiku)-(4-[6-9]|[5-9])/;
+
 /**
  * The Claude models that take `temperature` or `top_p`, not both: Opus 4.1, the 4.5 models and
- * later (an unknown name is not one of them).
+ * later.
  * @see https://github.com/browseros-ai/BrowserOS/issues/208
  * @see https://github.com/open-webui/functions/pull/9
  */
 const ONE_SAMPLER = ['claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-5'];
-const ONE_SAMPLER_FROM = /^claude-(opus|sonnet|haiku)-(4-[6-9]|[5-9])/;
 
 export const takesOneSampler = (model: string): boolean =>
-  ONE_SAMPLER.some((prefix) => model.startsWith(prefix)) || ONE_SAMPLER_FROM.test(model);
+  ONE_SAMPLER.some((prefix) => model.startsWith(prefix)) || CLAUDE_4_6_ON.test(model);
 
 /**
  * The Claude models that refuse a prefill (a conversation ending with an assistant turn): the
@@ -114,7 +116,7 @@ export const takesOneSampler = (model: string): boolean =>
  * @see https://github.com/langchain-ai/deepagents/issues/1585
  * @see https://github.com/cortexkit/magic-context/issues/511
  */
-export const refusesPrefill = (model: string): boolean => ONE_SAMPLER_FROM.test(model);
+export const refusesPrefill = (model: string): boolean => CLAUDE_4_6_ON.test(model);
 
 /** The table, for the README and the control surface. */
 export const MODEL_TABLE = {
