@@ -147,19 +147,21 @@ export class Faults implements Feature {
   constructor(private readonly hashKey: (key: string) => string) {}
 
   /**
-   * Takes a place for a request a fault holds back (and its body's bytes): false when MAX_HELD
-   * are held or their bodies would pass MAX_HELD_BYTES. `release` gives it back.
+   * Takes a place for a request a fault holds back (and its body's bytes): undefined when
+   * MAX_HELD are held or their bodies would pass MAX_HELD_BYTES, else what gives it back (once,
+   * however often it is called).
    */
-  hold(bytes: number): boolean {
-    if (this.held.count >= MAX_HELD || this.held.bytes + bytes > MAX_HELD_BYTES) return false;
+  hold(bytes: number): (() => void) | undefined {
+    if (this.held.count >= MAX_HELD || this.held.bytes + bytes > MAX_HELD_BYTES) return undefined;
     this.held.count++;
     this.held.bytes += bytes;
-    return true;
-  }
-
-  release(bytes: number): void {
-    this.held.count--;
-    this.held.bytes -= bytes;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.held.count--;
+      this.held.bytes -= bytes;
+    };
   }
 
   get size(): number {

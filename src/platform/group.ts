@@ -406,21 +406,21 @@ export function setupGatewayGroup(
     ms: number,
     done: (err?: Error) => void,
   ): void {
-    const bytes = Buffer.byteLength(request.rawBody ?? '');
-    if (!faults.hold(bytes)) {
+    const release = faults.hold(Buffer.byteLength(request.rawBody ?? ''));
+    if (!release) {
       done(heldTooMany());
       return;
     }
     holdOpen(reply.raw);
     const left = () => {
       cancel();
-      faults.release(bytes);
+      release();
       reply.hijack();
       record(request, 0, elapsedMs(reply));
     };
     const cancel = hooks.setTimer(() => {
       reply.raw.off('close', left);
-      faults.release(bytes);
+      release();
       done();
     }, ms);
     reply.raw.once('close', left);
@@ -437,7 +437,8 @@ export function setupGatewayGroup(
    * HANG_MS passes and the connection is dropped, so that a hang is bounded too.
    */
   function hang(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
-    if (!faults.hold(0)) {
+    const release = faults.hold(0);
+    if (!release) {
       done(heldTooMany());
       return;
     }
@@ -454,7 +455,7 @@ export function setupGatewayGroup(
     const drop = hooks.setTimer(() => reply.raw.destroy(), HANG_MS);
     reply.raw.once('close', () => {
       drop();
-      faults.release(0);
+      release();
       record(request, 0, elapsedMs(reply));
     });
   }

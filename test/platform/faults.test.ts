@@ -533,12 +533,16 @@ describe('delay and hang', () => {
 
   it('count the bytes of the delayed bodies held, up to MAX_HELD_BYTES', () => {
     const faults = new Faults((key) => key);
-    expect(faults.hold(MAX_HELD_BYTES - 10)).toBe(true);
-    expect(faults.hold(11)).toBe(false);
-    expect(faults.hold(10)).toBe(true);
-    faults.release(10);
-    faults.release(MAX_HELD_BYTES - 10);
-    expect(faults.hold(MAX_HELD_BYTES)).toBe(true);
+    const first = faults.hold(MAX_HELD_BYTES - 10);
+    expect(first).toBeTypeOf('function');
+    expect(faults.hold(11)).toBeUndefined();
+    const second = faults.hold(10);
+    expect(second).toBeTypeOf('function');
+    second?.();
+    second?.(); // given back once only
+    first?.();
+    expect(faults.hold(MAX_HELD_BYTES)).toBeTypeOf('function');
+    expect(faults.hold(1)).toBeUndefined();
   });
 
   it('are validated', async () => {
