@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Config } from '../../src/config.js';
-import { buildTestApp, type TestApp, testDeps } from '../helpers/app.js';
+import { buildTestApp, handTimerDeps, type TestApp } from '../helpers/app.js';
 
 /**
  * Server timeouts and errors Node raises before Fastify sees a request, over real sockets. The
@@ -118,15 +118,7 @@ describe('server timeouts', () => {
 describe('answers the emulator holds back on purpose', () => {
   it('outlive IDLE_TIMEOUT_MS and REQUEST_TIMEOUT_MS: a delay fault, a hang (200 KB bodies) and a journal wait keep their own bounds', async () => {
     // Wall-clock timers the test fires by hand; the idle and request timeouts are Node's own.
-    const timers: Array<{ ms: number; fire(): void }> = [];
-    const deps = testDeps();
-    deps.setTimer = (fn, ms) => {
-      const timer = { ms, fire: fn };
-      timers.push(timer);
-      return () => {
-        timers.splice(timers.indexOf(timer), 1);
-      };
-    };
+    const { deps, timers } = handTimerDeps();
     t = await buildTestApp(
       { idleTimeoutMs: 100, requestTimeoutMs: 200, headersTimeoutMs: 200 },
       deps,
@@ -339,14 +331,7 @@ describe('a refused upload', () => {
   });
 
   it('drops the connection REFUSED_UPLOAD_TIMEOUT_MS after the refusal if the body is still coming', async () => {
-    const timers: Array<{ ms: number; fire: () => void }> = [];
-    const deps = {
-      ...testDeps(),
-      setTimer: (fn: () => void, ms: number) => {
-        timers.push({ ms, fire: fn });
-        return () => {};
-      },
-    };
+    const { deps, timers } = handTimerDeps();
     t = await buildTestApp({ refusedUploadTimeoutMs: 4321 }, deps);
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const upload = await refusedUpload(Number(new URL(address).port), 100_000, 1000);

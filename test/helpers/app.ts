@@ -77,6 +77,25 @@ export function testDeps(): TestDeps {
   };
 }
 
+export interface HandTimer {
+  ms: number;
+  fire(): void;
+}
+
+/** Test deps whose wall-clock timers (`setTimer`) the test fires by hand, from the list given. */
+export function handTimerDeps(): { deps: TestDeps; timers: HandTimer[] } {
+  const timers: HandTimer[] = [];
+  const deps = testDeps();
+  deps.setTimer = (fn, ms) => {
+    const timer = { ms, fire: fn };
+    timers.push(timer);
+    return () => {
+      timers.splice(timers.indexOf(timer), 1);
+    };
+  };
+  return { deps, timers };
+}
+
 export interface TestApp extends ReturnType<typeof groupRequests> {
   app: FastifyInstance;
   deps: TestDeps;

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
 import { Faults, MAX_HELD, MAX_HELD_BYTES } from '../../src/platform/faults.js';
-import { buildTestApp, parseSse, type TestApp, testDeps } from '../helpers/app.js';
+import { buildTestApp, handTimerDeps, parseSse, type TestApp } from '../helpers/app.js';
 
 const CHAT = {
   url: '/v1/chat/completions',
@@ -420,15 +420,7 @@ describe('disconnect', () => {
 describe('delay and hang', () => {
   /** An app whose wall-clock timers the test fires by hand. */
   async function withTimers() {
-    const timers: Array<{ ms: number; fire(): void }> = [];
-    const deps = testDeps();
-    deps.setTimer = (fn, ms) => {
-      const timer = { ms, fire: fn };
-      timers.push(timer);
-      return () => {
-        timers.splice(timers.indexOf(timer), 1);
-      };
-    };
+    const { deps, timers } = handTimerDeps();
     await t.app.close();
     t = await buildTestApp({}, deps);
     return timers;
