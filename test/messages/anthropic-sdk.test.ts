@@ -1,7 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { zodOutputFormat } from '@anthropic-ai/sdk/helpers/zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
 import { splitTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
@@ -269,26 +267,5 @@ describe('@anthropic-ai/sdk and injected faults', () => {
       type: 'error',
       error: { type: 'overloaded_error', message: 'Overloaded' },
     });
-  });
-
-  it('parses structured output whose limits the SDK moved into descriptions (messages.parse)', async () => {
-    // The SDK sends `rating` as {"type":"number","description":"{minimum: 0, maximum: 10}"}
-    // and checks the answer against the zod schema itself.
-    const Review = z.object({
-      rating: z.number().min(0).max(10),
-      year: z.number().int().min(1900).max(2030),
-      tags: z.array(z.string().min(2).max(8)).min(2).max(4),
-      code: z.string().regex(/^[A-Z]{3}$/),
-      kind: z.enum(['book', 'film']),
-    });
-    for (const content of ['Review a film', 'Review a book', 'Another one']) {
-      const message = await client.messages.parse({
-        model: 'claude-like',
-        max_tokens: 1024,
-        messages: [{ role: 'user', content }],
-        output_config: { format: zodOutputFormat(Review) },
-      });
-      expect(Review.parse(message.parsed_output)).toEqual(message.parsed_output);
-    }
   });
 });

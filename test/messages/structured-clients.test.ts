@@ -1,4 +1,6 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
+import Anthropic from '@anthropic-ai/sdk';
+import { zodOutputFormat } from '@anthropic-ai/sdk/helpers/zod';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { generateObject } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +27,25 @@ const Review = z.object({
 });
 
 describe('structured output whose limits the client moved into descriptions', () => {
+  it('@anthropic-ai/sdk messages.parse with zodOutputFormat', async () => {
+    // The SDK sends `rating` as {"type":"number","description":"{minimum: 0, maximum: 10}"}.
+    const client = new Anthropic({
+      apiKey: 'sk-local',
+      baseURL: `${emulator.url}/messages-api`,
+      defaultHeaders: { 'msgapi-version': '2023-06-01' },
+      maxRetries: 0,
+    });
+    for (const content of ['Review a film', 'Review a book', 'Another one']) {
+      const message = await client.messages.parse({
+        model: 'claude-like',
+        max_tokens: 1024,
+        messages: [{ role: 'user', content }],
+        output_config: { format: zodOutputFormat(Review) },
+      });
+      expect(Review.parse(message.parsed_output)).toEqual(message.parsed_output);
+    }
+  });
+
   it('Vercel AI SDK generateObject with the anthropic provider (no maxOutputTokens: 128K asked)', async () => {
     const anthropic = createAnthropic({
       baseURL: `${emulator.url}/messages-api/v1`,
