@@ -1,3 +1,4 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens, truncateTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
@@ -13,6 +14,12 @@ beforeEach(async () => {
 afterEach(() => t.app.close());
 
 const post = (payload: unknown, options?: GroupRequest) => t.messages(payload, options);
+
+/** A 400 in the messages envelope with this message when `refused`, else a 200. */
+function expectRefusedIf(refused: boolean, res: LightMyRequestResponse, message: string) {
+  expect(res.statusCode).toBe(refused ? 400 : 200);
+  if (refused) expect(res.json().error).toEqual({ type: 'invalid_request_error', message });
+}
 
 const usage = (input: number, output: number, creation = 0, read = 0, c1h = 0) => ({
   input_tokens: input,
@@ -67,15 +74,11 @@ describe('POST /messages-api/v1/messages', () => {
   ])('%s: temperature with top_p refused (%s), either alone taken', async (model, refused) => {
     const ask = (extra: object) =>
       post({ model, max_tokens: 20, messages: [{ role: 'user', content: 'x' }], ...extra });
-    const both = await ask({ temperature: 0.5, top_p: 0.9 });
-    expect(both.statusCode).toBe(refused ? 400 : 200);
-    if (refused) {
-      expect(both.json().error).toEqual({
-        type: 'invalid_request_error',
-        message:
-          'temperature and top_p cannot both be specified for this model. Please use only one.',
-      });
-    }
+    expectRefusedIf(
+      refused,
+      await ask({ temperature: 0.5, top_p: 0.9 }),
+      'temperature and top_p cannot both be specified for this model. Please use only one.',
+    );
     expect((await ask({ temperature: 0.5 })).statusCode).toBe(200);
     expect((await ask({ top_p: 0.9 })).statusCode).toBe(200);
   });
@@ -94,15 +97,11 @@ describe('POST /messages-api/v1/messages', () => {
         max_tokens: 20,
         messages: [{ role: 'user', content: 'Name a colour' }, ...last],
       });
-    const prefill = await ask([{ role: 'assistant', content: 'The colour is' }]);
-    expect(prefill.statusCode).toBe(refused ? 400 : 200);
-    if (refused) {
-      expect(prefill.json().error).toEqual({
-        type: 'invalid_request_error',
-        message:
-          'This model does not support assistant message prefill. The conversation must end with a user message.',
-      });
-    }
+    expectRefusedIf(
+      refused,
+      await ask([{ role: 'assistant', content: 'The colour is' }]),
+      'This model does not support assistant message prefill. The conversation must end with a user message.',
+    );
     expect((await ask([])).statusCode).toBe(200);
     expect((await ask([{ role: 'assistant', content: '' }])).statusCode).toBe(200);
   });
