@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
 import { decodeBase64 } from '../platform/image.js';
 import { countTokens } from '../platform/tokens.js';
@@ -463,17 +464,16 @@ export const messagesPromptFacts = (body: Pick<Request, 'messages'>) => ({
 
 /**
  * The betas a request names, in `msgapi-beta` (the gateway's) or `anthropic-beta` (which the
- * SDK's `betas` option sends), comma-separated.
+ * SDK's `betas` option sends), comma-separated (Node joins a repeated header with commas).
  */
-export function betasOf(headers: Record<string, string | string[] | undefined>): Set<string> {
-  const names = new Set<string>();
-  for (const header of ['msgapi-beta', 'anthropic-beta']) {
-    const value = headers[header];
-    for (const line of Array.isArray(value) ? value : value ? [value] : []) {
-      for (const name of line.split(',')) if (name.trim()) names.add(name.trim());
-    }
-  }
-  return names;
+export function betasOf(headers: IncomingHttpHeaders): Set<string> {
+  const listed = `${headers['msgapi-beta'] ?? ''},${headers['anthropic-beta'] ?? ''}`;
+  return new Set(
+    listed
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+  );
 }
 
 /** With tools, thinking may span the turn: its budget may then exceed `max_tokens`. */
