@@ -460,6 +460,14 @@ describe('keywords a client moved into a description', () => {
       read({ type: 'string', description: `{pattern: "^a{${i + 1}}$"}` }),
     );
     expect(nodes.filter((node) => 'pattern' in node)).toHaveLength(16);
+    // And at most 256 KiB of descriptions: a node past it is taken as it is.
+    const wide = hintReader();
+    const long = { type: 'integer', description: `${'x'.repeat(200 * 1024)}\n\n{minimum: 1}` };
+    const hinted = wide(long);
+    expect(hinted).toMatchObject({ minimum: 1 });
+    const past = { ...long };
+    expect(wide(past)).toBe(past);
+    expect(wide(long)).toBe(hinted); // a node reached again is not read again
     expect(nodes[0]).toEqual({
       pattern: '^a{1}$',
       type: 'string',
