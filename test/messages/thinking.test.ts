@@ -302,6 +302,12 @@ describe('structured output (output_config.format)', () => {
       output_format: { type: 'json_schema', schema: { type: 'object', properties: {} } },
     });
     expect(both.json().content).toEqual(body.content);
+    // Only the format in force is read: a broken beta schema beside output_config is not.
+    const shadowed = await structured({
+      output_format: { type: 'json_schema', schema: { type: 'nope' } },
+    });
+    expect(shadowed.statusCode).toBe(200);
+    expect(shadowed.json().content).toEqual(body.content);
     const bad = await structured({
       output_config: undefined,
       output_format: { type: 'json_schema', schema: { type: 'nope' } },

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/index.js';
 import type { Recording } from '../../src/record/recordings.js';
 
@@ -201,6 +201,67 @@ describe('record, then replay with the upstream gone', () => {
     expect((await proxy.journal()).map((e) => e.source)).toEqual(['replay', 'upstream']);
     expect((await upstream.journal()).map((e) => e.model)).toEqual(['new-one']);
     expect(files(dir)).toHaveLength(5);
+  });
+});
+
+describe('held answers outlive IDLE_TIMEOUT_MS', () => {
+  it('a forward to an upstream that thinks for longer than the idle timeout is answered', async () => {
+    const answer = { id: 'chatcmpl-slow', object: 'chat.completion', choices: [] };
+    let release: (() => void) | undefined;
+    const upstream = createServer((req, res) => {
+      req.resume();
+      release = () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const recorder = await start({
+      upstreamMode: 'record',
+      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      recordingsDir: mkdtempSync(join(tmpdir(), 'recordings-')),
+      idleTimeoutMs: 100,
+    });
+    const pending = chat(recorder, 'k');
+    await vi.waitFor(() => expect(release).toBeDefined());
+    // Several idle timeouts pass (wall time inside Node's server) while upstream thinks.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    release?.();
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(answer);
+    upstream.close();
+  });
+
+  it('a replayed stream whose recorded pauses are longer than the idle timeout is whole', async () => {
+    const { dir, answers } = await record();
+    let now = 0;
+    let held: Array<() => void> = [];
+    let auto = false;
+    const replayer = await start({
+      upstreamMode: 'replay',
+      recordingsDir: dir,
+      idleTimeoutMs: 100,
+      deps: {
+        monotonic: () => now,
+        wait: (ms: number, fn: () => void) => {
+          const go = () => {
+            now += ms;
+            fn();
+          };
+          if (auto) queueMicrotask(go);
+          else held.push(go);
+          return { cancel: () => {} };
+        },
+      },
+    });
+    const res = await messages(replayer, 'k');
+    const text = res.text();
+    await vi.waitFor(() => expect(held.length).toBe(1));
+    // The stream sits in a recorded pause across several idle timeouts.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    auto = true;
+    for (const go of held) go();
+    held = [];
+    expect(await text).toBe(answers.stream);
   });
 });
 
