@@ -97,6 +97,72 @@ describe('schemaInstance', () => {
     );
   }, 90_000);
 
+  it('makes, for random schemas with random hints in their descriptions, values valid against the schema as sent', async () => {
+    // Hints as both SDKs write them, fitting the node or not: the schema as sent always wins.
+    const hint = fc.oneof(
+      fc.record(
+        {
+          minimum: fc.integer({ min: -50, max: 50 }),
+          maximum: fc.integer({ min: -50, max: 50 }),
+          multipleOf: fc.constantFrom(1, 2, 0.5),
+          minLength: fc.nat(6),
+          maxLength: fc.nat(12),
+          minItems: fc.nat(3),
+          maxItems: fc.nat(4),
+          uniqueItems: fc.boolean(),
+          pattern: fc.constantFrom('^[a-z]{2,5}$', '^[A-Z]{3}$', '^(a|b)+$'),
+          format: fc.constantFrom('email', 'date', 'uuid'),
+          enum: fc.array(fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant(null)), {
+            minLength: 1,
+            maxLength: 3,
+          }),
+        },
+        { requiredKeys: [] },
+      ),
+    );
+    const words = (k: string) => k.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`);
+    const describe = (h: Record<string, unknown>, anthropic: boolean) =>
+      anthropic
+        ? `Field\n\n{${Object.entries(h)
+            .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+            .join(', ')}}`
+        : `Field\n${Object.entries(h)
+            .map(([k, v]) => `${words(k)}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+            .join('; ')}.`;
+    const hinted = (s: Schema, hints: Record<string, unknown>[], anthropic: boolean): Schema => {
+      let i = 0;
+      const walk = (node: Schema): Schema => {
+        const out: Schema = { ...node };
+        if (node.properties)
+          out.properties = Object.fromEntries(
+            Object.entries(node.properties as Record<string, Schema>).map(([k, v]) => [k, walk(v)]),
+          );
+        if (node.items) out.items = walk(node.items as Schema);
+        if (node.anyOf) out.anyOf = (node.anyOf as Schema[]).map(walk);
+        const h = hints[i++ % hints.length];
+        if (h !== undefined && Object.keys(h).length > 0) out.description = describe(h, anthropic);
+        return out;
+      };
+      return walk(s);
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        schema,
+        fc.array(hint, { minLength: 1, maxLength: 6 }),
+        fc.boolean(),
+        fc.nat(),
+        async (base, hints, anthropic, seed) => {
+          const s = hinted(base, hints, anthropic);
+          const value = await schemaInstance(s, seed);
+          expect(ajv.validate(s, value), JSON.stringify({ s, value, errors: ajv.errors })).toBe(
+            true,
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  }, 90_000);
+
   it('reads schemas that name their dialect, $defs and $ref included', async () => {
     const s = {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
