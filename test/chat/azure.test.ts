@@ -122,22 +122,4 @@ describe("Azure's v1 API: /openai/v1/", () => {
       .catch((err: unknown) => err);
     expect(wrong).toMatchObject({ status: 401, code: 'invalid_api_key' });
   });
-
-  it('retrieves one model there, and answers an unknown one with 404 model_not_found', async () => {
-    const v1 = new OpenAI({ baseURL: `${emu.url}/openai/v1/`, apiKey: 'azure-key', maxRetries: 0 });
-    expect(await v1.models.retrieve('gpt-4o')).toEqual({
-      id: 'gpt-4o',
-      object: 'model',
-      created: 1_767_225_600,
-      owned_by: 'system',
-    });
-    const error = await v1.models.retrieve('no-such-model').catch((err: unknown) => err);
-    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toEqual({
-      message: "The model 'no-such-model' does not exist",
-      type: 'invalid_request_error',
-      param: null,
-      code: 'model_not_found',
-    });
-  });
 });

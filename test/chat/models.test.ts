@@ -5,17 +5,19 @@ import { type Emulator, startEmulator } from '../../src/emulator.js';
 import { MODEL_TABLE } from '../../src/text/models.js';
 
 let emulator: Emulator;
-let client: OpenAI;
 beforeAll(async () => {
   emulator = await startEmulator({ apiKeys: ['sk-test'], logLevel: 'silent' });
-  client = new OpenAI({ apiKey: 'sk-test', baseURL: `${emulator.url}/v1`, maxRetries: 0 });
 });
 afterAll(() => emulator.close());
 
-describe('GET /v1/models through the official SDK', () => {
+// The same routes at OpenAI's path and at Azure's v1 API.
+describe.each(['/v1', '/openai/v1'])('GET %s/models through the official SDK', (base) => {
+  const sdk = () =>
+    new OpenAI({ apiKey: 'sk-test', baseURL: `${emulator.url}${base}`, maxRetries: 0 });
+
   it('lists the chat models of the model table', async () => {
     const models = [];
-    for await (const model of client.models.list()) models.push(model);
+    for await (const model of sdk().models.list()) models.push(model);
     expect(models).toEqual(
       MODEL_TABLE.chat.map(([id]) => ({
         id,
@@ -27,13 +29,15 @@ describe('GET /v1/models through the official SDK', () => {
   });
 
   it('retrieves one, and answers an unknown one with 404 model_not_found', async () => {
-    expect(await client.models.retrieve('gpt-4o')).toEqual({
+    expect(await sdk().models.retrieve('gpt-4o')).toEqual({
       id: 'gpt-4o',
       object: 'model',
       created: 1_767_225_600,
       owned_by: 'system',
     });
-    const error = await client.models.retrieve('no-such-model').catch((err: unknown) => err);
+    const error = await sdk()
+      .models.retrieve('no-such-model')
+      .catch((err: unknown) => err);
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toEqual({
       message: "The model 'no-such-model' does not exist",
@@ -44,7 +48,7 @@ describe('GET /v1/models through the official SDK', () => {
   });
 
   it('needs a key like every chat route', async () => {
-    const res = await fetch(`${emulator.url}/v1/models`);
+    const res = await fetch(`${emulator.url}${base}/models`);
     expect(res.status).toBe(401);
   });
 });
