@@ -462,12 +462,17 @@ export const messagesPromptFacts = (body: Pick<Request, 'messages'>) => ({
   turn: body.messages.filter((m) => m.role === 'user' && textOf(m) !== '').length,
 });
 
+const NO_BETAS: ReadonlySet<string> = new Set();
+
 /**
  * The betas a request names, in `msgapi-beta` (the gateway's) or `anthropic-beta` (which the
  * SDK's `betas` option sends), comma-separated (Node joins a repeated header with commas).
  */
-export function betasOf(headers: IncomingHttpHeaders): Set<string> {
-  const listed = `${headers['msgapi-beta'] ?? ''},${headers['anthropic-beta'] ?? ''}`;
+export function betasOf(headers: IncomingHttpHeaders): ReadonlySet<string> {
+  const gateway = headers['msgapi-beta'];
+  const anthropic = headers['anthropic-beta'];
+  if (gateway === undefined && anthropic === undefined) return NO_BETAS;
+  const listed = `${gateway ?? ''},${anthropic ?? ''}`;
   return new Set(
     listed
       .split(',')
@@ -479,7 +484,7 @@ export function betasOf(headers: IncomingHttpHeaders): Set<string> {
 /** With tools, thinking may span the turn: its budget may then exceed `max_tokens`. */
 const INTERLEAVED_THINKING = 'interleaved-thinking-2025-05-14';
 
-export function readPrompt(body: Request, betas: ReadonlySet<string> = new Set()): MessagesPrompt {
+export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS): MessagesPrompt {
   if (body.thread !== undefined) {
     throw new GatewayError(400, 'thread: message threads are not supported by this gateway', {
       extra: { details: { error_code: 'thread_unsupported_request', unsupported: [] } },
