@@ -75,7 +75,9 @@ function boundFormats(ajv: Ajv): void {
   }
 }
 
+/** Seeds tried per copy of a schema, and in all (see SchemaInfo.alternatives). */
 const ATTEMPTS = 8;
+const MOST_ATTEMPTS = 16;
 /** Upper bounds the generator gets: enough for an emulator's answer. */
 const GENERATED_ITEMS = 3;
 const GENERATED_LENGTH = 64;
@@ -142,22 +144,27 @@ interface SchemaInfo {
   invalid?: string;
   source?: Node;
   /**
-   * The generator's copy without the keywords read from descriptions (see schema-hints.ts),
-   * when they changed it: tried if no value is found with them.
+   * Other copies, tried in turn when no value is found with `source`: made with a `format` where
+   * `source` is made from a pattern beside it (see formatForGenerator), and without the keywords
+   * read from descriptions (see schema-hints.ts) when they changed it.
    */
-  unhinted?: Node;
+  alternatives?: Node[];
   /** The largest value the generator can make from `source`, in JSON nodes and characters. */
   size?: number;
   /** Why no value is made for it (too large, a pattern RE2 cannot run). */
   unusable?: string;
   /**
-   * Whether no value was found for it: every later request with it is refused at once, with the
-   * same words (a schema nothing satisfies cost 8 attempts, up to 200 ms, each time).
+   * The value made from the schema's own seeds (the same for every request), or NO_VALUE when
+   * none was found: the schema is then refused, at once and for every request alike (a schema
+   * nothing satisfies cost 8 attempts, up to 200 ms). A request whose own seeds find no value
+   * gets this one: whether a schema is answered never depends on the request or on history.
    */
-  unsatisfiable?: boolean;
+  canonical?: { value: unknown } | typeof NO_VALUE;
   /** Other verdicts about the schema, remembered with it (strict mode's, say). */
   memo?: Map<string, unknown>;
 }
+
+const NO_VALUE = Symbol('no value');
 
 const schemas = new Lru<SchemaInfo>(SCHEMAS_KEPT);
 const values = new Lru<unknown>(VALUES_KEPT);
@@ -266,13 +273,13 @@ function ready(info: SchemaInfo, schema: object): void {
       // With hints first: most schemas hold none, and that walk is then the only one.
       const hinted = hintedCopy(plain as Node);
       const prepared = hinted?.hinted === false ? hinted : prepareFitting(plain as Node, false);
-      info.source = prepared.copy;
-      info.size = prepared.size;
-      if (hinted?.hinted) {
-        info.unhinted = info.source;
-        info.source = hinted.copy;
-        info.size = Math.max(prepared.size, hinted.size);
-      }
+      const copies = hinted?.hinted ? [hinted, prepared] : [prepared];
+      const [source, ...alternatives] = copies.flatMap((p) =>
+        p.formats ? [p.copy, withFormats(p.copy)] : [p.copy],
+      );
+      info.source = source;
+      if (alternatives.length > 0) info.alternatives = alternatives;
+      info.size = hinted?.hinted ? Math.max(prepared.size, hinted.size) : prepared.size;
     } catch (err) {
       info.unusable =
         err instanceof TooLarge
@@ -354,18 +361,74 @@ const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required
 const lowered = (node: Node, min: string, max: string, cap: number) =>
   Math.max(num(node[min], 0), Math.min(num(node[max], cap), cap));
 
+/** A generator's copy, the size of its largest value, and whether hints or formats changed it. */
+interface Prepared {
+  copy: Node;
+  size: number;
+  hinted: boolean;
+  formats: boolean;
+}
+
+/** The `format` formatForGenerator set aside, per generator's copy (`made`: its pattern too). */
+const setAside = new WeakMap<Node, { format: string; made?: boolean }>();
+
+/**
+ * The generator makes a `format` from its own list and ignores a `pattern` or a length beside
+ * it: zod's `uuidv7()` (a UUID format and a version-7 pattern) came out a version-4 UUID, an
+ * email cut to its `maxLength` is no address. With a pattern, the generator's copy is made from
+ * the pattern alone (zod's patterns spell their format out; Ajv still checks both); an email
+ * with a length, from a pattern of an address of that length. True when it set one aside.
+ */
+function formatForGenerator(copy: Node): boolean {
+  if (typeof copy.format !== 'string') return false;
+  if (typeof copy.pattern === 'string') {
+    setAside.set(copy, { format: copy.format });
+    delete copy.format;
+    return true;
+  }
+  if (copy.format !== 'email' || !('maxLength' in copy || 'minLength' in copy)) return false;
+  // local@domain.com: the letters of the two names share what the length leaves them.
+  const most = num(copy.maxLength, GENERATED_LENGTH) - 5;
+  const least = Math.max(2, num(copy.minLength, 0) - 5);
+  if (most < least) return false;
+  const half = (n: number) => Math.ceil(n / 2);
+  setAside.set(copy, { format: copy.format, made: true });
+  copy.pattern = `^[a-z]{${half(least)},${half(most)}}@[a-z]{${least - half(least)},${most - half(most)}}\\.com$`;
+  delete copy.format;
+  return true;
+}
+
+/**
+ * The copy as the generator would have it with its formats (`{format: "date", pattern: "^201"}`
+ * is met by a date, seldom by the pattern's text).
+ */
+function withFormats(copy: Node): Node {
+  const clone = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(clone);
+    if (!isNode(value)) return value;
+    const out: Node = {};
+    for (const key of Object.keys(value)) {
+      out[key] = DATA_KEYWORDS.has(key) ? value[key] : clone(value[key]);
+    }
+    const aside = setAside.get(value);
+    if (aside) {
+      out.format = aside.format;
+      if (aside.made) delete out.pattern;
+    }
+    return out;
+  };
+  return clone(copy) as Node;
+}
+
 /**
  * The copy of a schema the generator gets (upper bounds lowered), checking on the way that
  * the largest value it can make stays within GENERATION_BUDGET. Throws TooLarge, or an Error
  * when the schema nests too deep.
  */
-function prepare(
-  root: Node,
-  hints: boolean,
-  cap: number,
-): { copy: Node; size: number; hinted: boolean } {
+function prepare(root: Node, hints: boolean, cap: number): Prepared {
   let walked = 0;
   let hinted = false;
+  let formats = false;
   const read = hints ? hintReader() : (node: Node) => node;
   /**
    * The size of a `$ref`'s target at each depth and hop count, computed once: the paths to a
@@ -470,6 +533,7 @@ function prepare(
       if ('maxLength' in node) copy.maxLength = max;
       size += max;
     }
+    if (formatForGenerator(copy)) formats = true;
     if ('minProperties' in node || 'maxProperties' in node) {
       copy.maxProperties = lowered(node, 'minProperties', 'maxProperties', GENERATED_PROPERTIES);
       size += copy.maxProperties as number;
@@ -478,7 +542,7 @@ function prepare(
     return { copy, size };
   };
   const { copy, size } = walk(root, 0, 0);
-  return { copy: copy as Node, size, hinted };
+  return { copy: copy as Node, size, hinted, formats };
 }
 
 /**
@@ -486,7 +550,7 @@ function prepare(
  * where the schema allows it) when the largest value would not fit GENERATION_BUDGET: a tree of
  * nodes that hold lists of nodes is answered with a smaller tree, not refused.
  */
-function prepareFitting(root: Node, hints: boolean): { copy: Node; size: number; hinted: boolean } {
+function prepareFitting(root: Node, hints: boolean): Prepared {
   for (let cap = GENERATED_ITEMS; ; cap--) {
     try {
       return prepare(root, hints, cap);
@@ -500,7 +564,7 @@ function prepareFitting(root: Node, hints: boolean): { copy: Node; size: number;
  * The generator's copy with the keywords descriptions hold (`hinted` says whether any did), or
  * undefined when it cannot be used: the schema as sent is then walked without them.
  */
-function hintedCopy(root: Node): { copy: Node; size: number; hinted: boolean } | undefined {
+function hintedCopy(root: Node): Prepared | undefined {
   try {
     return prepareFitting(root, true);
   } catch {
@@ -563,16 +627,37 @@ export async function schemaInstance(
       );
     }
   }
-  if (info.unsatisfiable) throw new UnsatisfiableSchemaError(UNSATISFIABLE);
+  const generate = await loadGenerator();
+  info.canonical ??= attempt(info, generate, CANONICAL_SEED) ?? NO_VALUE;
+  const canonical = info.canonical;
+  if (canonical === NO_VALUE) throw new UnsatisfiableSchemaError(UNSATISFIABLE);
   const valueKey = `${seed}:${info.id}`;
   const known = info.id < 0 ? undefined : values.get(valueKey);
   if (known !== undefined) return known;
-  const generate = await loadGenerator();
-  const sources = info.unhinted ? [source, info.unhinted] : [source];
-  for (let attempt = 0; attempt < ATTEMPTS * sources.length; attempt++) {
+  const { value } =
+    seed === CANONICAL_SEED ? canonical : (attempt(info, generate, seed) ?? canonical);
+  if (info.id >= 0 && (info.size ?? Number.POSITIVE_INFINITY) <= VALUE_KEPT_SIZE) {
+    values.set(valueKey, value);
+  }
+  return value;
+}
+
+/** The seed every schema is first tried with (see SchemaInfo.canonical). */
+const CANONICAL_SEED = 0;
+
+/** A valid value from a few seeds derived from `seed`, or undefined when none gives one. */
+function attempt(
+  info: SchemaInfo,
+  generate: Generate,
+  seed: number,
+): { value: unknown } | undefined {
+  const { validate, source } = info as Required<Pick<SchemaInfo, 'validate' | 'source'>>;
+  const sources = [source, ...(info.alternatives ?? [])];
+  const each = Math.min(ATTEMPTS, Math.floor(MOST_ATTEMPTS / sources.length));
+  for (let attempt = 0; attempt < each * sources.length; attempt++) {
     let value: unknown;
     try {
-      value = generate(sources[Math.floor(attempt / ATTEMPTS)] as JsonSchema, {
+      value = generate(sources[Math.floor(attempt / each)] as JsonSchema, {
         seed: (seed + attempt * 0x9e3779b1) >>> 0,
         // Its default (5) fills deeper objects with type defaults that ignore their keywords
         // (an integer of -713..-359 becomes 0); the size budget already bounds the value.
@@ -596,13 +681,7 @@ export async function schemaInstance(
       info.source = undefined;
       throw new UnsatisfiableSchemaError(info.unusable);
     }
-    if (valid) {
-      if (info.id >= 0 && (info.size ?? Number.POSITIVE_INFINITY) <= VALUE_KEPT_SIZE) {
-        values.set(valueKey, value);
-      }
-      return value;
-    }
+    if (valid) return { value };
   }
-  info.unsatisfiable = true;
-  throw new UnsatisfiableSchemaError(UNSATISFIABLE);
+  return undefined;
 }

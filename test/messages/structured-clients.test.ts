@@ -3,6 +3,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { zodOutputFormat } from '@anthropic-ai/sdk/helpers/zod';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { generateObject } from 'ai';
+import OpenAI from 'openai';
+import { zodResponseFormat } from 'openai/helpers/zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
@@ -24,6 +26,10 @@ const Review = z.object({
   code: z.string().regex(/^[A-Z]{3}$/),
   kind: z.enum(['book', 'film']),
   price: z.number().gt(0),
+  // A format and the pattern zod writes beside it; a format with a length.
+  id: z.uuidv7(),
+  at: z.iso.datetime({ precision: 3 }),
+  contact: z.email().max(24),
 });
 
 describe('structured output whose limits the client moved into descriptions', () => {
@@ -73,6 +79,25 @@ describe('structured output whose limits the client moved into descriptions', ()
     for (const prompt of ['Review a film.', 'Review a book.']) {
       const value = await structured.invoke(prompt);
       expect(Review.parse(value)).toEqual(value);
+    }
+  });
+});
+
+describe('structured output with zod formats through chat completions', () => {
+  it('openai chat.completions.parse with zodResponseFormat (pattern and format both sent)', async () => {
+    const client = new OpenAI({
+      apiKey: 'sk-local',
+      baseURL: `${emulator.url}/v1`,
+      maxRetries: 0,
+    });
+    for (const content of ['Review a film', 'Review a book', 'Another one']) {
+      const completion = await client.chat.completions.parse({
+        model: 'gpt-4o',
+        messages: [{ role: 'user', content }],
+        response_format: zodResponseFormat(Review, 'review'),
+      });
+      const parsed = completion.choices[0]?.message.parsed;
+      expect(Review.parse(parsed)).toEqual(parsed);
     }
   });
 });

@@ -163,6 +163,59 @@ describe('schemaInstance', () => {
     );
   }, 90_000);
 
+  it('answers a schema or refuses it the same whatever came before (no verdict depends on history)', async () => {
+    // Met by a few seeds only, or by none: each seed's answer must not depend on the order.
+    const hard = [
+      { type: 'string', format: 'date', pattern: '^201' },
+      { type: 'string', format: 'ipv4', pattern: '^10\\.' },
+      { type: 'string', format: 'date', pattern: '^2024-' },
+    ];
+    const answers = async (seeds: number[]) => {
+      vi.resetModules();
+      const fresh = await import('../../src/text/json-schema.js');
+      const out = new Map<string, unknown>();
+      for (const seed of seeds) {
+        for (const [i, s] of hard.entries()) {
+          out.set(
+            `${i}:${seed}`,
+            await fresh.schemaInstance(structuredClone(s), seed).catch((e: Error) => e.message),
+          );
+        }
+      }
+      return out;
+    };
+    const seeds = Array.from({ length: 40 }, (_, i) => i * 7919 + 3);
+    const forward = await answers(seeds);
+    expect(await answers([...seeds].reverse())).toEqual(forward);
+    for (const [i, s] of hard.entries()) {
+      const mine = seeds.map((seed) => forward.get(`${i}:${seed}`));
+      const refused = mine.filter((v) => v === 'no value satisfies this schema').length;
+      expect(refused === 0 || refused === seeds.length).toBe(true); // all answered, or none
+      for (const v of mine)
+        if (typeof v !== 'string' || !v.startsWith('no value'))
+          expect(ajv.validate(s, v)).toBe(true);
+    }
+  });
+
+  it("makes zod's formats that carry a pattern, and an email within a length", async () => {
+    const s = z.toJSONSchema(
+      z.object({
+        id: z.uuidv7(),
+        at: z.iso.datetime({ precision: 3 }),
+        day: z.iso.date(),
+        ip: z.ipv4(),
+        mail: z.email().max(12),
+        long: z.string().email().min(30).max(40),
+      }),
+    ) as Schema;
+    const check = new Ajv2020({ strict: false });
+    addFormats.default(check);
+    for (let seed = 0; seed < 20; seed++) {
+      const value = await schemaInstance(s, seed);
+      expect(check.validate(s, value), JSON.stringify({ value, errors: check.errors })).toBe(true);
+    }
+  });
+
   it('reads schemas that name their dialect, $defs and $ref included', async () => {
     const s = {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
