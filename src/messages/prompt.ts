@@ -213,7 +213,10 @@ function readThinking(body: Request, choice: ToolChoice, interleaved: boolean): 
       );
     }
   }
-  if (choice.mode === 'any' || choice.mode === 'named') {
+  // "Adaptive thinking, including on models where thinking is on by default, supports forced
+  // tool use": only manual thinking refuses it.
+  // @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking#extended-thinking-with-tool-use
+  if (thinking.type === 'enabled' && (choice.mode === 'any' || choice.mode === 'named')) {
     throw new GatewayError(400, 'Thinking may not be enabled when tool_choice forces tool use.');
   }
   if (body.temperature !== undefined && body.temperature !== 1) {

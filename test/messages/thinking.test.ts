@@ -113,6 +113,21 @@ describe('extended thinking', () => {
     expect(res.json().error).toEqual({ type: 'invalid_request_error', message });
   });
 
+  it('takes a forced tool with adaptive thinking (only manual thinking refuses it): thinking, then the call', async () => {
+    const tools = [{ name: 'calc', input_schema: { type: 'object', properties: {} } }];
+    for (const tool_choice of [{ type: 'any' }, { type: 'tool', name: 'calc' }]) {
+      const res = await ask({ thinking: { type: 'adaptive' }, tools, tool_choice });
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      expect(body.content.map((block: { type: string }) => block.type)).toEqual([
+        'thinking',
+        'tool_use',
+      ]);
+      expect(body.content[1]).toMatchObject({ name: 'calc', input: {} });
+      expect(body.stop_reason).toBe('tool_use');
+    }
+  });
+
   it('wants a tool loop to send the thinking of its last assistant turn back first', async () => {
     const tools = [{ name: 'calc', input_schema: { type: 'object', properties: {} } }];
     const question = { role: 'user', content: 'Use calc please' };
