@@ -186,7 +186,11 @@ export async function defaultPlan(turn: Turn): Promise<Plan> {
   for (const tool of tools) calls.push({ name: tool.name, input: await toolInput(turn, tool) });
   let text: string;
   if (calls.length > 0) {
-    text = turn.api === 'messages' && turn.choice.mode === 'auto' ? toolPreface(calls) : '';
+    // With an output format, any text is the format's JSON: a call comes alone.
+    text =
+      turn.api === 'messages' && turn.choice.mode === 'auto' && !turn.output
+        ? toolPreface(calls)
+        : '';
   } else if (turn.output) {
     text = await structuredText(turn, turn.output);
   } else if (turn.results.length > 0) {

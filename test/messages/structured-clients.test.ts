@@ -52,6 +52,46 @@ describe('structured output whose limits the client moved into descriptions', ()
     }
   });
 
+  it('@anthropic-ai/sdk messages.parse with tools: the call comes alone (no text that is not the JSON)', async () => {
+    const client = new Anthropic({
+      apiKey: 'sk-local',
+      baseURL: `${emulator.url}/messages-api`,
+      defaultHeaders: { 'msgapi-version': '2023-06-01' },
+      maxRetries: 0,
+    });
+    const request = {
+      model: 'claude-like',
+      max_tokens: 1024,
+      tools: [
+        {
+          name: 'lookup',
+          input_schema: { type: 'object' as const, properties: { q: { type: 'string' } } },
+        },
+      ],
+      output_config: { format: zodOutputFormat(Review) },
+    };
+    const ask = { role: 'user' as const, content: 'Use lookup, then review' };
+    const turn = await client.messages.parse({ ...request, messages: [ask] });
+    expect(turn.stop_reason).toBe('tool_use');
+    expect(turn.content.map((block) => block.type)).toEqual(['tool_use']);
+    const call = turn.content[0] as { id: string };
+    const streamed = await client.messages.stream({ ...request, messages: [ask] }).finalMessage();
+    expect(streamed.content.map((block) => block.type)).toEqual(['tool_use']);
+    // The results sent back: the answer is the format's JSON.
+    const answer = await client.messages.parse({
+      ...request,
+      messages: [
+        ask,
+        { role: 'assistant', content: turn.content },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: call.id, content: 'found it' }],
+        },
+      ],
+    });
+    expect(Review.parse(answer.parsed_output)).toEqual(answer.parsed_output);
+  });
+
   it('Vercel AI SDK generateObject with the anthropic provider (no maxOutputTokens: 128K asked)', async () => {
     const anthropic = createAnthropic({
       baseURL: `${emulator.url}/messages-api/v1`,
