@@ -68,7 +68,11 @@ export async function planMessage(
     0,
   );
   const calls = done.reason === 'end' && callTokens <= budget ? chosen.calls : [];
-  if (done.text !== '' || calls.length === 0) content.push({ type: 'text', text: done.text });
+  // Nothing visible (a stop sequence at once, a budget too small for the text or the call)
+  // is no block at all: upstream answers `content: []`, never an empty text block (which it
+  // refuses when a client sends it back).
+  // @see https://github.com/anthropics/anthropic-sdk-typescript/issues/399
+  if (done.text !== '') content.push({ type: 'text', text: done.text });
   for (const call of calls) {
     content.push({
       type: 'tool_use',

@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens, truncateTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
 import type { GroupRequest } from '../helpers/groups.js';
 
 const HEADERS = { 'x-api-key': 'key-a', 'msgapi-version': '2023-06-01' };
@@ -226,6 +226,32 @@ describe('POST /messages-api/v1/messages', () => {
       stop_sequence: word,
       usage: { output_tokens: countTokens(text) },
     });
+  });
+
+  it('answers nothing visible with content [] (no empty text block), streamed too', async () => {
+    const full = generateReply('stop please', 0).text;
+    const first = full.split(' ')[0] as string;
+    const forced = {
+      tools: [{ name: 'calc', input_schema: { type: 'object', properties: {} } }],
+      tool_choice: { type: 'any' },
+    };
+    for (const [extra, reason] of [
+      [{ stop_sequences: [first] }, 'stop_sequence'],
+      [{ ...forced, max_tokens: 1 }, 'max_tokens'],
+    ] as const) {
+      const body = {
+        model: 'm',
+        max_tokens: 500,
+        messages: [{ role: 'user', content: 'stop please' }],
+        ...extra,
+      };
+      const res = (await post(body)).json();
+      expect(res).toMatchObject({ content: [], stop_reason: reason, usage: { output_tokens: 0 } });
+      const events = parseSse((await post({ ...body, stream: true })).body).map(
+        (frame) => frame.event,
+      );
+      expect(events).toEqual(['message_start', 'message_delta', 'message_stop']);
+    }
   });
 
   it('takes the key from x-api-key or, like upstream, from Authorization: Bearer', async () => {
