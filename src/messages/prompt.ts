@@ -240,10 +240,17 @@ function readThinking(body: Request, choice: ToolChoice, interleaved: boolean): 
  * @see https://github.com/mastra-ai/mastra/issues/7799
  * @see https://github.com/anomalyco/opencode/issues/3077
  */
-function checkThinkingLeads(messages: Request['messages'], i: number): void {
+function checkThinkingLeads(messages: Request['messages'], last: number): void {
+  // Consecutive assistant messages are one turn (upstream merges them): it starts at `i`.
+  let i = last;
+  while (i > 0 && messages[i - 1]?.role === 'assistant') i--;
+  const turn = messages.slice(i, last + 1);
+  const calls = turn.some(
+    (m) => typeof m.content !== 'string' && m.content.some((block) => block.type === 'tool_use'),
+  );
+  if (!calls) return;
   const content = messages[i]?.content;
-  if (typeof content === 'string' || !content?.some((block) => block.type === 'tool_use')) return;
-  const first = content[0];
+  const first = typeof content === 'string' ? { type: 'text' } : content?.[0];
   if (first?.type === 'thinking' || first?.type === 'redacted_thinking') return;
   throw new GatewayError(
     400,
@@ -652,21 +659,22 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
   checkBreakpoints(reader.marks, Boolean(body.cache_control));
   if (body.cache_control) automaticBreakpoint(reader.blocks, ttlOf(body.cache_control) as CacheTtl);
 
-  const last = body.messages[body.messages.length - 1] as MessageParam;
-  const results: ToolResult[] =
-    last.role === 'user'
-      ? blocksOf(last.content).flatMap((block) =>
-          block.type === 'tool_result'
-            ? [
-                {
-                  name: toolNames.get(block.tool_use_id),
-                  content: resultText(block.content),
-                  isError: block.is_error === true,
-                },
-              ]
-            : [],
-        )
-      : [];
+  // The results the last turn sends back: consecutive user messages are one turn.
+  let from = body.messages.length;
+  while (from > 0 && body.messages[from - 1]?.role === 'user') from--;
+  const results: ToolResult[] = body.messages.slice(from).flatMap((message: MessageParam) =>
+    blocksOf(message.content).flatMap((block) =>
+      block.type === 'tool_result'
+        ? [
+            {
+              name: toolNames.get(block.tool_use_id),
+              content: resultText(block.content),
+              isError: block.is_error === true,
+            },
+          ]
+        : [],
+    ),
+  );
   const facts = messagesPromptFacts(body);
   const turn: Turn = {
     api: 'messages',

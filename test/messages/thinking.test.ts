@@ -161,6 +161,24 @@ describe('extended thinking', () => {
       ],
     });
     expect(textOnly.statusCode).toBe(200);
+    // Consecutive assistant messages are one turn: its first message starts with the thinking.
+    const [thought, ...rest] = turn;
+    const split = (first: unknown[], second: unknown[]) =>
+      ask({
+        tools,
+        messages: [
+          question,
+          { role: 'assistant', content: first },
+          { role: 'assistant', content: second },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: '4' }] },
+        ],
+      });
+    expect((await split([thought], rest)).statusCode).toBe(200);
+    const late = await split([{ type: 'text', text: 'Let me see.' }], [thought, call]);
+    expect(late.statusCode).toBe(400);
+    expect(late.json().error.message).toMatch(
+      /^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `text`\./,
+    );
   });
 
   it('lets the budget exceed max_tokens with the interleaved-thinking beta and tools', async () => {

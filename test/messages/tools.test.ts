@@ -167,6 +167,29 @@ describe('tool use', () => {
     expect(failed.json().content[0].text).toMatch(
       /^The get_weather tool failed with: city not found\. /,
     );
+    // The same blocks as two user messages are one turn: its results are answered the same.
+    const split = await ask('', {
+      messages: [
+        { role: 'user', content: 'Weather in Oslo?' },
+        { role: 'assistant', content: first.content },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: call.id,
+              content: 'city not found',
+              is_error: true,
+            },
+          ],
+        },
+        { role: 'user', content: 'Try again later.' },
+      ],
+    });
+    expect(split.json()).toMatchObject({ stop_reason: 'end_turn', content: [{ type: 'text' }] });
+    expect(split.json().content[0].text).toMatch(
+      /^The get_weather tool failed with: city not found\. /,
+    );
   });
 
   it('drops calls that do not fit max_tokens and stops for max_tokens', async () => {
