@@ -84,6 +84,37 @@ export function imageTokens(width: number, height: number): number {
 const isCustom = (tool: ToolParam): tool is Extract<ToolParam, { input_schema: unknown }> =>
   'input_schema' in tool;
 
+/** An input of one fixed value: what the emulator's call of an Anthropic-defined tool sends. */
+const fixedInput = (input: Record<string, string>) => ({
+  type: 'object',
+  properties: Object.fromEntries(Object.entries(input).map(([k, v]) => [k, { const: v }])),
+  required: Object.keys(input),
+  additionalProperties: false,
+});
+
+/**
+ * Anthropic-defined tools the client runs (not upstream): the model calls them like the
+ * client's own tools, with inputs of their documented shapes; the emulator's calls are a
+ * harmless first step of each (list, view, screenshot).
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/memory-tool
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/computer-use-tool
+ */
+const CLIENT_TOOL_INPUTS: Record<string, object> = {
+  bash: fixedInput({ command: 'ls' }),
+  text_editor: fixedInput({ command: 'view', path: '.' }),
+  memory: fixedInput({ command: 'view', path: '/memories' }),
+  computer: fixedInput({ action: 'screenshot' }),
+};
+const CLIENT_TOOL = /^(bash|text_editor|memory|computer)_\d{8}$/;
+
+/** The input schema of an Anthropic-defined client tool, or undefined for a server tool's. */
+const clientToolInput = (tool: ToolParam): object | undefined => {
+  const kind = 'type' in tool && typeof tool.type === 'string' ? CLIENT_TOOL.exec(tool.type) : null;
+  return kind ? CLIENT_TOOL_INPUTS[kind[1] as string] : undefined;
+};
+
 const ttlOf = (cache: CacheControl | null | undefined): CacheTtl | undefined =>
   cache ? (cache.ttl ?? '5m') : undefined;
 
@@ -158,6 +189,9 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
       const unusable = generationProblem(tool.input_schema);
       if (unusable !== undefined) throw fieldError(path, unusable);
       defs.push({ name: tool.name, schema: tool.input_schema, path });
+    } else {
+      const input = clientToolInput(tool);
+      if (input) defs.push({ name: tool.name, schema: input, path: ['tools', i] });
     }
     if (names.has(tool.name)) throw fieldError(['tools'], 'Tool names must be unique.');
     names.add(tool.name);

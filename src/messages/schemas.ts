@@ -216,9 +216,9 @@ export const CustomToolSchema = obj({
 });
 
 /**
- * A tool upstream runs itself (`web_search_20250305`, `bash_20250124`,
- * `tool_search_tool_bm25_20251119` or its unversioned name, ...): accepted and counted, never
- * called by the emulator.
+ * A versioned tool (`web_search_20250305`, `bash_20250124`, `tool_search_tool_bm25_20251119`
+ * or its unversioned name, ...): accepted and counted. One upstream runs is never called by the
+ * emulator; one the client runs (bash, text editor, memory, computer) is (see prompt.ts).
  * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
  */
 export const ServerToolSchema = Type.Object(

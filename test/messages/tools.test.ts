@@ -201,6 +201,41 @@ describe('tool use', () => {
     expect(body.usage.output_tokens).toBe(countTokens('I will use the get_weather tool for this.'));
   });
 
+  it.each([
+    [{ type: 'bash_20250124', name: 'bash' }, { command: 'ls' }],
+    [
+      { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' },
+      { command: 'view', path: '.' },
+    ],
+    [
+      { type: 'memory_20250818', name: 'memory' },
+      { command: 'view', path: '/memories' },
+    ],
+    [
+      {
+        type: 'computer_20250124',
+        name: 'computer',
+        display_width_px: 1024,
+        display_height_px: 768,
+      },
+      { action: 'screenshot' },
+    ],
+  ])(
+    'calls the Anthropic-defined client tool %j (the client runs it) with input %j',
+    async (tool, input) => {
+      const forced = await ask('Go', {
+        tools: [{ type: 'web_search_20250305', name: 'web_search' }, tool],
+        tool_choice: { type: 'any' },
+      });
+      expect(forced.json()).toMatchObject({
+        stop_reason: 'tool_use',
+        content: [{ type: 'tool_use', name: tool.name, input }],
+      });
+      const named = await ask(`Use ${tool.name} now`, { tools: [WEATHER, tool] });
+      expect(named.json().content[1]).toMatchObject({ type: 'tool_use', name: tool.name, input });
+    },
+  );
+
   it('accepts server tools and tools with cache_control, strict and $schema, and never calls server tools', async () => {
     const res = await t.messages({
       model: 'm',
