@@ -3,6 +3,7 @@ import { GatewayError } from '../../src/platform/errors.js';
 import {
   MAX_JSON_DEPTH,
   parseJsonBody,
+  MAX_JSON_VALUES,
   SCAN_FROM_CHARS,
   tooDeep,
 } from '../../src/platform/json-body.js';
@@ -88,5 +89,18 @@ describe('parseJsonBody', () => {
       deep: JSON.parse(nested(MAX_JSON_DEPTH - 1)),
     });
     expect(parseJsonBody(padded)).toEqual(JSON.parse(padded));
+  });
+
+  it(`refuses a body of more than ${MAX_JSON_VALUES} values before parsing it; commas and brackets in strings do not count`, () => {
+    // [{}, {}, ...]: the array and its objects are MAX_JSON_VALUES values, each comma one more.
+    const objects = (count: number) => `[${'{},'.repeat(count - 1)}{}]`;
+    const within = objects(MAX_JSON_VALUES / 2);
+    expect((parseJsonBody(within) as unknown[]).length).toBe(MAX_JSON_VALUES / 2);
+    expect(refusal(objects(MAX_JSON_VALUES / 2 + 1))).toEqual({
+      message: `Request body is not valid JSON: it holds more than ${MAX_JSON_VALUES} values (objects, arrays and list items).`,
+      path: undefined,
+    });
+    const quoted = JSON.stringify({ text: ',[{'.repeat(MAX_JSON_VALUES) });
+    expect(parseJsonBody(quoted)).toEqual(JSON.parse(quoted));
   });
 });
