@@ -30,4 +30,7 @@ export class Lru<V> {
     this.map.set(key, value);
     trimOldest(this.map, this.limit);
   }
+  clear(): void {
+    this.map.clear();
+  }
 }

@@ -20,8 +20,25 @@ import { hintReader } from './schema-hints.js';
  */
 
 let ajv: Ajv | undefined;
+/** Characters of schema JSON the current Ajv has compiled. */
+let compiledChars = 0;
+/**
+ * An Ajv keeps in its scope what every schema it compiled refers to (an `enum`'s values, say),
+ * `removeSchema` or not: 1000 schemas of 800 values each kept 46 MB for good, and a client
+ * chooses them. So it is replaced by a new one after this many characters of schema, and the
+ * schemas (and values) compiled by the old one are forgotten with it: they are compiled again
+ * when they come back.
+ */
+const AJV_RENEW_CHARS = 16 * 1024 * 1024;
+
 /** Made on first use: start-up does not pay for an Ajv and its formats. */
 function validator(): Ajv {
+  if (ajv && compiledChars > AJV_RENEW_CHARS) {
+    ajv = undefined;
+    compiledChars = 0;
+    schemas.clear();
+    values.clear();
+  }
   if (!ajv) {
     ajv = new Ajv({
       strict: false,
@@ -254,19 +271,29 @@ const VALUE_KEYWORDS = new Set(['enum', 'const', 'default', 'examples']);
 const isSchemaList = (value: unknown): value is unknown[] =>
   Array.isArray(value) && value.every((item) => typeof item === 'boolean' || isNode(item));
 
+const WRONG_TYPE = 'a keyword has a value of the wrong type (an $id must be a string)';
+
 /** Compiles the schema and prepares the generator's copy, once. */
 function ready(info: SchemaInfo, schema: object): void {
   info.pending = undefined;
   const plain = info.key.includes('"prefixItems"') ? (tuplesAsDraft7(schema) as object) : schema;
+  const compiler = validator();
+  compiledChars += info.key.length;
   try {
-    info.validate = validator().compile(plain);
+    info.validate = compiler.compile(plain);
   } catch (err) {
     if (err instanceof LinearRegexError) info.unusable = `a pattern: ${err.message}`;
+    // Ajv's own code failing on a keyword of the wrong type (`"$id": 1`): its words are not
+    // the client's business.
+    else if (err instanceof TypeError) info.invalid = WRONG_TYPE;
     else info.invalid = shortened((err as Error).message);
   } finally {
     // Ajv would keep every schema it compiled (and its `$id`, which another key's schema could
-    // then not use): the LRU above is the only memory of schemas.
-    validator().removeSchema(plain);
+    // then not use): the LRU above is the only memory of schemas. (Ajv's removal throws on an
+    // `$id` that is not a string, which its compile took: there is nothing to remove then.)
+    try {
+      compiler.removeSchema(plain);
+    } catch {}
   }
   if (info.validate) {
     try {

@@ -216,6 +216,23 @@ describe('schemaInstance', () => {
     }
   });
 
+  it('refuses an $id that is not a string in its own words (Ajv fails on it with a TypeError)', () => {
+    for (const $id of [1, true, {}]) {
+      expect(schemaProblem({ type: 'object', $id })).toBe(
+        'a keyword has a value of the wrong type (an $id must be a string)',
+      );
+    }
+  });
+
+  it('keeps answering once schemas of more than 16 MiB have been compiled (its Ajv is renewed)', async () => {
+    const first = { type: 'object', properties: { n: { type: 'integer', minimum: 7 } } };
+    const before = await schemaInstance(first, 3);
+    const wide = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 17; i++) schemaProblem({ enum: [`${wide}${i}`] });
+    expect(await schemaInstance(structuredClone(first), 3)).toEqual(before);
+    expect(ajv.validate(first, before)).toBe(true);
+  });
+
   it('reads schemas that name their dialect, $defs and $ref included', async () => {
     const s = {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
