@@ -411,7 +411,10 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
   checkLogitBias(body);
   for (const key of Object.keys(body.metadata ?? {})) {
     // @see https://platform.openai.com/docs/api-reference/chat/create (metadata)
-    if (key.length > 64) throw fieldError(['metadata'], 'keys must have at most 64 characters');
+    // Characters, not UTF-16 units (an emoji is two), as the values are counted.
+    if (key.length > 64 && [...key].length > 64) {
+      throw fieldError(['metadata'], 'keys must have at most 64 characters');
+    }
   }
   checkLimitParams(body);
   const { tools, legacy, json: definitionsJson } = readTools(body);

@@ -59,13 +59,22 @@ const AzureChatRequestSchema = Type.Object(
  * @see https://github.com/MicrosoftDocs/azure-docs/issues/114602
  * @see https://github.com/hotovo/aider-desk/issues/460
  */
+/** `2024-10-21` or `2025-04-01-preview`: a date that exists, as Azure's versions are named. */
+function isVersionDate(version: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})(-preview)?$/.exec(version);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 function apiVersionProblem(query: unknown): GatewayError | undefined {
   const version = (query as Record<string, unknown> | undefined)?.['api-version'];
   const azure = (code: string, message: string) => ({ body: { error: { code, message } } });
   if (version === undefined || version === '') {
     return new GatewayError(404, 'Resource not found', azure('404', 'Resource not found'));
   }
-  if (typeof version !== 'string' || !/^\d{4}-\d{2}-\d{2}(-preview)?$/.test(version)) {
+  if (typeof version !== 'string' || !isVersionDate(version)) {
     return new GatewayError(
       400,
       'API version not supported',

@@ -57,11 +57,14 @@ describe('Azure deployment path: /openai/deployments/{deployment}/chat/completio
     const missing = await post('');
     expect(missing.status).toBe(404);
     expect(await missing.text()).toBe('{"error":{"code":"404","message":"Resource not found"}}');
-    const unknown0 = await post('?api-version=banana');
-    expect(unknown0.status).toBe(400);
-    expect(await unknown0.text()).toBe(
-      '{"error":{"code":"BadRequest","message":"API version not supported"}}',
-    );
+    for (const version of ['banana', '2024-13-45', '2025-02-29']) {
+      const unknown0 = await post(`?api-version=${version}`);
+      expect(unknown0.status).toBe(400);
+      expect(await unknown0.text()).toBe(
+        '{"error":{"code":"BadRequest","message":"API version not supported"}}',
+      );
+    }
+    expect((await post('?api-version=2024-02-29')).status).toBe(200);
     expect((await post('?api-version=2025-04-01-preview')).status).toBe(200);
     const sdk = await new AzureOpenAI({
       endpoint: emu.url,

@@ -212,7 +212,7 @@ describe('POST /v1/chat/completions', () => {
       ],
       tool_choice: 'auto',
       parallel_tool_calls: false,
-      metadata: { run: 'ci' },
+      metadata: { run: 'ci', ['😀'.repeat(64)]: 'sixty-four characters, 128 UTF-16 units' },
       service_tier: 'auto',
       store: false,
       web_search_options: {},

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/platform/errors.js';
 import {
   MAX_JSON_DEPTH,
-  parseJsonBody,
   MAX_JSON_VALUES,
+  parseJsonBody,
   SCAN_FROM_CHARS,
   tooDeep,
 } from '../../src/platform/json-body.js';
