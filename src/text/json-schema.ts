@@ -92,9 +92,8 @@ function boundFormats(ajv: Ajv): void {
   }
 }
 
-/** Seeds tried per copy of a schema, and in all (see SchemaInfo.alternatives). */
+/** Seeds tried for a value, shared by the copies of a schema (see SchemaInfo.alternatives). */
 const ATTEMPTS = 8;
-const MOST_ATTEMPTS = 16;
 /** Upper bounds the generator gets: enough for an emulator's answer. */
 const GENERATED_ITEMS = 3;
 const GENERATED_LENGTH = 64;
@@ -680,7 +679,7 @@ function attempt(
 ): { value: unknown } | undefined {
   const { validate, source } = info as Required<Pick<SchemaInfo, 'validate' | 'source'>>;
   const sources = [source, ...(info.alternatives ?? [])];
-  const each = Math.min(ATTEMPTS, Math.floor(MOST_ATTEMPTS / sources.length));
+  const each = Math.max(1, Math.floor(ATTEMPTS / sources.length));
   for (let attempt = 0; attempt < each * sources.length; attempt++) {
     let value: unknown;
     try {
