@@ -146,50 +146,35 @@ describe('tool use', () => {
     expect(body.content).toHaveLength(1);
     expect(body.content[0].text).toMatch(/^The get_weather tool returned: \{"temp": -3\}\. /);
 
-    const failed = await ask('', {
-      messages: [
-        { role: 'user', content: 'Weather in Oslo?' },
-        { role: 'assistant', content: first.content },
-        {
-          role: 'user',
-          content: [
-            {
-              type: 'tool_result',
-              tool_use_id: call.id,
-              content: 'city not found',
-              is_error: true,
-            },
-            { type: 'text', text: 'Try again later.' },
-          ],
-        },
-      ],
-    });
-    expect(failed.json().content[0].text).toMatch(
-      /^The get_weather tool failed with: city not found\. /,
-    );
-    // The same blocks as two user messages are one turn: its results are answered the same.
-    const split = await ask('', {
-      messages: [
-        { role: 'user', content: 'Weather in Oslo?' },
-        { role: 'assistant', content: first.content },
-        {
-          role: 'user',
-          content: [
-            {
-              type: 'tool_result',
-              tool_use_id: call.id,
-              content: 'city not found',
-              is_error: true,
-            },
-          ],
-        },
+    const error = {
+      type: 'tool_result',
+      tool_use_id: call.id,
+      content: 'city not found',
+      is_error: true,
+    };
+    const after = (...turn: object[]) =>
+      ask('', {
+        messages: [
+          { role: 'user', content: 'Weather in Oslo?' },
+          { role: 'assistant', content: first.content },
+          ...turn,
+        ],
+      });
+    // The results and a text in one user message, or as two user messages (one turn): the
+    // results are answered the same.
+    for (const turn of [
+      [{ role: 'user', content: [error, { type: 'text', text: 'Try again later.' }] }],
+      [
+        { role: 'user', content: [error] },
         { role: 'user', content: 'Try again later.' },
       ],
-    });
-    expect(split.json()).toMatchObject({ stop_reason: 'end_turn', content: [{ type: 'text' }] });
-    expect(split.json().content[0].text).toMatch(
-      /^The get_weather tool failed with: city not found\. /,
-    );
+    ]) {
+      const failed = (await after(...turn)).json();
+      expect(failed).toMatchObject({ stop_reason: 'end_turn', content: [{ type: 'text' }] });
+      expect(failed.content[0].text).toMatch(
+        /^The get_weather tool failed with: city not found\. /,
+      );
+    }
   });
 
   it('drops calls that do not fit max_tokens and stops for max_tokens', async () => {
