@@ -33,12 +33,6 @@ const AJV_RENEW_CHARS = 16 * 1024 * 1024;
 
 /** Made on first use: start-up does not pay for an Ajv and its formats. */
 function validator(): Ajv {
-  if (ajv && compiledChars > AJV_RENEW_CHARS) {
-    ajv = undefined;
-    compiledChars = 0;
-    schemas.clear();
-    values.clear();
-  }
   if (!ajv) {
     ajv = new Ajv({
       strict: false,
@@ -276,6 +270,12 @@ const WRONG_TYPE = 'a keyword has a value of the wrong type (an $id must be a st
 function ready(info: SchemaInfo, schema: object): void {
   info.pending = undefined;
   const plain = info.key.includes('"prefixItems"') ? (tuplesAsDraft7(schema) as object) : schema;
+  if (compiledChars > AJV_RENEW_CHARS) {
+    ajv = undefined;
+    compiledChars = 0;
+    schemas.clear();
+    values.clear();
+  }
   const compiler = validator();
   compiledChars += info.key.length;
   try {
@@ -387,6 +387,8 @@ const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required
 const lowered = (node: Node, min: string, max: string, cap: number) =>
   Math.max(num(node[min], 0), Math.min(num(node[max], cap), cap));
 
+type HintRead = ReturnType<typeof hintReader>;
+
 /** A generator's copy, the size of its largest value, and whether hints or formats changed it. */
 interface Prepared {
   copy: Node;
@@ -451,11 +453,10 @@ function withFormats(copy: Node): Node {
  * the largest value it can make stays within GENERATION_BUDGET. Throws TooLarge, or an Error
  * when the schema nests too deep.
  */
-function prepare(root: Node, hints: boolean, cap: number): Prepared {
+function prepare(root: Node, read: HintRead, cap: number): Prepared {
   let walked = 0;
   let hinted = false;
   let formats = false;
-  const read = hints ? hintReader() : (node: Node) => node;
   /**
    * The size of a `$ref`'s target at each depth and hop count, computed once: the paths to a
    * node through references grow with the power of the hops (three lists of a node, 3^8).
@@ -577,9 +578,11 @@ function prepare(root: Node, hints: boolean, cap: number): Prepared {
  * nodes that hold lists of nodes is answered with a smaller tree, not refused.
  */
 function prepareFitting(root: Node, hints: boolean): Prepared {
+  // One reader for every pass: each description is read once, within one budget.
+  const read: HintRead = hints ? hintReader() : (node) => node;
   for (let cap = GENERATED_ITEMS; ; cap--) {
     try {
-      return prepare(root, hints, cap);
+      return prepare(root, read, cap);
     } catch (err) {
       if (!(err instanceof TooLarge) || cap === 0) throw err;
     }
