@@ -269,15 +269,23 @@ function readThinking(body: Request, choice: ToolChoice, interleaved: boolean): 
 }
 
 /**
+ * Where the turn that ends with message `last` starts: consecutive messages of one role are one
+ * turn, as upstream merges them.
+ */
+function turnStart(messages: readonly MessageParam[], last: number): number {
+  let i = last;
+  while (i > 0 && messages[i - 1]?.role === messages[last]?.role) i--;
+  return i;
+}
+
+/**
  * With thinking on, the last assistant turn, if it called tools, must start with its thinking
  * (an agent loop sends it back with the tool results), in upstream's words.
  * @see https://github.com/mastra-ai/mastra/issues/7799
  * @see https://github.com/anomalyco/opencode/issues/3077
  */
 function checkThinkingLeads(messages: Request['messages'], last: number): void {
-  // Consecutive assistant messages are one turn (upstream merges them): it starts at `i`.
-  let i = last;
-  while (i > 0 && messages[i - 1]?.role === 'assistant') i--;
+  const i = turnStart(messages, last);
   const turn = messages.slice(i, last + 1);
   const calls = turn.some(
     (m) => typeof m.content !== 'string' && m.content.some((block) => block.type === 'tool_use'),
@@ -693,10 +701,10 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
   checkBreakpoints(reader.marks, Boolean(body.cache_control));
   if (body.cache_control) automaticBreakpoint(reader.blocks, ttlOf(body.cache_control) as CacheTtl);
 
-  // The results the last turn sends back: consecutive user messages are one turn.
-  let from = body.messages.length;
-  while (from > 0 && body.messages[from - 1]?.role === 'user') from--;
-  const results: ToolResult[] = body.messages.slice(from).flatMap((message: MessageParam) =>
+  // The results the last turn sends back, when it is the user's.
+  const end = body.messages.length - 1;
+  const lastTurn = body.messages[end]?.role === 'user' ? turnStart(body.messages, end) : end + 1;
+  const results: ToolResult[] = body.messages.slice(lastTurn).flatMap((message: MessageParam) =>
     blocksOf(message.content).flatMap((block) =>
       block.type === 'tool_result'
         ? [
