@@ -52,13 +52,6 @@ const AzureChatRequestSchema = Type.Object(
   { additionalProperties: ChatCompletionRequestSchema.additionalProperties },
 );
 
-/**
- * What Azure's front answers before the API sees a deployment request: 404 `Resource not found`
- * without an `api-version`, 400 `API version not supported` for one that is no version (a date,
- * `-preview` or not), in its own `{"error":{"code","message"}}`.
- * @see https://github.com/MicrosoftDocs/azure-docs/issues/114602
- * @see https://github.com/hotovo/aider-desk/issues/460
- */
 /** `2024-10-21` or `2025-04-01-preview`: a date that exists, as Azure's versions are named. */
 function isVersionDate(version: string): boolean {
   const match = /^(\d{4})-(\d{2})-(\d{2})(-preview)?$/.exec(version);
@@ -68,6 +61,13 @@ function isVersionDate(version: string): boolean {
   return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
+/**
+ * What Azure's front answers before the API sees a deployment request: 404 `Resource not found`
+ * without an `api-version`, 400 `API version not supported` for one that is no version (a date,
+ * `-preview` or not), in its own `{"error":{"code","message"}}`.
+ * @see https://github.com/MicrosoftDocs/azure-docs/issues/114602
+ * @see https://github.com/hotovo/aider-desk/issues/460
+ */
 function apiVersionProblem(query: unknown): GatewayError | undefined {
   const version = (query as Record<string, unknown> | undefined)?.['api-version'];
   const azure = (code: string, message: string) => ({ body: { error: { code, message } } });
