@@ -19,6 +19,14 @@ beforeAll(async () => {
 });
 afterAll(() => emulator.close());
 
+const anthropicSdk = () =>
+  new Anthropic({
+    apiKey: 'sk-local',
+    baseURL: `${emulator.url}/messages-api`,
+    defaultHeaders: { 'msgapi-version': '2023-06-01' },
+    maxRetries: 0,
+  });
+
 const Review = z.object({
   rating: z.number().min(0).max(10),
   year: z.number().int().min(1900).max(2030),
@@ -35,12 +43,7 @@ const Review = z.object({
 describe('structured output whose limits the client moved into descriptions', () => {
   it('@anthropic-ai/sdk messages.parse with zodOutputFormat', async () => {
     // The SDK sends `rating` as {"type":"number","description":"{minimum: 0, maximum: 10}"}.
-    const client = new Anthropic({
-      apiKey: 'sk-local',
-      baseURL: `${emulator.url}/messages-api`,
-      defaultHeaders: { 'msgapi-version': '2023-06-01' },
-      maxRetries: 0,
-    });
+    const client = anthropicSdk();
     for (const content of ['Review a film', 'Review a book', 'Another one']) {
       const message = await client.messages.parse({
         model: 'claude-like',
@@ -53,12 +56,7 @@ describe('structured output whose limits the client moved into descriptions', ()
   });
 
   it('@anthropic-ai/sdk messages.parse with tools: the call comes alone (no text that is not the JSON)', async () => {
-    const client = new Anthropic({
-      apiKey: 'sk-local',
-      baseURL: `${emulator.url}/messages-api`,
-      defaultHeaders: { 'msgapi-version': '2023-06-01' },
-      maxRetries: 0,
-    });
+    const client = anthropicSdk();
     const request = {
       model: 'claude-like',
       max_tokens: 1024,
