@@ -76,29 +76,42 @@ function jsonOf(text: string): { ok: boolean; value?: unknown } {
   }
 }
 
+/**
+ * Where a JSON value that starts at `start` must end: at the first `,` outside its strings and
+ * brackets, or at the end of the text. One pass: a value is never parsed more than once.
+ */
+function valueEnd(text: string, start: number): number {
+  let depth = 0;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '[' || c === '{') depth++;
+    else if (c === ']' || c === '}') depth--;
+    else if (c === ',' && depth === 0) return i;
+  }
+  return text.length;
+}
+
+const ENTRY_NAME = /([A-Za-z$]+): /y;
+
 /** `{minimum: 0, enum: ["a", "b"]}`: entries of a name and a JSON value (which may hold `, `). */
 function anthropicForm(block: string): Record<string, unknown> | undefined {
   const body = block.slice(1, -1);
   const found: Record<string, unknown> = {};
   let at = 0;
-  while (at < body.length) {
-    const name = /^([A-Za-z$]+): /.exec(body.slice(at));
+  for (;;) {
+    ENTRY_NAME.lastIndex = at;
+    const name = ENTRY_NAME.exec(body);
     if (!name?.[1]) return undefined;
-    const start = at + name[0].length;
-    let end = -1;
-    // The value ends at the end, or before the `, name: ` whose prefix parses as JSON.
-    for (let i = start; i <= body.length && end < 0; i++) {
-      if (i < body.length && !/^, [A-Za-z$]+: /.test(body.slice(i, i + 40))) continue;
-      const parsed = jsonOf(body.slice(start, i));
-      if (parsed.ok) {
-        found[name[1]] = parsed.value;
-        end = i;
-      }
-    }
-    if (end < 0) return undefined;
+    const end = valueEnd(body, ENTRY_NAME.lastIndex);
+    const parsed = jsonOf(body.slice(ENTRY_NAME.lastIndex, end));
+    if (!parsed.ok) return undefined;
+    found[name[1]] = parsed.value;
+    if (end === body.length) return found;
+    if (body[end + 1] !== ' ') return undefined;
     at = end + 2;
   }
-  return found;
 }
 
 /** `minimum: 0; max items: 5; pattern: ^a$.` */
@@ -121,8 +134,7 @@ function vercelForm(line: string): Record<string, unknown> | undefined {
 
 /**
  * The longest hint read: a client's are a few keywords (an enum of a few hundred characters at
- * most); reading one value may try each `, name: ` as its end, so the cost grows with the square
- * of the length.
+ * most); a longer block at the end of a description is prose, not a hint.
  */
 export const MAX_HINT_CHARS = 4096;
 

@@ -542,6 +542,9 @@ describe('keywords a client moved into a description', () => {
     ['{maxItems: -1, minimum: "0", const: {"a": 1}}', {}],
     ['pattern: (a+)+\\1.', {}],
     ['Just text {with braces}', {}],
+    ['{minimum: 0, }', {}],
+    ['{minimum: 0,maximum: 2}', {}],
+    ['{enum: ["a\\", b: \\"c", "d"], minimum: 2}', { enum: ['a", b: "c', 'd'], minimum: 2 }],
   ])('reads %j', (description, expected) => {
     expect(hintedKeywords(description)).toEqual(expected);
   });
@@ -578,13 +581,23 @@ describe('keywords a client moved into a description', () => {
     }
   });
 
-  it(`reads no hint longer than ${MAX_HINT_CHARS} characters (a value may end at each ", name: ")`, () => {
+  it(`reads no hint longer than ${MAX_HINT_CHARS} characters, and parses each value once`, () => {
     const hostile = `{a: "${', b: '.repeat(200_000)}}`;
     expect(hintedKeywords(hostile)).toEqual({});
     expect(hintedKeywords(`{minimum: 1, enum: ["${'x'.repeat(MAX_HINT_CHARS)}"]}`)).toEqual({});
-    // The longest hint read, each position a possible end: still quick.
-    const longest = `{a: "${', b: '.repeat((MAX_HINT_CHARS - 8) / 5)}}`.slice(0, MAX_HINT_CHARS);
-    expect(hintedKeywords(longest)).toEqual({});
+    // The longest hint read, each `, b: ` a place a value might end: one parse, not one each.
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const longest = `{a: "${', b: '.repeat((MAX_HINT_CHARS - 8) / 5)}}`.slice(0, MAX_HINT_CHARS);
+      expect(hintedKeywords(longest)).toEqual({});
+      expect(parse).toHaveBeenCalledTimes(1);
+      parse.mockClear();
+      const nested = `{enum: [${'[, b: '.repeat(500)}}`;
+      expect(hintedKeywords(nested)).toEqual({});
+      expect(parse).toHaveBeenCalledTimes(1);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it('reads no keyword an object has by inheritance, and compiles at most 16 hinted patterns per schema', () => {
