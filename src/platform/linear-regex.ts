@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import { Lru } from './lru.js';
 
 /**
  * Regular expressions that clients write (a tool schema's `pattern`, a stub's `prompt_regex`),
@@ -28,12 +29,106 @@ export interface LinearRegex {
 }
 
 /**
- * The largest program (RE2's instructions) a client pattern may compile to. RE2's time is
- * linear in the text but also grows with the program: `(?:[ab]{1000})` repeated 70 times (981
- * characters, 70 000 instructions) took 5 s on a 20 KB prompt. Real patterns compile to tens
- * (`^[a-z0-9_-]{3,16}$`: 33, a UUID's: about 60).
+ * The largest program (RE2's instructions) a client pattern run on prompts may compile to.
+ * RE2's time is linear in the text but also grows with the program: `(?:[ab]{1000})` repeated
+ * 70 times (981 characters, 70 000 instructions) took 5 s on a 20 KB prompt. Real patterns
+ * compile to tens (`^[a-z0-9_-]{3,16}$`: 33, a UUID's: about 60).
  */
 export const MAX_PROGRAM_SIZE = 400;
+
+/**
+ * The largest program a JSON Schema `pattern` may compile to. It only ever checks values the
+ * emulator made (short strings), not a client's text, so it may be larger: zod writes an IPv6
+ * address's as 710 instructions, an ISO currency's as 506.
+ */
+export const MAX_SCHEMA_PROGRAM_SIZE = 2000;
+
+/**
+ * Past twice its limit by this estimate, a pattern is refused before RE2 compiles it:
+ * compiling costs about a microsecond an instruction, and RE2 compiles up to 1.4 million
+ * (`\\p{L}{1000}` 60 times: 660 characters, 70 ms and tens of MB). Twice, as the estimate may
+ * run over (by half at most on zod's patterns).
+ */
+const ESTIMATE_SLACK = 2;
+
+const LARGEST = 1e9;
+const COUNTED = /\{(\d+)(,(\d*))?\}/y;
+
+/**
+ * About the instructions RE2 compiles a JavaScript pattern (checked by `RegExp` already) to,
+ * read from its text in one pass, without compiling it: RE2's parser's own estimate (a class
+ * or a character is one, a group two more, `x{m,n}` n times x and n - m more).
+ * @see https://github.com/google/re2/blob/main/re2/parse.cc (RepetitionWalker, ComputeSize)
+ */
+export function estimatedProgramSize(pattern: string): number {
+  const outer: { total: number; last: number }[] = [];
+  /** The size of the current group so far, and of its last item (what a quantifier repeats). */
+  let total = 0;
+  let last = 0;
+  const item = (size: number) => {
+    total += size;
+    last = size;
+  };
+  const repeat = (grown: number) => {
+    const size = Math.min(grown, LARGEST); // past RE2's limits anyway: kept finite
+    total += size - last;
+    last = size;
+  };
+  let i = 0;
+  while (i < pattern.length) {
+    const c = pattern[i];
+    if (c === '\\') {
+      const next = pattern[i + 1];
+      const braced = (next === 'u' || next === 'p' || next === 'P') && pattern[i + 2] === '{';
+      const named = next === 'k' && pattern[i + 2] === '<';
+      const close = braced ? pattern.indexOf('}', i) : named ? pattern.indexOf('>', i) : -1;
+      i = close < 0 ? i + 2 : close + 1;
+      item(1);
+    } else if (c === '[') {
+      for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
+      i++;
+      item(1);
+    } else if (c === '(') {
+      outer.push({ total, last });
+      total = 0;
+      last = 0;
+      i++;
+      if (pattern[i] === '?') {
+        // (?: (?= (?! (?<= (?<! skip their marks; (?<name> its name.
+        const lookbehind =
+          pattern[i + 1] === '<' && (pattern[i + 2] === '=' || pattern[i + 2] === '!');
+        const close = pattern[i + 1] === '<' && !lookbehind ? pattern.indexOf('>', i) : -1;
+        i = close >= 0 ? close + 1 : i + (lookbehind ? 3 : 2);
+      }
+    } else if (c === ')') {
+      const group = total + 2;
+      ({ total, last } = outer.pop() ?? { total: 0, last: 0 });
+      item(group);
+      i++;
+    } else if (c === '|') {
+      total += 1;
+      last = 0;
+      i++;
+    } else if (c === '*' || c === '+' || c === '?') {
+      repeat(last + (c === '*' ? 2 : 1));
+      i += pattern[i + 1] === '?' ? 2 : 1;
+    } else {
+      COUNTED.lastIndex = i;
+      const count = c === '{' ? COUNTED.exec(pattern) : null;
+      if (count) {
+        const min = Math.min(Number(count[1]), LARGEST);
+        const max =
+          count[2] === undefined ? min : count[3] === '' ? -1 : Math.min(Number(count[3]), LARGEST);
+        repeat(max === -1 ? (min === 0 ? 2 + last : 1 + min * last) : max * last + (max - min));
+        i = COUNTED.lastIndex + (pattern[COUNTED.lastIndex] === '?' ? 1 : 0);
+      } else {
+        item(1);
+        i++;
+      }
+    }
+  }
+  return total;
+}
 
 const FLAGS: Record<string, number> = {
   i: RE2JS.CASE_INSENSITIVE,
@@ -42,17 +137,25 @@ const FLAGS: Record<string, number> = {
   u: 0, // RE2 reads code points already
 };
 
+const tooLarge = (shown: string, size: string, maxSize: number) =>
+  new LinearRegexError(
+    `${shown} compiles to ${size} instructions, more than the ${maxSize} the emulator runs (large repetition counts cost that much on every character)`,
+  );
+
 /**
  * Compiles a JavaScript regular expression (flags from `imsu`) to run in linear time. Throws a
- * LinearRegexError saying why when it is not JavaScript, or uses what RE2 cannot run.
+ * LinearRegexError saying why when it is not JavaScript, uses what RE2 cannot run, or compiles
+ * to more than `maxSize` instructions.
  */
-export function linearRegex(pattern: string, flags = ''): LinearRegex {
+export function linearRegex(pattern: string, flags = '', maxSize = MAX_PROGRAM_SIZE): LinearRegex {
   try {
     new RegExp(pattern, flags); // compiles only: checking the syntax cannot stall
   } catch (err) {
     throw new LinearRegexError((err as Error).message);
   }
   const shown = `/${pattern.length > 80 ? `${pattern.slice(0, 80)}...` : pattern}/`;
+  const estimate = estimatedProgramSize(pattern);
+  if (estimate > ESTIMATE_SLACK * maxSize) throw tooLarge(shown, `about ${estimate}`, maxSize);
   let re: RE2JS;
   try {
     let bits = 0;
@@ -65,11 +168,7 @@ export function linearRegex(pattern: string, flags = ''): LinearRegex {
   }
   const source = `/${pattern}/${flags}`;
   const size = re.programSize();
-  if (size > MAX_PROGRAM_SIZE) {
-    throw new LinearRegexError(
-      `${shown} compiles to ${size} instructions, more than the ${MAX_PROGRAM_SIZE} the emulator runs (large repetition counts cost that much on every character)`,
-    );
-  }
+  if (size > maxSize) throw tooLarge(shown, `${size}`, maxSize);
   return {
     toString: () => source,
     test: (text) => re.test(text),
@@ -84,12 +183,24 @@ export function linearRegex(pattern: string, flags = ''): LinearRegex {
   };
 }
 
+/** Schema patterns compiled, by flags and text: a schema repeats its formats' patterns. */
+const compiled = new Lru<LinearRegex>(256);
+
 /**
  * The same engine for Ajv (`code.regExp`), so a schema's `pattern` and `patternProperties`
- * are checked in linear time. `code` is only read by standalone code, which this engine's Ajv
- * never writes.
+ * are checked in linear time; each pattern compiled once while it stays in use (Ajv asks again
+ * at every place a schema uses it). `code` is only read by standalone code, which this
+ * engine's Ajv never writes.
  */
 export const ajvLinearRegExp = Object.assign(
-  (pattern: string, flags: string) => linearRegex(pattern, flags),
+  (pattern: string, flags: string) => {
+    const key = `${flags}/${pattern}`;
+    let regex = compiled.get(key);
+    if (regex === undefined) {
+      regex = linearRegex(pattern, flags, MAX_SCHEMA_PROGRAM_SIZE);
+      compiled.set(key, regex);
+    }
+    return regex;
+  },
   { code: 'linearRegex' },
 );

@@ -12,7 +12,7 @@
  * @see https://github.com/vercel/ai/blob/main/packages/anthropic/src/sanitize-json-schema.ts
  */
 
-import { linearRegex } from '../platform/linear-regex.js';
+import { linearRegex, MAX_SCHEMA_PROGRAM_SIZE } from '../platform/linear-regex.js';
 
 type Check = (value: unknown) => boolean;
 
@@ -28,10 +28,10 @@ const MAX_HINT_PATTERNS = 16;
 /** Description characters one schema's hints are looked for in, at most. */
 const MAX_HINT_READ_CHARS = 256 * 1024;
 
-/** Whether the generator may use a pattern: one the emulator's own patterns may be (RE2, bounded). */
+/** Whether the generator may use a pattern: one a schema's may be (RE2, bounded). */
 function compiles(pattern: string): boolean {
   try {
-    linearRegex(pattern, 'u');
+    linearRegex(pattern, 'u', MAX_SCHEMA_PROGRAM_SIZE);
     return true;
   } catch {
     return false;

@@ -1,8 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { RE2JS } from 're2js';
+import { describe, expect, it, vi } from 'vitest';
+import { regexes } from 'zod';
 import {
+  ajvLinearRegExp,
+  estimatedProgramSize,
   LinearRegexError,
   linearRegex,
   MAX_PROGRAM_SIZE,
+  MAX_SCHEMA_PROGRAM_SIZE,
 } from '../../src/platform/linear-regex.js';
 
 describe('linearRegex: JavaScript patterns run by RE2', () => {
@@ -47,6 +52,67 @@ describe('linearRegex: JavaScript patterns run by RE2', () => {
     );
     expect(() => linearRegex(`(?:[ab]{${MAX_PROGRAM_SIZE}})`)).toThrow(
       `/(?:[ab]{${MAX_PROGRAM_SIZE}})/ compiles to ${MAX_PROGRAM_SIZE + 2} instructions, more than the ${MAX_PROGRAM_SIZE} the emulator runs`,
+    );
+  });
+
+  it('estimates the program from the text close to what RE2 compiles, for real patterns (zod writes them)', () => {
+    const patterns = [
+      ...Object.values(regexes)
+        .filter((value): value is RegExp => value instanceof RegExp)
+        .map((re) => re.source),
+      '^(?<year>\\d{4})-(?<m>\\d\\d)$',
+      '\\u{1F600}+',
+      '^\\p{Lu}\\p{Ll}*$',
+      '[\\]a]{3}',
+      '(?:apple|apricot|banana)',
+      'a{2,}b{0,}c*?d+?',
+    ];
+    let compared = 0;
+    for (const pattern of patterns) {
+      let size: number;
+      try {
+        size = RE2JS.compile(RE2JS.translateRegExp(pattern)).programSize();
+      } catch {
+        continue; // lookaround: RE2 refuses it anyway
+      }
+      const estimate = estimatedProgramSize(pattern);
+      // over by 60% at most (within the slack of 2), under by half at most; a few more for
+      // the smallest (RE2 adds its start and match)
+      expect(estimate, pattern).toBeLessThanOrEqual(1.6 * size + 4);
+      expect(estimate, pattern).toBeGreaterThanOrEqual(size / 2 - 4);
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(40);
+    // unclosed escapes and names read to the end, counts kept finite
+    expect(estimatedProgramSize('\\u{12')).toBe(4);
+    expect(estimatedProgramSize(`(?:a{${'9'.repeat(400)}}){9}`)).toBe(1e9);
+  });
+
+  it('refuses a pattern past twice its limit by the estimate without compiling it', () => {
+    const compile = vi.spyOn(RE2JS, 'compile');
+    try {
+      const huge = '\\p{L}{1000}'.repeat(60);
+      expect(() => linearRegex(huge, 'u')).toThrow(
+        `/${huge.slice(0, 80)}.../ compiles to about 60000 instructions, more than the ${MAX_PROGRAM_SIZE} the emulator runs`,
+      );
+      expect(compile).not.toHaveBeenCalled();
+      expect(() => linearRegex('[ab]{500}')).toThrow(/compiles to 502 instructions/);
+      expect(compile).toHaveBeenCalledTimes(1);
+    } finally {
+      compile.mockRestore();
+    }
+  });
+
+  it(`lets schema patterns (which check values the emulator made) compile to ${MAX_SCHEMA_PROGRAM_SIZE}, each once`, () => {
+    const ipv6 = regexes.ipv6.source; // 710 instructions
+    expect(() => linearRegex(ipv6, 'u')).toThrow(LinearRegexError);
+    const regex = ajvLinearRegExp(ipv6, 'u');
+    expect(regex.test('2001:db8::1')).toBe(true);
+    expect(regex.test('2001:db8::g')).toBe(false);
+    expect(ajvLinearRegExp(ipv6, 'u')).toBe(regex);
+    expect(ajvLinearRegExp(ipv6, '')).not.toBe(regex);
+    expect(() => ajvLinearRegExp('[ab]{1000}[cd]{1000}', 'u')).toThrow(
+      `compiles to 2002 instructions, more than the ${MAX_SCHEMA_PROGRAM_SIZE} the emulator runs`,
     );
   });
 });
