@@ -8,7 +8,7 @@ import {
 } from '../platform/linear-regex.js';
 import { Lru } from '../platform/lru.js';
 import { shorten } from '../platform/tokens.js';
-import { hintReader } from './schema-hints.js';
+import { hintedPattern, hintReader } from './schema-hints.js';
 
 /**
  * JSON values that a JSON Schema accepts, for tool arguments and structured output: made by
@@ -229,8 +229,8 @@ const patternNodes = (pattern: string) =>
   Math.floor(estimatedProgramSize(pattern) / INSTRUCTIONS_PER_NODE);
 
 /**
- * JSON nodes in a value, each pattern (a `pattern`, a key of `patternProperties`) weighed by
- * its size too, counting stopped at `limit`.
+ * JSON nodes in a value, each pattern (a `pattern`, a key of `patternProperties`, one read
+ * from a `description`) weighed by its size too, counting stopped at `limit`.
  */
 function countNodes(value: unknown, limit: number): number {
   let count = 0;
@@ -244,7 +244,11 @@ function countNodes(value: unknown, limit: number): number {
       for (const key in node) {
         const item = (node as Node)[key];
         if (key === 'pattern' && typeof item === 'string') count += patternNodes(item);
-        else if (key === 'patternProperties' && isNode(item)) {
+        else if (key === 'description' && typeof item === 'string') {
+          // a pattern read from it is compiled too (see schema-hints.ts)
+          const hinted = hintedPattern(item);
+          if (hinted !== undefined) count += 1 + patternNodes(hinted);
+        } else if (key === 'patternProperties' && isNode(item)) {
           for (const name in item) count += patternNodes(name);
         }
         stack.push(item);

@@ -138,14 +138,8 @@ function vercelForm(line: string): Record<string, unknown> | undefined {
  */
 export const MAX_HINT_CHARS = 4096;
 
-/**
- * The keywords a description holds as text, checked; empty when it holds none. `mayCompile`
- * says whether a pattern may still be compiled (the schema's budget).
- */
-export function hintedKeywords(
-  description: string,
-  mayCompile: () => boolean = () => true,
-): Record<string, unknown> {
+/** The keywords a description holds as text, of the values each may take; none compiled. */
+function readHints(description: string): Record<string, unknown> {
   const trimmed = description.trimEnd();
   let hint: string | undefined;
   let read: (hint: string) => Record<string, unknown> | undefined = anthropicForm;
@@ -162,6 +156,28 @@ export function hintedKeywords(
   for (const [key, value] of Object.entries(found ?? {})) {
     if (Object.hasOwn(KEYWORDS, key) && KEYWORDS[key]?.(value)) kept[key] = value;
   }
+  return kept;
+}
+
+/**
+ * The pattern a description holds as text, not compiled yet, or undefined: a schema's size is
+ * weighed with it before anything is compiled.
+ */
+export function hintedPattern(description: string): string | undefined {
+  if (!description.includes('pattern')) return undefined;
+  const { pattern } = readHints(description);
+  return typeof pattern === 'string' ? pattern : undefined;
+}
+
+/**
+ * The keywords a description holds as text, checked; empty when it holds none. `mayCompile`
+ * says whether a pattern may still be compiled (the schema's budget).
+ */
+export function hintedKeywords(
+  description: string,
+  mayCompile: () => boolean = () => true,
+): Record<string, unknown> {
+  const kept = readHints(description);
   if (typeof kept.pattern === 'string' && !(mayCompile() && compiles(kept.pattern))) {
     delete kept.pattern;
   }

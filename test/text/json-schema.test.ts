@@ -465,6 +465,13 @@ describe('hostile schemas (found by an adversarial run)', () => {
     expect(weighed.left).toBe(5000 - 8);
     spendSchema(weighed, { type: 'object', patternProperties: { '^[ab]{999}$': {} } });
     expect(weighed.left).toBe(5000 - 8 - 9); // 4 nodes + 5
+    // and one read from a description (either form) one more for its compiling: 3 + 1 + 5
+    spendSchema(weighed, { type: 'string', description: 'Code\n\n{pattern: "^[ab]{999}$"}' });
+    expect(weighed.left).toBe(5000 - 8 - 9 - 9);
+    spendSchema(weighed, { type: 'string', description: 'Code\npattern: ^[ab]{999}$.' });
+    expect(weighed.left).toBe(5000 - 8 - 9 - 9 - 9);
+    spendSchema(weighed, { type: 'string', description: 'A pattern: no hint.' });
+    expect(weighed.left).toBe(5000 - 8 - 9 - 9 - 9 - 3);
     // so 300 distinct patterns near the limit are refused as a schema too large to compile
     const many = {
       type: 'object',
