@@ -305,6 +305,14 @@ function ready(info: SchemaInfo, schema: object): void {
   }
   const compiler = validator();
   compiledChars += info.key.length;
+  const unresolved =
+    info.key.includes('"$ref"') && !info.key.includes('"$id"')
+      ? unresolvedRef(plain as Node)
+      : undefined;
+  if (unresolved !== undefined) {
+    info.invalid = `can't resolve reference ${unresolved} from id #`;
+    return;
+  }
   try {
     info.validate = compiler.compile(plain);
   } catch (err) {
@@ -374,15 +382,62 @@ export const generationProblem = (schema: object): string | undefined => readyIn
 
 const num = (value: unknown, fallback: number) => (typeof value === 'number' ? value : fallback);
 
-/** The node a local `$ref` (`#/...`) points at, if any. */
+/**
+ * The keys a local `$ref` (`#` or `#/...`, a JSON pointer as a URI fragment) names, as Ajv
+ * reads them (each percent-decoded, then `~1` and `~0` undone), or undefined.
+ */
+function pointerKeys(ref: string): string[] | undefined {
+  if (ref === '#') return [];
+  if (!ref.startsWith('#/')) return undefined;
+  try {
+    return ref
+      .slice(2)
+      .split('/')
+      .map((part) => decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The node a local `$ref` points at through the schema's own keys (`#/__proto__`: none). */
 function resolve(root: Node, ref: string): unknown {
-  if (!ref.startsWith('#')) return undefined;
+  const keys = pointerKeys(ref);
+  if (keys === undefined) return undefined;
   let node: unknown = root;
-  for (const raw of ref.slice(1).split('/').slice(1)) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    node = isNode(node) || Array.isArray(node) ? (node as Node)[key] : undefined;
+  for (const key of keys) {
+    if (!(isNode(node) || Array.isArray(node)) || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Node)[key];
   }
   return node;
+}
+
+/** A local `$ref` as the generator reads it: without percent-encoding, which it does not undo. */
+function generatorRef(ref: string): string {
+  const keys = ref.includes('%') ? pointerKeys(ref) : undefined;
+  if (keys === undefined) return ref;
+  return `#/${keys.map((key) => key.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+}
+
+/**
+ * A local `$ref` that points at nothing in the schema, or undefined. Ajv follows a pointer
+ * through inherited keys too (`#/__proto__` is Object.prototype to it, which every value meets);
+ * upstream reads JSON, which has none. A schema with an `$id` inside is left to Ajv: its
+ * pointers start at that `$id`'s node.
+ */
+function unresolvedRef(root: Node): string | undefined {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (Array.isArray(node)) stack.push(...node);
+    else if (isNode(node)) {
+      const ref = node.$ref;
+      if (typeof ref === 'string' && ref.startsWith('#/') && resolve(root, ref) === undefined) {
+        return ref;
+      }
+      for (const key of Object.keys(node)) if (!DATA_KEYWORDS.has(key)) stack.push(node[key]);
+    }
+  }
+  return undefined;
 }
 
 class TooLarge extends Error {}
@@ -559,6 +614,7 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
         );
       }
       const sizes = sizeOf(key);
+      if (key === '$ref' && typeof copy.$ref === 'string') copy.$ref = generatorRef(copy.$ref);
       // The generator tries these names with JavaScript's backtracking engine: it never sees
       // them, and Ajv (RE2) checks the value it makes.
       if (key === 'patternProperties' || key === 'propertyNames') delete copy[key];

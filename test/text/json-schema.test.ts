@@ -485,6 +485,24 @@ describe('hostile schemas (found by an adversarial run)', () => {
     expect(spendSchema(schemaBudget(), many)).toMatch(/^it has more than 2000 JSON nodes/);
   });
 
+  it('follows a $ref through the schema own keys only: #/__proto__ points at nothing', async () => {
+    const pointing = (ref: string) => ({
+      type: 'object',
+      properties: { a: { $ref: ref } },
+      required: ['a'],
+      $defs: { x: { type: 'integer', minimum: 3, maximum: 3 }, 'a/b c': { const: 'y' } },
+    });
+    for (const ref of ['#/__proto__', '#/constructor', '#/$defs/x/hasOwnProperty', '#/$defs/z']) {
+      expect(schemaProblem(pointing(ref)), ref).toBe(`can't resolve reference ${ref} from id #`);
+      await expect(schemaInstance(pointing(ref), 1)).rejects.toThrow(
+        new UnsatisfiableSchemaError(`can't resolve reference ${ref} from id #`),
+      );
+    }
+    // pointers as URI fragments: ~1 for a slash, percent-encoding
+    expect(await schemaInstance(pointing('#/$defs/x'), 1)).toEqual({ a: 3 });
+    expect(await schemaInstance(pointing('#/$defs/a~1b%20c'), 1)).toEqual({ a: 'y' });
+  });
+
   it('compiles a definition referred to many times once, not once a reference (Ajv inlineRefs)', async () => {
     const schema = {
       type: 'object',
