@@ -22,7 +22,10 @@ export const MAX_DELAY_MS = 600_000;
 export const HANG_MS = 600_000;
 /** Delayed or hung requests held at once, at most (more are refused 429, as journal waits are). */
 export const MAX_HELD = 1000;
-/** The bodies of the delayed requests held at once, at most (a delay keeps its body). */
+/**
+ * The bodies of the delayed requests held at once, at most, as they weigh parsed (a delay keeps
+ * its body; see heldWeight).
+ */
 export const MAX_HELD_BYTES = 256 * 1024 * 1024;
 
 export interface FaultRuleInput {

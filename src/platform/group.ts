@@ -15,6 +15,7 @@ import {
 } from './faults.js';
 import type { Feature } from './features.js';
 import type { Journal } from './journal.js';
+import { heldWeight } from './json-body.js';
 import type { MatchContext, MatchTarget } from './match.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
@@ -406,7 +407,7 @@ export function setupGatewayGroup(
     ms: number,
     done: (err?: Error) => void,
   ): void {
-    const release = faults.hold(Buffer.byteLength(request.rawBody ?? ''));
+    const release = faults.hold(heldWeight(request.rawBody ?? ''));
     if (!release) {
       done(heldTooMany());
       return;
@@ -429,7 +430,7 @@ export function setupGatewayGroup(
   const heldTooMany = () =>
     new GatewayError(
       429,
-      `At most ${MAX_HELD} delayed or hung requests (${MAX_HELD_BYTES} bytes of delayed bodies) can be held at once.`,
+      `At most ${MAX_HELD} delayed or hung requests (${MAX_HELD_BYTES} bytes of delayed bodies, parsed) can be held at once.`,
     );
 
   /**

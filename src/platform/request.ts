@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from './errors.js';
 import type { Fault } from './faults.js';
@@ -150,12 +151,15 @@ export function setupRequests(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     'application/json',
-    { parseAs: 'string', bodyLimit: BODY_LIMIT },
+    { parseAs: 'buffer', bodyLimit: BODY_LIMIT },
     (request, body, done) => {
-      const text = body as string;
+      const bytes = body as Buffer;
+      const text = bytes.toString();
       request.rawBody = text;
       try {
         checkEncoding(request);
+        // Decoding would put U+FFFD in place of each bad byte: a prompt the client never sent.
+        if (!isUtf8(bytes)) throw new GatewayError(400, 'Request body is not valid UTF-8.');
         done(null, parseJsonBody(text));
       } catch (err) {
         done(err as Error);

@@ -75,7 +75,7 @@ const GROUPS: Group[] = [
 
 async function send(
   group: Group,
-  options: { headers?: Record<string, string>; payload?: string; url?: string },
+  options: { headers?: Record<string, string>; payload?: string | Buffer; url?: string },
 ) {
   const res = await t.inject({
     method: 'POST',
@@ -183,6 +183,19 @@ describe.each(GROUPS)('$name group envelope', (group) => {
       });
       expect(res.statusCode, type).toBe(400); // on to validation: the body is read
     }
+  });
+
+  it('refuses a body that is not UTF-8 with 400 (no U+FFFD put in its place)', async () => {
+    const bad = Buffer.concat([
+      Buffer.from('{"model": "'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"}'),
+    ]);
+    await expectError({ payload: bad }, 400, 'Request body is not valid UTF-8.');
+    // and UTF-8 in every width is read as it is
+    const { res } = await send(group, { payload: Buffer.from('{"x": "é€😀"}') });
+    expect(res.statusCode).toBe(400); // on to validation: the body is read
+    expect(res.body).not.toContain('UTF-8');
   });
 
   it('refuses 31 MB of `[` with 400 without parsing it', async () => {

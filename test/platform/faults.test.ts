@@ -511,7 +511,7 @@ describe('delay and hang', () => {
     const over = await send(CHAT, { headers: { 'x-emulator-fault': 'delay=700' } });
     expect(over.statusCode).toBe(429);
     expect(over.json().error).toMatchObject({
-      message: `At most ${MAX_HELD} delayed or hung requests (${MAX_HELD_BYTES} bytes of delayed bodies) can be held at once.`,
+      message: `At most ${MAX_HELD} delayed or hung requests (${MAX_HELD_BYTES} bytes of delayed bodies, parsed) can be held at once.`,
       type: 'requests',
     });
     for (const timer of timers.splice(0)) timer.fire();

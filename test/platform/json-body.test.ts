@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/platform/errors.js';
 import {
+  heldWeight,
   MAX_JSON_DEPTH,
   MAX_JSON_VALUES,
   parseJsonBody,
@@ -102,5 +103,16 @@ describe('parseJsonBody', () => {
     });
     const quoted = JSON.stringify({ text: ',[{'.repeat(MAX_JSON_VALUES) });
     expect(parseJsonBody(quoted)).toEqual(JSON.parse(quoted));
+  });
+});
+
+describe('heldWeight', () => {
+  it('weighs a body as it is held parsed: 4 bytes a character and 64 a value', () => {
+    expect(heldWeight('{"a":"xyz"}')).toBe(4 * 11 + 64 * 1);
+    expect(heldWeight('[{},{},{}]')).toBe(4 * 10 + 64 * 6); // [ { { { and two commas
+    expect(heldWeight('{"a":"[{,"}')).toBe(4 * 11 + 64 * 1); // what strings hold is no value
+    // 6 MB of {}, is 2 million objects, about 20 times its characters in the heap: weighed so
+    const objects = `[${'{},'.repeat(1_999_999)}{}]`;
+    expect(heldWeight(objects) / objects.length).toBeGreaterThan(40);
   });
 });
