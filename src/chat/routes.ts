@@ -188,7 +188,9 @@ export function chatRoutes(options: ChatRoutesOptions): {
               '4xx': Type.Union([ChatErrorSchema, AzureGatewayErrorSchema]),
             },
           },
-          preValidation: (request, _reply, done) => done(apiVersionProblem(request.query)),
+          // Before the body is read: Azure's front answers without looking at it.
+          preParsing: (request, _reply, payload, done) =>
+            done(apiVersionProblem(request.query) ?? null, payload),
         },
         (request, reply) =>
           complete(request, reply, { ...request.body, model: request.params.deployment }),

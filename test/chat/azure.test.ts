@@ -48,21 +48,29 @@ describe('Azure deployment path: /openai/deployments/{deployment}/chat/completio
       .chat.completions.create({ model: '', messages: [{ role: 'user', content: 'x' }] })
       .catch((err: unknown) => err);
     expect(wrong).toMatchObject({ status: 401, code: 'invalid_api_key' });
-    const post = (query: string) =>
+    const post = (
+      query: string,
+      body = JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }),
+    ) =>
       fetch(`${emu.url}/openai/deployments/d/chat/completions${query}`, {
         method: 'POST',
         headers: { 'api-key': 'azure-key', 'content-type': 'application/json' },
-        body: JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }),
+        body,
       });
-    const missing = await post('');
-    expect(missing.status).toBe(404);
-    expect(await missing.text()).toBe('{"error":{"code":"404","message":"Resource not found"}}');
+    // whatever the body: the front answers before it is read
+    for (const body of [undefined, '{"messages": ', '[{}]']) {
+      const missing = await post('', body);
+      expect(missing.status).toBe(404);
+      expect(await missing.text()).toBe('{"error":{"code":"404","message":"Resource not found"}}');
+    }
     for (const version of ['banana', '2024-13-45', '2025-02-29']) {
-      const unknown0 = await post(`?api-version=${version}`);
-      expect(unknown0.status).toBe(400);
-      expect(await unknown0.text()).toBe(
-        '{"error":{"code":"BadRequest","message":"API version not supported"}}',
-      );
+      for (const body of [undefined, '{"messages": ']) {
+        const unknown0 = await post(`?api-version=${version}`, body);
+        expect(unknown0.status).toBe(400);
+        expect(await unknown0.text()).toBe(
+          '{"error":{"code":"BadRequest","message":"API version not supported"}}',
+        );
+      }
     }
     expect((await post('?api-version=2024-02-29')).status).toBe(200);
     expect((await post('?api-version=2025-04-01-preview')).status).toBe(200);
