@@ -143,6 +143,68 @@ const tooLarge = (shown: string, size: string, maxSize: number) =>
   );
 
 /**
+ * JavaScript's long names of Unicode general categories, by the short ones RE2 reads (it reads
+ * scripts by name, `\\p{Greek}`, and neither `Script=` nor `gc=`).
+ * @see https://tc39.es/ecma262/#table-unicode-general-category-values
+ */
+const CATEGORIES: Record<string, string> = {
+  Letter: 'L',
+  Uppercase_Letter: 'Lu',
+  Lowercase_Letter: 'Ll',
+  Titlecase_Letter: 'Lt',
+  Modifier_Letter: 'Lm',
+  Other_Letter: 'Lo',
+  Mark: 'M',
+  Combining_Mark: 'M',
+  Nonspacing_Mark: 'Mn',
+  Spacing_Mark: 'Mc',
+  Enclosing_Mark: 'Me',
+  Number: 'N',
+  Decimal_Number: 'Nd',
+  digit: 'Nd',
+  Letter_Number: 'Nl',
+  Other_Number: 'No',
+  Punctuation: 'P',
+  punct: 'P',
+  Connector_Punctuation: 'Pc',
+  Dash_Punctuation: 'Pd',
+  Open_Punctuation: 'Ps',
+  Close_Punctuation: 'Pe',
+  Initial_Punctuation: 'Pi',
+  Final_Punctuation: 'Pf',
+  Other_Punctuation: 'Po',
+  Symbol: 'S',
+  Math_Symbol: 'Sm',
+  Currency_Symbol: 'Sc',
+  Modifier_Symbol: 'Sk',
+  Other_Symbol: 'So',
+  Separator: 'Z',
+  Space_Separator: 'Zs',
+  Line_Separator: 'Zl',
+  Paragraph_Separator: 'Zp',
+  Other: 'C',
+  Control: 'Cc',
+  cntrl: 'Cc',
+  Format: 'Cf',
+  Surrogate: 'Cs',
+  Private_Use: 'Co',
+  Unassigned: 'Cn',
+};
+
+const PROPERTY =
+  /\\([pP])\{(?:(General_Category|gc|Script|sc|Script_Extensions|scx)=)?([A-Za-z_]+)\}/g;
+
+/** `\\p{Uppercase_Letter}`, `\\p{gc=Lu}`, `\\p{Script=Greek}` as RE2 spells them. */
+const re2Properties = (pattern: string) =>
+  pattern.includes('{')
+    ? pattern.replace(PROPERTY, (whole, p: string, kind: string | undefined, name: string) => {
+        if (kind?.startsWith('S') || kind?.startsWith('s')) return `\\${p}{${name}}`;
+        const short = CATEGORIES[name] ?? (kind === undefined ? undefined : name);
+        return short === undefined ? whole : `\\${p}{${short}}`;
+      })
+    : pattern;
+
+/**
  * Compiles a JavaScript regular expression (flags from `imsu`) to run in linear time. Throws a
  * LinearRegexError saying why when it is not JavaScript, uses what RE2 cannot run, or compiles
  * to more than `maxSize` instructions.
@@ -160,7 +222,7 @@ export function linearRegex(pattern: string, flags = '', maxSize = MAX_PROGRAM_S
   try {
     let bits = 0;
     for (const flag of flags) bits |= FLAGS[flag] ?? 0;
-    re = RE2JS.compile(RE2JS.translateRegExp(pattern), bits);
+    re = RE2JS.compile(RE2JS.translateRegExp(re2Properties(pattern)), bits);
   } catch (err) {
     throw new LinearRegexError(
       `${shown} cannot be run in linear time (lookaround and backreferences cannot; RE2 says: ${(err as Error).message})`,

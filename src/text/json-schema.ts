@@ -445,9 +445,14 @@ class TooLarge extends Error {}
 /** The widest numbers the generator is asked for: across ±1.7e308 it makes Infinity. */
 const WIDEST = 1e12;
 
+/** The range the generator makes numbers in when a schema gives no bound: ±1000. */
+const GENERATOR_RANGE = 1000;
+
 /**
  * Bounds past ±WIDEST brought to it in the generator's copy, when the range keeps room: a value
- * within them is within the schema's (Ajv still checks it against the schema as sent).
+ * within them is within the schema's (Ajv still checks it against the schema as sent). A range
+ * open at one end and wholly outside the generator's own (`minimum: 1000000`, which it would
+ * meet with its default maximum of 1000) gets the other end, as far again from zero.
  */
 function narrowRange(copy: Node): void {
   const low = Math.max(num(copy.minimum, -Infinity), num(copy.exclusiveMinimum, -Infinity));
@@ -460,6 +465,71 @@ function narrowRange(copy: Node): void {
     if (num(copy.maximum, 0) > WIDEST) copy.maximum = WIDEST;
     if (num(copy.exclusiveMaximum, 0) > WIDEST) copy.exclusiveMaximum = WIDEST;
   }
+  if (high === Infinity && low >= GENERATOR_RANGE) {
+    copy.maximum = Math.min(low + Math.max(GENERATOR_RANGE, low), Number.MAX_VALUE);
+  }
+  if (low === -Infinity && high <= -GENERATOR_RANGE) {
+    copy.minimum = Math.max(high + Math.min(-GENERATOR_RANGE, high), -Number.MAX_VALUE);
+  }
+}
+
+/**
+ * Characters of a Unicode property the generator makes, all of them in the property: it reads
+ * `\\p{Lu}` as a `p`, so `^\\p{Lu}\\p{Ll}+$` is made from `^[A-Z][a-z]+$` instead (Ajv checks the
+ * value against the pattern as sent). Properties not named here are left as they are.
+ * @see https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Regular_expressions/Unicode_character_class_escape
+ */
+const PROPERTY_CHARACTERS: Record<string, string> = {
+  L: 'a-zA-Z',
+  Letter: 'a-zA-Z',
+  Alphabetic: 'a-zA-Z',
+  Alpha: 'a-zA-Z',
+  'Script=Latin': 'a-zA-Z',
+  'sc=Latin': 'a-zA-Z',
+  Lu: 'A-Z',
+  Uppercase_Letter: 'A-Z',
+  Uppercase: 'A-Z',
+  Ll: 'a-z',
+  Lowercase_Letter: 'a-z',
+  Lowercase: 'a-z',
+  N: '0-9',
+  Nd: '0-9',
+  Number: '0-9',
+  Decimal_Number: '0-9',
+  digit: '0-9',
+  P: '.,!?',
+  Punctuation: '.,!?',
+  Po: '.,!?',
+  Zs: ' ',
+  Space_Separator: ' ',
+  White_Space: ' ',
+  ASCII: ' -~',
+  Any: ' -~',
+};
+
+/** A pattern with the `\\p{...}` it holds outside character classes and within them spelt out. */
+function asciiProperties(pattern: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      const close = pattern[i + 1] === 'p' && pattern[i + 2] === '{' ? pattern.indexOf('}', i) : -1;
+      const chars = close > 0 ? PROPERTY_CHARACTERS[pattern.slice(i + 3, close)] : undefined;
+      if (close > 0 && chars !== undefined) {
+        out += inClass ? chars : `[${chars}]`;
+        i = close;
+      } else {
+        out += pattern.slice(i, i + 2);
+        i++;
+      }
+      continue;
+    }
+    if (c === '[') inClass = true;
+    else if (c === ']') inClass = false;
+    out += c;
+  }
+  return out;
 }
 
 /** Keywords whose value is data, not a schema: copied, never walked. */
@@ -603,7 +673,8 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
         continue;
       }
       if (key === 'pattern' && typeof node.pattern === 'string') {
-        copy.pattern = node.pattern; // Ajv compiled it with RE2 already
+        // Ajv compiled it with RE2 already
+        copy.pattern = node.pattern.includes('\\p{') ? asciiProperties(node.pattern) : node.pattern;
         continue;
       }
       if (key === '$ref' && typeof node.$ref === 'string' && !node.$ref.startsWith('#')) {

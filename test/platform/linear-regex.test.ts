@@ -22,6 +22,13 @@ describe('linearRegex: JavaScript patterns run by RE2', () => {
       ['^b$', 'm', 'a\nb', true],
       ['a.b', '', 'a\nb', false],
       ['a.b', 's', 'a\nb', true],
+      // Unicode properties by JavaScript's names, which RE2 spells otherwise
+      ['^\\p{Uppercase_Letter}\\p{Ll}+$', 'u', 'Émile', true],
+      ['^\\p{gc=Lu}$', 'u', 'é', false],
+      ['^\\p{Script=Greek}+$', 'u', 'αβγ', true],
+      ['^\\p{sc=Greek}+$', 'u', 'abc', false],
+      ['^\\P{Letter}+$', 'u', '12 !', true],
+      ['^[\\p{Decimal_Number}_]+$', 'u', '٣4_', true],
     ];
     for (const [pattern, flags, text, expected] of cases) {
       expect(

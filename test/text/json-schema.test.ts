@@ -702,6 +702,40 @@ describe('keywords a client moved into a description', () => {
     }
   });
 
+  it('makes numbers for a range open at one end and past the generator own ±1000', async () => {
+    for (const range of [
+      { minimum: 1000 },
+      { exclusiveMinimum: 1000 },
+      { minimum: 1_000_000_000 }, // a Unix time
+      { maximum: -1e6 },
+      { exclusiveMinimum: 1e300 },
+      { minimum: 9007199254740000 },
+      { maximum: -1.7e308 },
+    ]) {
+      for (const type of ['number', 'integer']) {
+        const schema = { type, ...range };
+        const value = await schemaInstance(schema, 1);
+        expect(ajv.validate(schema, value), JSON.stringify(schema)).toBe(true);
+        expect(Number.isFinite(value)).toBe(true);
+      }
+    }
+  });
+
+  it('makes strings for patterns with Unicode properties (the generator reads \\p{Lu} as a p)', async () => {
+    for (const pattern of [
+      '^\\p{Lu}\\p{Ll}+$',
+      '^[\\p{L}\\p{N}_]{3,10}$',
+      '^\\p{L}+(?: \\p{L}+)*$',
+      '^[^\\p{L}]+$',
+      '^\\p{Uppercase_Letter}{2}-\\p{Nd}{4}$',
+    ]) {
+      for (const seed of [1, 2, 3]) {
+        const value = await schemaInstance({ type: 'string', pattern }, seed);
+        expect(new RegExp(pattern, 'u').test(value as string), `${pattern}: ${value}`).toBe(true);
+      }
+    }
+  });
+
   it('falls back to the schema as sent when the hints cannot be met together', async () => {
     const schema = { type: 'integer', maximum: 3, description: '{minimum: 10}' };
     const value = await schemaInstance(schema, 1);
