@@ -155,9 +155,12 @@ export async function planChat(
               : 'tool_calls';
     const scripted = reply.step?.finish_reason;
     if (scripted && (finishReason === 'stop' || calls.length > 0)) finishReason = scripted;
+    // Calls cut by the limit were being written when it came: their tokens are the rest of it.
+    const spentOnCalls =
+      calls.length > 0 ? callTokens : made.length === 0 && !fits ? (budget ?? 0) - done.tokens : 0;
     return {
       text: calls.length > 0 && done.text === '' ? null : done.text,
-      tokens: done.tokens + (calls.length > 0 ? callTokens : 0) + reasoningTokens,
+      tokens: done.tokens + spentOnCalls + reasoningTokens,
       reasoningTokens,
       finishReason,
       calls,

@@ -82,6 +82,8 @@ export async function planMessage(
     });
   }
   if (calls.length > 0) outputTokens += callTokens;
+  // Calls cut by the limit were being written when it came: their tokens are the rest of it.
+  else if (done.reason === 'end' && chosen.calls.length > 0) outputTokens += budget;
   const cut = done.reason === 'max_tokens' || calls.length < chosen.calls.length;
   let stopReason: StopReason =
     done.reason === 'stop_sequence'

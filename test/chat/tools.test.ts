@@ -117,6 +117,29 @@ describe('function calling', () => {
     expect(none.message.tool_calls).toBeUndefined();
   });
 
+  it('drops a call that does not fit max_tokens: finish_reason "length", the limit spent', async () => {
+    for (const stream of [false, true]) {
+      const res = await ask('hi', {
+        tool_choice: 'required',
+        max_tokens: 3,
+        stream,
+        ...(stream ? { stream_options: { include_usage: true } } : {}),
+      });
+      const usage = stream
+        ? (parseSse(res.body).at(-2)?.data as { usage: { completion_tokens: number } } | undefined)
+            ?.usage
+        : res.json().usage;
+      expect(usage.completion_tokens).toBe(3);
+      if (!stream) {
+        expect(res.json().choices[0]).toMatchObject({
+          finish_reason: 'length',
+          message: { content: '' },
+        });
+        expect(res.json().choices[0].message.tool_calls).toBeUndefined();
+      }
+    }
+  });
+
   it('calls the tools the prompt names in parallel, one when parallel_tool_calls is false', async () => {
     const both = (await ask('get_time then get_weather')).json().choices[0].message.tool_calls;
     expect(both.map((c: { function: { name: string } }) => c.function.name)).toEqual([

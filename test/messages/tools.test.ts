@@ -177,13 +177,15 @@ describe('tool use', () => {
     }
   });
 
-  it('drops calls that do not fit max_tokens and stops for max_tokens', async () => {
+  it('drops calls that do not fit max_tokens and stops for max_tokens, all of them spent', async () => {
     const body = (await ask('Hello', { max_tokens: 12 })).json();
     expect(body.stop_reason).toBe('max_tokens');
     expect(body.content).toEqual([
       { type: 'text', text: 'I will use the get_weather tool for this.' },
     ]);
-    expect(body.usage.output_tokens).toBe(countTokens('I will use the get_weather tool for this.'));
+    expect(countTokens('I will use the get_weather tool for this.')).toBeLessThan(12);
+    // the call was being written when the limit came, as upstream counts it
+    expect(body.usage.output_tokens).toBe(12);
   });
 
   it.each([
