@@ -1,3 +1,4 @@
+import vm from 'node:vm';
 import { RE2JS } from 're2js';
 import { Lru } from './lru.js';
 
@@ -14,6 +15,13 @@ import { Lru } from './lru.js';
 
 export class LinearRegexError extends Error {
   override name = 'LinearRegexError';
+  constructor(
+    message: string,
+    /** What is wrong: not JavaScript, a feature RE2 does not run, or too large a program. */
+    readonly kind: 'syntax' | 'unsupported' | 'size' = 'syntax',
+  ) {
+    super(message);
+  }
 }
 
 /** A match: the whole match, then each group (undefined when it took no part). */
@@ -140,6 +148,7 @@ const FLAGS: Record<string, number> = {
 const tooLarge = (shown: string, size: string, maxSize: number) =>
   new LinearRegexError(
     `${shown} compiles to ${size} instructions, more than the ${maxSize} the emulator runs (large repetition counts cost that much on every character)`,
+    'size',
   );
 
 /**
@@ -220,12 +229,15 @@ export function linearRegex(pattern: string, flags = '', maxSize = MAX_PROGRAM_S
   if (estimate > ESTIMATE_SLACK * maxSize) throw tooLarge(shown, `about ${estimate}`, maxSize);
   let re: RE2JS;
   try {
+    // RE2's translation reads a named backreference as the letters `k<name>`.
+    if (pattern.includes('\\k<')) throw new Error('invalid named backreference: `\\k<`');
     let bits = 0;
     for (const flag of flags) bits |= FLAGS[flag] ?? 0;
     re = RE2JS.compile(RE2JS.translateRegExp(re2Properties(pattern)), bits);
   } catch (err) {
     throw new LinearRegexError(
       `${shown} cannot be run in linear time (lookaround and backreferences cannot; RE2 says: ${(err as Error).message})`,
+      'unsupported',
     );
   }
   const source = `/${pattern}/${flags}`;
@@ -245,21 +257,100 @@ export function linearRegex(pattern: string, flags = '', maxSize = MAX_PROGRAM_S
   };
 }
 
+/** How long one check by a backtracking pattern may take: real ones take microseconds. */
+export const BACKTRACKING_TIMEOUT_MS = 10;
+/** The longest string a backtracking pattern checks (a longer one does not match). */
+export const BACKTRACKING_MAX_CHARS = 1024;
+
+const BACKTRACKING_TEST = new vm.Script('re.test(text)');
+
+/**
+ * A schema pattern RE2 cannot run (lookaround, a backreference: zod's `z.hostname()` and
+ * `z.iso.duration()` have lookaheads), run by JavaScript's engine on the values the emulator
+ * made, each check within BACKTRACKING_TIMEOUT_MS (a vm timeout interrupts a match that
+ * backtracks without end). A pattern that ran out of time once matches nothing after: each
+ * costs that time once while it is kept, and requests are bounded by weighing such patterns.
+ */
+function backtrackingRegex(pattern: string, flags: string): LinearRegex {
+  const context = vm.createContext({ re: new RegExp(pattern, flags), text: '' });
+  let spent = false;
+  const test = (text: string) => {
+    if (spent || text.length > BACKTRACKING_MAX_CHARS) return false;
+    context.text = text;
+    try {
+      return BACKTRACKING_TEST.runInContext(context, { timeout: BACKTRACKING_TIMEOUT_MS }) === true;
+    } catch {
+      spent = true;
+      return false;
+    }
+  };
+  return {
+    toString: () => `/${pattern}/${flags}`,
+    test,
+    exec: (text) => {
+      if (!test(text)) return null;
+      return new RegExp(pattern, flags).exec(text);
+    },
+  };
+}
+
+/** `flags`, or without `u` when only Annex B reads the pattern (a lone `]`, as zod's RFC 5322 email has). */
+function readableFlags(pattern: string, flags: string): string {
+  if (!flags.includes('u')) return flags;
+  try {
+    new RegExp(pattern, flags);
+    return flags;
+  } catch {
+    const loose = flags.replace('u', '');
+    try {
+      new RegExp(pattern, loose);
+      return loose;
+    } catch {
+      return flags;
+    }
+  }
+}
+
+/**
+ * A schema's pattern: run by RE2 when it can (up to MAX_SCHEMA_PROGRAM_SIZE instructions),
+ * else by the bounded backtracking engine above; a pattern too large, or not JavaScript even
+ * with Annex B's leniency, is refused (LinearRegexError).
+ */
+export function schemaRegex(pattern: string, flags: string): LinearRegex {
+  const readable = readableFlags(pattern, flags);
+  try {
+    return linearRegex(pattern, readable, MAX_SCHEMA_PROGRAM_SIZE);
+  } catch (err) {
+    if (err instanceof LinearRegexError && err.kind === 'unsupported') {
+      // RE2 stopped at the lookaround before it counted the program: the estimate counts it.
+      const estimate = estimatedProgramSize(pattern);
+      if (estimate > MAX_SCHEMA_PROGRAM_SIZE) {
+        throw tooLarge(`/${pattern.slice(0, 80)}/`, `about ${estimate}`, MAX_SCHEMA_PROGRAM_SIZE);
+      }
+      return backtrackingRegex(pattern, readable);
+    }
+    throw err;
+  }
+}
+
+/** Whether a pattern uses what only a backtracking engine runs (see `schemaRegex`), by its text. */
+export const mayBacktrack = (pattern: string) => /\(\?<?[=!]|\\[1-9]|\\k</.test(pattern);
+
 /** Schema patterns compiled, by flags and text: a schema repeats its formats' patterns. */
 const compiled = new Lru<LinearRegex>(256);
 
 /**
- * The same engine for Ajv (`code.regExp`), so a schema's `pattern` and `patternProperties`
- * are checked in linear time; each pattern compiled once while it stays in use (Ajv asks again
- * at every place a schema uses it). `code` is only read by standalone code, which this
- * engine's Ajv never writes.
+ * The engine for Ajv (`code.regExp`), so a schema's `pattern` and `patternProperties` are
+ * checked in linear time, or within a time bound (see `schemaRegex`); each pattern compiled
+ * once while it stays in use (Ajv asks again at every place a schema uses it). `code` is only
+ * read by standalone code, which this engine's Ajv never writes.
  */
 export const ajvLinearRegExp = Object.assign(
   (pattern: string, flags: string) => {
     const key = `${flags}/${pattern}`;
     let regex = compiled.get(key);
     if (regex === undefined) {
-      regex = linearRegex(pattern, flags, MAX_SCHEMA_PROGRAM_SIZE);
+      regex = schemaRegex(pattern, flags);
       compiled.set(key, regex);
     }
     return regex;

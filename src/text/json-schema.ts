@@ -5,6 +5,7 @@ import {
   ajvLinearRegExp,
   estimatedProgramSize,
   LinearRegexError,
+  mayBacktrack,
 } from '../platform/linear-regex.js';
 import { Lru } from '../platform/lru.js';
 import { shorten } from '../platform/tokens.js';
@@ -18,8 +19,8 @@ import { hintedPattern, hintReader } from './schema-hints.js';
  * A client controls the schema, so generation is bounded before it starts: upper bounds are
  * lowered on the copy the generator sees (what it makes still meets the original), a schema
  * whose smallest value is too large to make is refused, and the generator follows a `$ref` no
- * deeper than the size estimate does. Patterns run in linear time (RE2): one that RE2 cannot run
- * (lookaround, a backreference) is refused.
+ * deeper than the size estimate does. Patterns run in linear time (RE2); one that RE2 cannot run
+ * (lookaround, a backreference) by JavaScript's engine within a time bound (see schemaRegex).
  * @see https://ajv.js.org/security.html
  */
 
@@ -225,8 +226,15 @@ function lookUp(schema: object): SchemaInfo {
  */
 const INSTRUCTIONS_PER_NODE = 200;
 
+/**
+ * What a pattern only a backtracking engine runs weighs more (see `schemaRegex`): each may
+ * cost up to BACKTRACKING_TIMEOUT_MS once, so a request holds at most 50 of them.
+ */
+const BACKTRACKING_NODES = 100;
+
 const patternNodes = (pattern: string) =>
-  Math.floor(estimatedProgramSize(pattern) / INSTRUCTIONS_PER_NODE);
+  Math.floor(estimatedProgramSize(pattern) / INSTRUCTIONS_PER_NODE) +
+  (mayBacktrack(pattern) ? BACKTRACKING_NODES : 0);
 
 /**
  * JSON nodes in a value, each pattern (a `pattern`, a key of `patternProperties`, one read
@@ -261,7 +269,7 @@ function countNodes(value: unknown, limit: number): number {
 /** An error message as a client may read it: Ajv's may carry the code it could not compile. */
 const shortened = (message: string) => shorten(message, 300);
 
-const tooManyNodes = `it has more than ${SCHEMA_NODES} JSON nodes (a pattern counting one more per ${INSTRUCTIONS_PER_NODE} instructions it compiles to), more than the emulator checks in one schema`;
+const tooManyNodes = `it has more than ${SCHEMA_NODES} JSON nodes (a pattern counting one more per ${INSTRUCTIONS_PER_NODE} instructions it compiles to, ${BACKTRACKING_NODES} more with lookaround or a backreference), more than the emulator checks in one schema`;
 
 /**
  * A 2020-12 tuple in the words of draft-07, which Ajv's default dialect reads: `prefixItems`
@@ -755,9 +763,33 @@ function hintedCopy(root: Node): Prepared | undefined {
   }
 }
 
+/** The generator's random source, as it hands it to a format. */
+interface Random {
+  int(min: number, max: number): number;
+  pick<T>(items: readonly T[]): T;
+}
+
+const EMOJI = ['😀', '🚀', '👍', '🎉', '🌍', '🔥', '✅', '🙂'];
+const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/**
+ * Formats zod writes that the generator has no maker for (it would make a word): values
+ * zod's own checks take.
+ */
+const GENERATOR_FORMATS: Record<string, (random: Random) => string> = {
+  emoji: (random) => random.pick(EMOJI).repeat(random.int(1, 3)),
+  jwt: (random) =>
+    `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ sub: `user-${random.int(1, 9999)}` })}.${base64url({ sig: random.int(0, 1e9) })}`,
+};
+
 type Generate = (
   schema: JsonSchema,
-  options: { seed: number; maxDepth: number; refDepthMax: number },
+  options: {
+    seed: number;
+    maxDepth: number;
+    refDepthMax: number;
+    formats: typeof GENERATOR_FORMATS;
+  },
 ) => unknown;
 let generator: Promise<Generate> | undefined;
 
@@ -848,6 +880,7 @@ function attempt(
         // As far as the size estimate follows a `$ref`: left to itself, the generator follows a
         // recursive `$ref` to maxDepth, 3^65 nodes for a node that requires a list of itself.
         refDepthMax: MAX_REF_HOPS,
+        formats: GENERATOR_FORMATS,
       });
     } catch {
       continue;

@@ -494,7 +494,7 @@ describe('function calling refusals', () => {
         ],
       },
       error(
-        "Invalid schema for function 'big': it has more than 2000 JSON nodes (a pattern counting one more per 200 instructions it compiles to), more than the emulator checks in one schema",
+        "Invalid schema for function 'big': it has more than 2000 JSON nodes (a pattern counting one more per 200 instructions it compiles to, 100 more with lookaround or a backreference), more than the emulator checks in one schema",
         'tools[0].function.parameters',
         'invalid_function_parameters',
       ),
@@ -520,7 +520,7 @@ describe('function calling refusals', () => {
         },
       },
       error(
-        "Invalid schema for response_format 'big': it has more than 2000 JSON nodes (a pattern counting one more per 200 instructions it compiles to), more than the emulator checks in one schema",
+        "Invalid schema for response_format 'big': it has more than 2000 JSON nodes (a pattern counting one more per 200 instructions it compiles to, 100 more with lookaround or a backreference), more than the emulator checks in one schema",
         'response_format',
         null,
       ),

@@ -3,11 +3,14 @@ import { describe, expect, it, vi } from 'vitest';
 import { regexes } from 'zod';
 import {
   ajvLinearRegExp,
+  BACKTRACKING_MAX_CHARS,
+  BACKTRACKING_TIMEOUT_MS,
   estimatedProgramSize,
   LinearRegexError,
   linearRegex,
   MAX_PROGRAM_SIZE,
   MAX_SCHEMA_PROGRAM_SIZE,
+  schemaRegex,
 } from '../../src/platform/linear-regex.js';
 
 describe('linearRegex: JavaScript patterns run by RE2', () => {
@@ -120,6 +123,47 @@ describe('linearRegex: JavaScript patterns run by RE2', () => {
     expect(ajvLinearRegExp(ipv6, '')).not.toBe(regex);
     expect(() => ajvLinearRegExp('[ab]{1000}[cd]{1000}', 'u')).toThrow(
       `compiles to 2002 instructions, more than the ${MAX_SCHEMA_PROGRAM_SIZE} the emulator runs`,
+    );
+  });
+
+  it('refuses a named backreference, which RE2 would read as the letters k<name>', () => {
+    expect(() => linearRegex('^(?<y>a)\\k<y>$')).toThrow(
+      expect.objectContaining({ kind: 'unsupported' }),
+    );
+  });
+});
+
+describe('schemaRegex: schema patterns, backtracking ones within a time bound', () => {
+  it('runs lookaround and backreferences with JavaScript semantics', () => {
+    const hostname = schemaRegex(regexes.hostname.source, 'u');
+    expect(hostname.test('alpha.example.dev')).toBe(true);
+    expect(hostname.test(`${'a'.repeat(254)}.dev`)).toBe(false); // its lookahead: 253 at most
+    const named = schemaRegex('^(?<y>\\d{2})-\\k<y>$', 'u');
+    expect([named.test('12-12'), named.test('12-13')]).toEqual([true, false]);
+    expect(schemaRegex('^(\\w)\\1$', 'u').exec('aa')?.slice(0, 2)).toEqual(['aa', 'a']);
+    expect(String(named)).toBe('/^(?<y>\\d{2})-\\k<y>$/u');
+  });
+
+  it(`gives up on a check after ${BACKTRACKING_TIMEOUT_MS} ms, and on that pattern after`, () => {
+    const evil = schemaRegex('^(?=(a|a)*$)a+$', 'u');
+    const started = performance.now();
+    expect(evil.test(`${'a'.repeat(40)}!`)).toBe(false); // hours for a backtracking engine
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(evil.test('aaa')).toBe(false); // spent: it matches nothing any more
+    const fine = schemaRegex('^(?=a)a+$', 'u');
+    expect(fine.test('a'.repeat(BACKTRACKING_MAX_CHARS))).toBe(true);
+    expect(fine.test('a'.repeat(BACKTRACKING_MAX_CHARS + 1))).toBe(false);
+  });
+
+  it('reads a pattern only Annex B takes (a lone ], as zod RFC 5322 email has) without u', () => {
+    expect(() => new RegExp(regexes.rfc5322Email.source, 'u')).toThrow();
+    const email = schemaRegex(regexes.rfc5322Email.source, 'u');
+    expect(email.test('ada@example.com')).toBe(true);
+    expect(email.test('not an email')).toBe(false);
+    // still refused: not JavaScript at all, or too large
+    expect(() => schemaRegex('(', 'u')).toThrow(expect.objectContaining({ kind: 'syntax' }));
+    expect(() => schemaRegex('(?=a)[ab]{1000}[cd]{1000}', 'u')).toThrow(
+      expect.objectContaining({ kind: 'size' }),
     );
   });
 });
