@@ -121,6 +121,13 @@ export const generationBudget = (): Budget => ({ left: REQUEST_GENERATION_BUDGET
  */
 export const SCHEMA_NODES = 2000;
 export const REQUEST_SCHEMA_NODES = 5000;
+/**
+ * The most nodes a schema may have once each `$ref` is replaced by what it points at. Ajv
+ * checks a value against every path through the references: a chain of 23 `anyOf`s of two
+ * `$ref`s to the next (2 KB of JSON) is 2^23 paths, and checking one value ran the process out
+ * of memory. A real schema's definitions expand to a few thousand.
+ */
+export const EXPANDED_NODES = 200_000;
 /** How deep a schema may nest, and how many local `$ref`s one path may follow. */
 const MAX_DEPTH = 64;
 const MAX_REF_HOPS = 8;
@@ -321,6 +328,18 @@ function ready(info: SchemaInfo, schema: object): void {
     info.invalid = `can't resolve reference ${unresolved} from id #`;
     return;
   }
+  if (info.key.includes('"$ref"')) {
+    const expanded = expandedNodes(plain as Node, EXPANDED_NODES);
+    if (expanded === undefined) {
+      info.unusable =
+        'it has a $ref within an $id inside the schema, which the emulator does not follow';
+      return;
+    }
+    if (expanded > EXPANDED_NODES) {
+      info.unusable = `its $refs expand it to more than ${EXPANDED_NODES} nodes, more than the emulator checks a value against`;
+      return;
+    }
+  }
   try {
     info.validate = compiler.compile(plain);
   } catch (err) {
@@ -446,6 +465,65 @@ function unresolvedRef(root: Node): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The nodes a schema has once each `$ref` (a pointer, or an anchor: `$anchor`, draft-07's
+ * `$id: "#a"`) is replaced by what it points at, each node counted once however often it is
+ * reached within one path (a recursive schema is bounded by its value, not here), up to
+ * `limit + 1`; undefined when a `$ref` lies in the scope of an `$id` inside the schema, which
+ * resolves it against another base.
+ */
+function expandedNodes(root: Node, limit: number): number | undefined {
+  const anchors = new Map<string, unknown>();
+  let innerId = false;
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (Array.isArray(node)) stack.push(...node);
+    else if (isNode(node)) {
+      if (typeof node.$anchor === 'string') anchors.set(`#${node.$anchor}`, node);
+      if (typeof node.$id === 'string') {
+        if (node.$id.startsWith('#')) anchors.set(node.$id, node);
+        else if (node !== root) innerId = true;
+      }
+      for (const key of Object.keys(node)) if (!DATA_KEYWORDS.has(key)) stack.push(node[key]);
+    }
+  }
+  if (innerId) return undefined;
+  const sizes = new Map<object, number>();
+  const reaching = new Set<object>();
+  const size = (value: unknown): number => {
+    if (typeof value !== 'object' || value === null) return 1;
+    const known = sizes.get(value);
+    if (known !== undefined) return known;
+    if (reaching.has(value)) return 1;
+    reaching.add(value);
+    let total = 1;
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        total += size(item);
+        if (total > limit) break;
+      }
+    } else {
+      const node = value as Node;
+      for (const key of Object.keys(node)) {
+        total += DATA_KEYWORDS.has(key) ? 1 : size(node[key]);
+        if (total > limit) break;
+      }
+      if (typeof node.$ref === 'string' && total <= limit) {
+        const target = node.$ref.startsWith('#/')
+          ? resolve(root, node.$ref)
+          : anchors.get(node.$ref);
+        total += node.$ref === '#' ? size(root) : target === undefined ? 0 : size(target);
+      }
+    }
+    reaching.delete(value);
+    total = Math.min(total, limit + 1);
+    sizes.set(value, total);
+    return total;
+  };
+  return size(root);
 }
 
 class TooLarge extends Error {}

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { regexes, z } from 'zod';
 import {
+  EXPANDED_NODES,
   generationProblem,
   schemaBudget,
   schemaInstance,
@@ -516,6 +517,42 @@ describe('hostile schemas (found by an adversarial run)', () => {
     expect(await schemaInstance(pointing('#/$defs/a~1b%20c'), 1)).toEqual({ a: 'y' });
   });
 
+  it(`refuses a schema whose $refs expand it past ${EXPANDED_NODES} nodes (Ajv checks every path)`, async () => {
+    // anyOf of two $refs to the next, chained: 2^depth paths; 23 deep (2 KB) ran out of memory
+    const chain = (depth: number, ref: (i: number) => string, anchored = false) => {
+      const defs: Record<string, unknown> = {};
+      for (let i = 0; i < depth; i++) {
+        defs[`d${i}`] = {
+          ...(anchored ? { $anchor: `a${i}` } : {}),
+          anyOf: [{ $ref: ref(i + 1) }, { $ref: ref(i + 1) }],
+        };
+      }
+      defs[`d${depth}`] = anchored ? { $anchor: `a${depth}`, type: 'string' } : false;
+      return {
+        type: 'object',
+        properties: { a: { $ref: ref(0) } },
+        required: ['a'],
+        definitions: defs,
+      };
+    };
+    const message = `its $refs expand it to more than ${EXPANDED_NODES} nodes, more than the emulator checks a value against`;
+    const pointer = (i: number) => `#/definitions/d${i}`;
+    for (const depth of [14, 23, 60])
+      expect(generationProblem(chain(depth, pointer))).toBe(message);
+    expect(generationProblem(chain(40, (i) => `#a${i}`, true))).toBe(message);
+    // within it: checked, and found to have no value (its leaf is `false`)
+    await expect(schemaInstance(chain(13, pointer), 1)).rejects.toThrow(
+      new UnsatisfiableSchemaError('no value satisfies this schema'),
+    );
+    // a recursive schema is bounded by its values, not by this
+    const tree = {
+      type: 'object',
+      properties: { name: { type: 'string' }, kids: { type: 'array', items: { $ref: '#' } } },
+      required: ['name'],
+    };
+    expect(generationProblem(tree)).toBeUndefined();
+  });
+
   it('compiles a definition referred to many times once, not once a reference (Ajv inlineRefs)', async () => {
     const schema = {
       type: 'object',
@@ -538,7 +575,15 @@ describe('hostile schemas (found by an adversarial run)', () => {
       properties: { root: { $ref: 'urn:n' } },
     };
     expect(generationProblem(byId)).toBe(
-      'its $ref "urn:n" is not a local reference (#/...), the only kind the emulator follows',
+      'it has a $ref within an $id inside the schema, which the emulator does not follow',
+    );
+    const rootId = {
+      $id: 'https://example.com/n',
+      type: 'object',
+      properties: { p: { $ref: 'https://example.com/n' } },
+    };
+    expect(generationProblem(rootId)).toBe(
+      'its $ref "https://example.com/n" is not a local reference (#/...), the only kind the emulator follows',
     );
     // The generator would try the name on ^(a|a)*$ with a backtracking engine: hours.
     const name = `${'a'.repeat(40)}!`;
