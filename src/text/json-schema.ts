@@ -625,6 +625,10 @@ const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required
 const lowered = (node: Node, min: string, max: string, cap: number) =>
   Math.max(num(node[min], 0), Math.min(num(node[max], cap), cap));
 
+/** The most `contains` values the generator makes: `minContains` (1 by default), or up to `cap`. */
+const containsMost = (node: Node, cap: number) =>
+  Math.max(num(node.minContains, 1), Math.min(num(node.maxContains, cap), cap));
+
 type HintRead = ReturnType<typeof hintReader>;
 
 /** A generator's copy, the size of its largest value, and whether hints or formats changed it. */
@@ -777,6 +781,7 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
       if (key === 'patternProperties' || key === 'propertyNames') delete copy[key];
       if (key === 'anyOf' || key === 'oneOf') size += Math.max(0, ...sizes);
       else if (key === 'items') size += lowered(node, 'minItems', 'maxItems', cap) * sum(sizes);
+      else if (key === 'contains') size += containsMost(node, cap) * sum(sizes);
       else if (key === 'additionalProperties' || key === 'patternProperties') {
         size += GENERATED_PROPERTIES * Math.max(0, ...sizes);
       } else if (key !== '$defs' && key !== 'definitions') size += sum(sizes);
@@ -786,6 +791,15 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
     }
     if ('minItems' in node || 'maxItems' in node || (cap < GENERATED_ITEMS && 'items' in node)) {
       copy.maxItems = lowered(node, 'minItems', 'maxItems', cap);
+    }
+    if ('contains' in node) {
+      // The generator makes a random count of them between the two, each a value: the count
+      // is bounded as a list's length is, and the list made long enough to hold the least.
+      copy.maxContains = containsMost(node, cap);
+      const least = num(node.minContains, 1);
+      if (least > num(copy.maxItems, GENERATED_ITEMS) && num(node.maxItems, least) >= least) {
+        copy.maxItems = least;
+      }
     }
     if (isSchemaList(copy.items) && copy.items.length > 0) {
       // The generator reads a tuple as 2020-12 writes it (it makes objects of draft-07's).

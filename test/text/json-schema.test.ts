@@ -350,6 +350,9 @@ describe('schemaInstance', () => {
   });
 });
 
+const num = (bounds: object, key: string, fallback: number) =>
+  (bounds as Record<string, number>)[key] ?? fallback;
+
 describe('hostile schemas (found by an adversarial run)', () => {
   const NODE = {
     type: 'object',
@@ -551,6 +554,24 @@ describe('hostile schemas (found by an adversarial run)', () => {
       required: ['name'],
     };
     expect(generationProblem(tree)).toBeUndefined();
+  });
+
+  it('bounds the values a contains makes as a list length is (minContains 1e6 made as many)', async () => {
+    const contains = (bounds: object) => ({
+      type: 'array',
+      contains: { type: 'string' },
+      items: { type: ['string', 'integer'] },
+      ...bounds,
+    });
+    expect(generationProblem(contains({ minContains: 1e6 }))).toBe(
+      'its values are too large to generate (more than 100000 JSON nodes or characters)',
+    );
+    for (const bounds of [{ maxContains: 1e9 }, { minContains: 5 }, {}]) {
+      const value = (await schemaInstance(contains(bounds), 1)) as unknown[];
+      // (draft-07, which Ajv reads, has contains but no counts: at least one is checked)
+      expect(value.some((item) => typeof item === 'string')).toBe(true);
+      expect(value.length).toBeLessThanOrEqual(Math.max(3, num(bounds, 'minContains', 0)));
+    }
   });
 
   it('compiles a definition referred to many times once, not once a reference (Ajv inlineRefs)', async () => {
