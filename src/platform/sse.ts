@@ -126,6 +126,8 @@ const SHORT_COPY = 32;
  */
 const CHUNKS_KEPT = 64;
 const freeChunks: ArrayBuffer[] = [];
+/** The chunks one sink gives back at its end, at most (see SseSink.chunks): FLUSH_AT's worth. */
+export const SINK_CHUNKS_KEPT = 4;
 
 const newChunk = (): Buffer => {
   const kept = freeChunks.pop();
@@ -150,7 +152,12 @@ export class SseSink {
   private used = 0;
   private done: Buffer[] = [];
   private held = 0;
-  /** Every chunk this sink filled, to give back once what was made of them is written. */
+  /**
+   * The first chunks this sink filled, to give back once what was made of them is written.
+   * Only the first SINK_CHUNKS_KEPT: a long stream's later chunks are left to the garbage
+   * collector once the socket has written them, so a stream holds what is in flight, not all
+   * it sent (an 800 MB answer held 800 MB until it ended).
+   */
   private readonly chunks: ArrayBuffer[] = [];
 
   /** A fault has cut the stream: later events are dropped, the producer may stop. */
@@ -299,7 +306,7 @@ export class SseSink {
   private seal(): void {
     if (this.used > 0) this.push(this.chunk.subarray(0, this.used));
     this.chunk = newChunk();
-    this.chunks.push(this.chunk.buffer as ArrayBuffer);
+    if (this.chunks.length < SINK_CHUNKS_KEPT) this.chunks.push(this.chunk.buffer as ArrayBuffer);
     this.used = 0;
   }
 

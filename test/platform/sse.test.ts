@@ -9,6 +9,7 @@ import {
   jsonString,
   onePiece,
   type Pieces,
+  SINK_CHUNKS_KEPT,
   type SseOptions,
   type SseProducer,
   type SseResult,
@@ -145,6 +146,17 @@ describe('the sink', () => {
     second.data('d'.repeat(3000));
     const reused = second.take().map((part) => part.buffer);
     expect(reused.some((buffer) => handed.includes(buffer))).toBe(true);
+  });
+
+  it(`keeps at most ${SINK_CHUNKS_KEPT} of its chunks for the pool: the rest are freed once written`, () => {
+    const sink = new SseSink();
+    let handed = 0;
+    for (let i = 0; i < 200; i++) {
+      sink.data('z'.repeat(10_000));
+      if (sink.due) handed += sink.take().length; // the socket would write and drop these
+    }
+    expect(handed).toBeGreaterThan(SINK_CHUNKS_KEPT * 4);
+    expect((sink as unknown as { chunks: unknown[] }).chunks).toHaveLength(SINK_CHUNKS_KEPT);
   });
 
   it('holds no chunk while it rests between frames: another sink fills it meanwhile', () => {
