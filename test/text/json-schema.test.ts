@@ -489,6 +489,10 @@ describe('hostile schemas (found by an adversarial run)', () => {
     // one only a backtracking engine runs (lookaround), 100 more: 3 + 100
     spendSchema(weighed, { type: 'string', pattern: '^(?=.*\\d).+$' });
     expect(weighed.left).toBe(5000 - 8 - 9 - 9 - 9 - 3 - 103);
+    // keywords that cost Ajv more than a node: contains 6 more, propertyNames 2, format 1
+    const left = weighed.left;
+    spendSchema(weighed, { contains: { const: 1 }, propertyNames: {}, format: 'x', toString: 1 });
+    expect(weighed.left).toBe(left - (6 + 2 + 1 + 6)); // 6 nodes, toString none more
     // so 300 distinct patterns near the limit are refused as a schema too large to compile
     const many = {
       type: 'object',
