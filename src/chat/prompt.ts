@@ -126,28 +126,42 @@ function objectParameters(raw: object): { schema: object; problem?: string } {
   };
 }
 
+/** Why a function's parameters are refused, as upstream words it. */
+const refuseParameters = (fn: FunctionDefinition, path: PathSegment[], problem: string) =>
+  refuse(
+    `Invalid schema for function '${fn.name}': ${problem}`,
+    bracket([...path, 'parameters']),
+    'invalid_function_parameters',
+  );
+
 /**
- * A function's parameters, checked as strict mode and Ajv require; counted against the
- * request's schema budget before Ajv compiles them.
+ * A function's name and parameters, counted against the request's schema budget. Every
+ * function of a request is counted before any is compiled: a request over the budget costs
+ * no compiling at all.
  */
-function readFunction(fn: FunctionDefinition, path: PathSegment[], budget: Budget): ToolDef {
+function countFunction(fn: FunctionDefinition, path: PathSegment[], budget: Budget): object {
   checkName(fn.name, bracket([...path, 'name']));
   const { schema, problem: notObject } = objectParameters(fn.parameters ?? EMPTY_PARAMETERS);
+  const problem = notObject ?? spendSchema(budget, schema);
+  if (problem !== undefined) throw refuseParameters(fn, path, problem);
+  return schema;
+}
+
+/** A counted function's parameters, checked as strict mode and Ajv require. */
+function readFunction(fn: FunctionDefinition, path: PathSegment[], schema: object): ToolDef {
   const problem =
-    notObject ??
-    spendSchema(budget, schema) ??
     (fn.strict === true ? schemaMemo(schema, 'strict', strictSchemaProblem) : undefined) ??
     schemaProblem(schema) ??
     generationProblem(schema);
-  const parameters = [...path, 'parameters'];
-  if (problem !== undefined) {
-    throw refuse(
-      `Invalid schema for function '${fn.name}': ${problem}`,
-      bracket(parameters),
-      'invalid_function_parameters',
-    );
-  }
-  return { name: fn.name, schema, path: parameters };
+  if (problem !== undefined) throw refuseParameters(fn, path, problem);
+  return { name: fn.name, schema, path: [...path, 'parameters'] };
+}
+
+/** Functions counted, then read (see countFunction). */
+function readFunctions(fns: readonly FunctionDefinition[], at: (i: number) => PathSegment[]) {
+  const budget = schemaBudget();
+  const schemas = fns.map((fn, i) => countFunction(fn, at(i), budget));
+  return fns.map((fn, i) => readFunction(fn, at(i), schemas[i] as object));
 }
 
 interface ReadTools {
@@ -176,7 +190,6 @@ function readTools(body: ChatCompletionRequest): ReadTools & { json: string } {
 }
 
 function readToolsOnce(body: ChatCompletionRequest): ReadTools {
-  const budget = schemaBudget();
   if (body.tools) {
     if (body.tools.length > MAX_TOOLS) {
       throw refuse(
@@ -186,15 +199,16 @@ function readToolsOnce(body: ChatCompletionRequest): ReadTools {
       );
     }
     return {
-      tools: body.tools.map((tool, i) =>
-        readFunction(tool.function, ['tools', i, 'function'], budget),
+      tools: readFunctions(
+        body.tools.map((tool) => tool.function),
+        (i) => ['tools', i, 'function'],
       ),
       legacy: false,
     };
   }
   if (body.functions) {
     return {
-      tools: body.functions.map((fn, i) => readFunction(fn, ['functions', i], budget)),
+      tools: readFunctions(body.functions, (i) => ['functions', i]),
       legacy: true,
     };
   }

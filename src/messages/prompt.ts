@@ -167,7 +167,13 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
   const names = new Set<string>();
   const blocks: PromptBlock[] = [];
   const marks: Breakpoint[] = [];
+  // Every schema counted before any is compiled: a request over the budget costs no compiling.
   const budget = schemaBudget();
+  tools.forEach((tool, i) => {
+    if (!isCustom(tool)) return;
+    const over = spendSchema(budget, tool.input_schema);
+    if (over !== undefined) throw fieldError(['tools', i, 'custom', 'input_schema'], over);
+  });
   tools.forEach((tool, i) => {
     if (isCustom(tool)) {
       if (!TOOL_NAME.test(tool.name)) {
@@ -177,9 +183,6 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
         );
       }
       const path = ['tools', i, 'custom', 'input_schema'];
-      // Counted before Ajv compiles it: compiling is what costs
-      const over = spendSchema(budget, tool.input_schema);
-      if (over !== undefined) throw fieldError(path, over);
       if (schemaProblem(tool.input_schema) !== undefined) {
         throw fieldError(
           path,

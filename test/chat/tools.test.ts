@@ -500,6 +500,35 @@ describe('function calling refusals', () => {
       ),
     ],
     [
+      'tools over the request node budget, all counted before any is compiled (the first is no JSON Schema)',
+      {
+        ...base,
+        tools: [
+          {
+            type: 'function',
+            function: { name: 'bad', parameters: { type: 'object', minimum: 'x' } },
+          },
+          ...Array.from({ length: 3 }, (_, t) => ({
+            type: 'function',
+            function: {
+              name: `big${t}`,
+              parameters: {
+                type: 'object',
+                properties: Object.fromEntries(
+                  Array.from({ length: 990 }, (_, k) => [`p${k}`, { type: 'string' }]),
+                ),
+              },
+            },
+          })),
+        ],
+      },
+      error(
+        "Invalid schema for function 'big2': the request's schemas have more than 5000 JSON nodes in all, more than the emulator checks in one request",
+        'tools[3].function.parameters',
+        'invalid_function_parameters',
+      ),
+    ],
+    [
       'a strict response_format over the node limit, counted before strict mode reads it',
       {
         ...base,

@@ -353,6 +353,27 @@ describe('tool use refusals', () => {
       'tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12).',
     ],
     [
+      'tools over the request node budget, all counted before any is compiled (the first is no JSON Schema)',
+      {
+        model: 'm',
+        max_tokens: 10,
+        tools: [
+          { ...WEATHER, name: 'bad', input_schema: { type: 'object', minimum: 'x' } },
+          ...Array.from({ length: 3 }, (_, t) => ({
+            name: `big${t}`,
+            input_schema: {
+              type: 'object',
+              properties: Object.fromEntries(
+                Array.from({ length: 990 }, (_, k) => [`p${k}`, { type: 'string' }]),
+              ),
+            },
+          })),
+        ],
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      "tools.3.custom.input_schema: the request's schemas have more than 5000 JSON nodes in all, more than the emulator checks in one request",
+    ],
+    [
       'an input_schema pattern too large to run (the emulator checks patterns with RE2)',
       {
         model: 'm',
