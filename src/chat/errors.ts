@@ -52,6 +52,23 @@ export function renderChatError(error: GatewayError): RenderedError {
   return { status, body };
 }
 
+/** A request to the Azure routes (`/openai/...`), whose front answers in its own words. */
+const isAzure = (request: { url: string }) => request.url.startsWith('/openai/');
+
+const AZURE_ACCESS_DENIED =
+  'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.';
+
+/**
+ * Azure's front refusing a key, missing or wrong, before the API sees the request:
+ * `{"error":{"code":"401","message":"Access denied due to invalid subscription key..."}}`.
+ * @see https://github.com/microsoft/semantic-kernel/issues/10337
+ * @see https://github.com/SciSharp/BotSharp/issues/386
+ */
+const azureAccessDenied = () =>
+  new GatewayError(401, AZURE_ACCESS_DENIED, {
+    body: { error: { code: '401', message: AZURE_ACCESS_DENIED } },
+  });
+
 export const chatGroupSpec: GroupSpec = {
   /** `Authorization: Bearer`, or Azure's `api-key` header (the AzureOpenAI clients send it). */
   readKey(request) {
@@ -59,13 +76,17 @@ export const chatGroupSpec: GroupSpec = {
     if (typeof key === 'string' && key.trim() !== '') return key.trim();
     return readBearerKey(request);
   },
-  missingKey: () =>
-    new GatewayError(
-      401,
-      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-    ),
-  invalidKey: () =>
-    new GatewayError(401, 'Incorrect API key provided.', { code: 'invalid_api_key' }),
+  missingKey: (request) =>
+    isAzure(request)
+      ? azureAccessDenied()
+      : new GatewayError(
+          401,
+          "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        ),
+  invalidKey: (request) =>
+    isAzure(request)
+      ? azureAccessDenied()
+      : new GatewayError(401, 'Incorrect API key provided.', { code: 'invalid_api_key' }),
   unknownRoute: (request) =>
     new GatewayError(404, `Invalid URL (${request.method} ${request.url.split('?')[0]})`),
   render: renderChatError,

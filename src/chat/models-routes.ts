@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { GatewayError } from '../platform/errors.js';
 import { MODEL_TABLE } from '../text/models.js';
-import { ChatErrorSchema } from './schemas.js';
+import { AzureGatewayErrorSchema, ChatErrorSchema } from './schemas.js';
 
 /**
  * `GET /v1/models` and `GET /v1/models/{model}`: the chat models of the emulator's model table
@@ -33,12 +33,20 @@ const MODELS = MODEL_TABLE.chat.map(([id]) => ({
   owned_by: 'system',
 }));
 
-const errors = { '4xx': ChatErrorSchema, '5xx': ChatErrorSchema };
-
 /** Where a copy of the routes is mounted again (Azure's v1 API): its operation ids' prefix. */
 export interface RoutesCopy {
   idPrefix?: string;
+  /** Behind Azure's front, which refuses a key in its own `{"error":{"code","message"}}`. */
+  azure?: boolean;
 }
+
+/** The error envelopes of a copy's routes. */
+export const errorResponses = (copy: RoutesCopy) => ({
+  '4xx': copy.azure
+    ? Type.Union([ChatErrorSchema, AzureGatewayErrorSchema], { title: 'AzureChatError' })
+    : ChatErrorSchema,
+  '5xx': ChatErrorSchema,
+});
 
 /** `listModels`, or `azureV1ListModels` for a copy. */
 export const operationId = (name: string, copy: RoutesCopy) =>
@@ -51,7 +59,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<RoutesCopy> = async (app, c
       schema: {
         summary: 'List the chat models',
         operationId: operationId('listModels', copy),
-        response: { 200: ModelListSchema, ...errors },
+        response: { 200: ModelListSchema, ...errorResponses(copy) },
       },
     },
     async () => ({ object: 'list' as const, data: MODELS }),
@@ -64,7 +72,7 @@ export const modelsRoutes: FastifyPluginAsyncTypebox<RoutesCopy> = async (app, c
         summary: 'Retrieve a chat model',
         operationId: operationId('retrieveModel', copy),
         params: Type.Object({ model: Type.String({ maxLength: 256 }) }),
-        response: { 200: ModelSchema, ...errors },
+        response: { 200: ModelSchema, ...errorResponses(copy) },
       },
     },
     async (request) => {

@@ -9,14 +9,12 @@ import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stre
 import { CHAT_CACHE_MIN_TOKENS, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import { renderChatError } from './errors.js';
-import { modelsRoutes, operationId, type RoutesCopy } from './models-routes.js';
+import { errorResponses, modelsRoutes, operationId, type RoutesCopy } from './models-routes.js';
 import { readChatPrompt } from './prompt.js';
 import {
-  AzureGatewayErrorSchema,
   type ChatCompletionRequest,
   ChatCompletionRequestSchema,
   ChatCompletionSchema,
-  ChatErrorSchema,
   ChatStreamFrameSchema,
 } from './schemas.js';
 import {
@@ -95,7 +93,7 @@ export function chatRoutes(options: ChatRoutesOptions): {
   azure: FastifyPluginAsyncTypebox;
 } {
   const { replies, contentFilter, promptCache, ids, streaming } = options;
-  const response = {
+  const response = (copy: RoutesCopy) => ({
     200: {
       description: 'The completion; with `stream: true`, its chunks (text/event-stream)',
       content: {
@@ -103,9 +101,8 @@ export function chatRoutes(options: ChatRoutesOptions): {
         'text/event-stream': { schema: ChatStreamFrameSchema },
       },
     },
-    '4xx': ChatErrorSchema,
-    '5xx': ChatErrorSchema,
-  };
+    ...errorResponses(copy),
+  });
 
   async function complete(
     request: FastifyRequest,
@@ -151,7 +148,7 @@ export function chatRoutes(options: ChatRoutesOptions): {
           summary: 'Create a chat completion, as JSON or as an event stream',
           operationId: operationId('createChatCompletion', copy),
           body: ChatCompletionRequestSchema,
-          response,
+          response: response(copy),
         },
       },
       (request, reply) => complete(request, reply, request.body),
@@ -164,8 +161,8 @@ export function chatRoutes(options: ChatRoutesOptions): {
       // Azure's v1 API: the OpenAI client at `{endpoint}/openai/v1/`, no api-version, the
       // deployment in `model`; the answers are /v1's.
       // @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/api-version-lifecycle
-      await app.register(openai, { prefix: '/v1', idPrefix: 'azureV1' });
-      await app.register(modelsRoutes, { prefix: '/v1', idPrefix: 'azureV1' });
+      await app.register(openai, { prefix: '/v1', idPrefix: 'azureV1', azure: true });
+      await app.register(modelsRoutes, { prefix: '/v1', idPrefix: 'azureV1', azure: true });
       app.post(
         '/deployments/:deployment/chat/completions',
         {
@@ -183,10 +180,7 @@ export function chatRoutes(options: ChatRoutesOptions): {
               ),
             }),
             body: AzureChatRequestSchema,
-            response: {
-              ...response,
-              '4xx': Type.Union([ChatErrorSchema, AzureGatewayErrorSchema]),
-            },
+            response: response({ azure: true }),
           },
           // Before the body is read: Azure's front answers without looking at it.
           preParsing: (request, _reply, payload, done) =>

@@ -79,8 +79,8 @@ export function readBearerKey(request: FastifyRequest): string | undefined {
 export interface GroupSpec {
   /** The API key the caller sent, or undefined when none was sent. */
   readKey(request: FastifyRequest): string | undefined;
-  missingKey(): GatewayError;
-  invalidKey(): GatewayError;
+  missingKey(request: FastifyRequest): GatewayError;
+  invalidKey(request: FastifyRequest): GatewayError;
   unknownRoute(request: FastifyRequest): GatewayError;
   render(error: GatewayError, request: { id: string }): RenderedError;
   /** Other headers the group requires, checked after the key: the refusal, if any. */
@@ -289,8 +289,8 @@ export function setupGatewayGroup(
       return done(err as Error);
     }
     const key = spec.readKey(request);
-    if (!key) return done(spec.missingKey());
-    if (!keyring.accepts(key)) return done(spec.invalidKey());
+    if (!key) return done(spec.missingKey(request));
+    if (!keyring.accepts(key)) return done(spec.invalidKey(request));
     request.keyHash = keyring.ownerOf(key);
     request.owner = ownerIn(request.keyHash, request.session);
     const refused = spec.checkHeaders?.(request);

@@ -389,9 +389,12 @@ function completeOperation(
     : undefined;
   if (schema !== undefined) {
     const text = JSON.stringify(schema);
-    const known = envelopes.get(group.envelope);
-    if (known === undefined) envelopes.set(group.envelope, text);
-    const body = known === undefined || known === text ? ref('schemas', group.envelope) : schema;
+    // The group's envelope, or another a route declares under a title of its own.
+    const title = isObject(schema) && typeof schema.title === 'string' ? schema.title : undefined;
+    const name = title ?? group.envelope;
+    const known = envelopes.get(name);
+    if (known === undefined) envelopes.set(name, text);
+    const body = known === undefined || known === text ? ref('schemas', name) : schema;
     const hasBody = operation.requestBody !== undefined;
     const hasQuery = parameters.some((p) => isObject(p) && p.in === 'query');
     const checksInput = group.gateway || hasBody || hasQuery || SESSION_SCOPED.has(path);

@@ -17,6 +17,15 @@ const client = (apiKey = 'azure-key') =>
     maxRetries: 0,
   });
 
+/** Azure's front refusing a key (upstream's words, from captured answers). */
+const AZURE_DENIED = {
+  error: {
+    code: '401',
+    message:
+      'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.',
+  },
+};
+
 describe('Azure deployment path: /openai/deployments/{deployment}/chat/completions', () => {
   it('answers the AzureOpenAI client (api-key header); the deployment names the model', async () => {
     const res = await client().chat.completions.create({
@@ -43,11 +52,22 @@ describe('Azure deployment path: /openai/deployments/{deployment}/chat/completio
     expect(text.length).toBeGreaterThan(0);
   });
 
-  it("refuses a wrong key in the chat envelope, and a missing or unknown api-version as Azure's front does", async () => {
+  it("refuses a wrong or missing key, and a missing or unknown api-version, as Azure's front does", async () => {
     const wrong = await client('nope')
       .chat.completions.create({ model: '', messages: [{ role: 'user', content: 'x' }] })
       .catch((err: unknown) => err);
-    expect(wrong).toMatchObject({ status: 401, code: 'invalid_api_key' });
+    expect(wrong).toMatchObject({ status: 401, code: '401', error: AZURE_DENIED.error });
+    // and a missing key, as Azure's front answers both
+    const none = await fetch(
+      `${emu.url}/openai/deployments/d/chat/completions?api-version=2024-10-21`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      },
+    );
+    expect(none.status).toBe(401);
+    expect(await none.json()).toEqual(AZURE_DENIED);
     const post = (
       query: string,
       body = JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }),
@@ -131,6 +151,9 @@ describe("Azure's v1 API: /openai/v1/", () => {
     }).chat.completions
       .create({ model: 'd', messages: [{ role: 'user', content: 'x' }] })
       .catch((err: unknown) => err);
-    expect(wrong).toMatchObject({ status: 401, code: 'invalid_api_key' });
+    expect(wrong).toMatchObject({ status: 401, code: '401', error: AZURE_DENIED.error });
+    const models = await fetch(`${emu.url}/openai/v1/models`, { headers: { 'api-key': 'nope' } });
+    expect(models.status).toBe(401);
+    expect(await models.json()).toEqual(AZURE_DENIED);
   });
 });
