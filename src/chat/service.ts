@@ -198,19 +198,27 @@ const ALTERNATIVES = [' the', ' a', ',', '.', ' and', ' of', ' to', ' in', ' is'
 
 /**
  * Deterministic log probabilities: one entry per token of the text, each a pure function of
- * the token and its position; `top` alternatives below it, the token itself first.
+ * the token and its position; `top` alternatives below it, the token itself first. Made one
+ * at a time: a stream holds the entry it writes, not 16 000 tokens' twenty alternatives each.
  */
-export function tokenLogprobs(text: string, top: number): TokenLogprob[] {
-  return splitTokens(text, 1).map((token, i) => {
+export function* logprobEntries(text: string, top: number): Generator<TokenLogprob> {
+  const tokens = splitTokens(text, 1);
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] as string;
     const logprob = -((fnv1a(`${i}:${token}`) % 2000) / 1000);
     const alternatives = Array.from({ length: top }, (_, k) => {
       const alt = k === 0 ? token : (ALTERNATIVES[(i + k) % ALTERNATIVES.length] as string);
       const value = k === 0 ? logprob : logprob - 1.5 - k;
       return { token: alt, logprob: value, bytes: [...Buffer.from(alt)] };
     });
-    return { token, logprob, bytes: [...Buffer.from(token)], top_logprobs: alternatives };
-  });
+    yield { token, logprob, bytes: [...Buffer.from(token)], top_logprobs: alternatives };
+  }
 }
+
+/** Every entry of `logprobEntries`, for a JSON answer. */
+export const tokenLogprobs = (text: string, top: number): TokenLogprob[] => [
+  ...logprobEntries(text, top),
+];
 
 export const choiceLogprobs = (choice: ChatChoicePlan, top: number): ChoiceLogprobs => ({
   content: tokenLogprobs(choice.text ?? '', top),

@@ -4,10 +4,10 @@ import {
   type ChatIdentity,
   type ChatPlan,
   choiceFilters,
+  logprobEntries,
   SAFE_PROMPT_FILTERS,
   servedTier,
   systemFingerprint,
-  tokenLogprobs,
 } from './service.js';
 
 /** Tokens of tool-call arguments per delta. */
@@ -81,7 +81,7 @@ export const chatStream = (
         const filters = choiceFilters(choice);
         if (top >= 0) {
           // Each token carries its own log probability: one frame each, no template.
-          for (const entry of tokenLogprobs(text, top)) {
+          for (const entry of logprobEntries(text, top)) {
             const ms = pause();
             if (ms > 0 || sink.due) yield ms;
             if (sink.stopped) return;

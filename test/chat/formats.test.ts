@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { imageTokens, UNSEEN_IMAGE_SIDE } from '../../src/chat/prompt.js';
-import { tokenLogprobs } from '../../src/chat/service.js';
+import { logprobEntries, tokenLogprobs } from '../../src/chat/service.js';
 import { splitTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
 import { PDF_PAGE_TOKENS } from '../../src/text/media.js';
@@ -156,6 +156,17 @@ describe('response_format', () => {
 });
 
 describe('logprobs', () => {
+  it('makes the entries one at a time, so a stream holds only the one it writes', () => {
+    const text = 'ab '.repeat(16_000);
+    const entries = logprobEntries(text, 20);
+    const first = entries.next();
+    expect(first.done).toBe(false);
+    expect(first.value).toEqual(tokenLogprobs(text.slice(0, 30), 20)[0]);
+    let rest = 0;
+    for (const _ of entries) rest++;
+    expect(rest + 1).toBe(splitTokens(text, 1).length);
+  });
+
   it('gives one deterministic entry per token, with top_logprobs alternatives', async () => {
     const body = (await ask({ logprobs: true, top_logprobs: 2 })).json();
     const text = generateReply('Describe a film', 0).text;
