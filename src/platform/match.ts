@@ -266,9 +266,14 @@ export function mismatches(
   if (firstOnly && differ.length > 0) return differ;
   if (m.prompt) {
     const prompt = t.prompt();
-    const exec = prompt === undefined ? null : m.prompt.exec(prompt);
-    if (!exec) differ.push('prompt_regex');
-    else if (found) found.exec = exec;
+    if (prompt === undefined) differ.push('prompt_regex');
+    else if (!found) {
+      if (!m.prompt.test(prompt)) differ.push('prompt_regex'); // no groups wanted: the fast test
+    } else {
+      const exec = m.prompt.exec(prompt);
+      if (!exec) differ.push('prompt_regex');
+      else found.exec = exec;
+    }
   }
   return differ;
 }

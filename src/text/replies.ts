@@ -41,6 +41,8 @@ export interface ChosenReply extends Plan {
 interface CompiledRule {
   rule: LoadedRule | StubRule;
   regex?: LinearRegex;
+  /** Whether the rule's replies use `$n` (or `$&`): only then are the regex's groups read. */
+  groups: boolean;
   /** What the request itself must be (path, key, header, body), when the rule says. */
   request?: CompiledMatch;
   /** Token count of a plain-text reply with no `$n` references, counted once. */
@@ -221,7 +223,11 @@ export class Replies implements Feature {
   }
 
   private compile(rule: LoadedRule | StubRule): CompiledRule {
-    const entry: CompiledRule = { rule, used: new Map() };
+    const entry: CompiledRule = {
+      rule,
+      used: new Map(),
+      groups: hasReferences(JSON.stringify(rule)),
+    };
     const match = rule.match ?? {};
     const pattern = match.regex ?? match.prompt_regex;
     if (pattern !== undefined) entry.regex = linearRegex(pattern, match.flags);
@@ -265,7 +271,11 @@ export class Replies implements Feature {
     }
     if (entry.request && (!context || !meets(entry.request, context.target()))) return undefined;
     if (match.contains !== undefined && !turn.prompt.includes(match.contains)) return undefined;
-    if (entry.regex) return entry.regex.exec(turn.prompt) ?? undefined;
+    if (entry.regex) {
+      // The groups cost far more than the test: read only for a reply that uses them.
+      if (!entry.groups) return entry.regex.test(turn.prompt) ? true : undefined;
+      return entry.regex.exec(turn.prompt) ?? undefined;
+    }
     return true;
   }
 }

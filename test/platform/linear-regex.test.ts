@@ -6,6 +6,7 @@ import {
   BACKTRACKING_MAX_CHARS,
   BACKTRACKING_TIMEOUT_MS,
   estimatedProgramSize,
+  GROUPS_WORK,
   LinearRegexError,
   linearRegex,
   MAX_PROGRAM_SIZE,
@@ -124,6 +125,17 @@ describe('linearRegex: JavaScript patterns run by RE2', () => {
     expect(() => ajvLinearRegExp('[ab]{1000}[cd]{1000}', 'u')).toThrow(
       `compiles to 2002 instructions, more than the ${MAX_SCHEMA_PROGRAM_SIZE} the emulator runs`,
     );
+  });
+
+  it(`reads groups within ${GROUPS_WORK} characters × instructions; past it a match has none`, () => {
+    const echo = linearRegex('^echo (.+)$', 's');
+    const within = `echo ${'a'.repeat(100_000)}`;
+    expect(echo.exec(within)?.[1]).toBe('a'.repeat(100_000));
+    const costly = linearRegex('^(?:.{0,190})*(b)$');
+    const long = `${'a'.repeat(GROUPS_WORK / 300)}b`; // 400 instructions: 9 µs a character
+    expect(costly.test(long)).toBe(true);
+    expect(costly.exec(long)).toEqual(['']);
+    expect(costly.exec('aab')).toEqual(['aab', 'b']);
   });
 
   it('refuses a named backreference, which RE2 would read as the letters k<name>', () => {
