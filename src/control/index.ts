@@ -513,18 +513,22 @@ export const controlRoutes =
       '/tasks',
       {
         schema: {
-          summary: 'Video tasks of every key (or of one session), oldest first, as they are now',
-          querystring: SessionQuery,
+          summary:
+            'Video tasks of every key (or of one session), as they are now: the newest `limit`, oldest first',
+          querystring: Type.Object(
+            {
+              session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })),
+              limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 })),
+            },
+            { additionalProperties: false },
+          ),
           response: { 200: TaskListSchema, ...errors },
         },
       },
       async (request) => {
         const session = sessionOf(request, request.query.session);
-        const tasks = video.all(clock.now());
-        return {
-          now: clock.now(),
-          tasks: session === undefined ? tasks : tasks.filter((t) => t.session === session),
-        };
+        const now = clock.now();
+        return { now, ...video.all(now, request.query.limit ?? 1000, session) };
       },
     );
 

@@ -90,6 +90,9 @@ export const ForceTaskSchema = Type.Object(
 
 export const TaskListSchema = Type.Object({
   now: Type.Integer({ description: 'emulator time the statuses are read at' }),
+  size: Type.Integer({
+    description: 'the tasks held (of the session), of which the newest are listed',
+  }),
   tasks: Type.Array(
     Type.Object({
       ...TaskRecordSchema.properties,

@@ -186,19 +186,34 @@ export class VideoService implements Feature {
     return counts;
   }
 
-  /** Every task held, oldest first, as it is at `now` (the control surface). */
+  /**
+   * The tasks held (of one session, when given), oldest first, as they are at `now` (the
+   * control surface): the newest `limit` of them, and how many there are.
+   */
   all(
     now: number,
-  ): Array<
-    TaskRecord & { kind: VideoKind; session: string; key_hash: string | null; progress: number }
-  > {
-    return this.store.all().map((task) => ({
-      ...taskRecord(task, now, this.tokenOf),
-      kind: task.kind,
-      session: sessionOfOwner(task.owner),
-      key_hash: shownKeyHash(keyOfOwner(task.owner)),
-      progress: progressOf(task, now),
-    }));
+    limit = Number.POSITIVE_INFINITY,
+    session?: string,
+  ): {
+    size: number;
+    tasks: Array<
+      TaskRecord & { kind: VideoKind; session: string; key_hash: string | null; progress: number }
+    >;
+  } {
+    const held = this.store
+      .all()
+      .filter((task) => session === undefined || sessionOfOwner(task.owner) === session);
+    const shown = held.length > limit ? held.slice(held.length - limit) : held;
+    return {
+      size: held.length,
+      tasks: shown.map((task) => ({
+        ...taskRecord(task, now, this.tokenOf),
+        kind: task.kind,
+        session: sessionOfOwner(task.owner),
+        key_hash: shownKeyHash(keyOfOwner(task.owner)),
+        progress: progressOf(task, now),
+      })),
+    };
   }
 
   private cancelJobs(task: Task): void {

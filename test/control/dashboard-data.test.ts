@@ -116,6 +116,29 @@ describe('what the dashboard reads', () => {
     t.deps.clock.advance(5000);
     expect(await progress()).toBe(100);
   });
+
+  it('GET /_emulator/tasks?limit=n: the newest n, oldest first, and how many there are', async () => {
+    t = await buildTestApp();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await t.video('text2video', {
+        model_name: 'vid-v1-6',
+        prompt: `cat ${i}`,
+        duration: '5',
+      });
+      ids.push(res.json().data.task_id);
+    }
+    const list = async (query: string) =>
+      (await t.inject({ url: `/_emulator/tasks${query}` })).json();
+    const two = await list('?limit=2');
+    expect(two.size).toBe(5);
+    expect(two.tasks.map((task: { task_id: string }) => task.task_id)).toEqual(ids.slice(3));
+    const all = await list('');
+    expect(all.size).toBe(5);
+    expect(all.tasks.map((task: { task_id: string }) => task.task_id)).toEqual(ids);
+    expect((await t.inject({ url: '/_emulator/tasks?limit=0' })).statusCode).toBe(400);
+    expect((await t.inject({ url: '/_emulator/tasks?limit=10001' })).statusCode).toBe(400);
+  });
 });
 
 describe('GET /_emulator/journal/stream', () => {
