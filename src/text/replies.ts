@@ -86,6 +86,12 @@ interface Stub extends CompiledRule {
 export const MAX_STUBS = 1000;
 /** The JSON of all the stubs held, at most (a body may be 32 MB; 1000 of them would not fit). */
 export const MAX_STUB_BYTES = 16 * 1024 * 1024;
+/**
+ * The prompt characters the rules' regexes read for one turn, at most (the stubs', then the
+ * fixtures'): a rule whose regex would read past it is passed over. A regex reads about 60
+ * million characters a second.
+ */
+export const REGEX_SCAN_CHARS = 50_000_000;
 /** Sessions a rule counts its sequence steps for; the oldest is forgotten past this. */
 const SEQUENCE_SESSIONS = 1000;
 
@@ -174,9 +180,11 @@ export class Replies implements Feature {
    */
   async replies(turn: Turn, choices = 1, context?: MatchContext): Promise<ChosenReply[]> {
     const session = context?.session ?? DEFAULT_SESSION;
+    // Each regex reads the whole prompt: 1000 stubs' on a 900 KB prompt took 15 s.
+    const scan = { left: REGEX_SCAN_CHARS };
     const hit =
-      (this.stubs.length > 0 ? this.find(this.stubs, turn, session, context) : undefined) ??
-      this.find(this.compiled, turn, session, context);
+      (this.stubs.length > 0 ? this.find(this.stubs, turn, session, context, scan) : undefined) ??
+      this.find(this.compiled, turn, session, context, scan);
     if (hit) {
       const { entry, found } = hit;
       const { rule } = entry;
@@ -206,10 +214,11 @@ export class Replies implements Feature {
     turn: Turn,
     session: string,
     context: MatchContext | undefined,
+    scan: { left: number },
   ): { entry: CompiledRule; found: RegexMatch | true } | undefined {
     for (const entry of rules) {
       if ('fired' in entry && (entry as Stub).rule.session !== session) continue;
-      const found = this.matches(entry, turn, context);
+      const found = this.matches(entry, turn, context, scan);
       if (found) return { entry, found };
     }
     return undefined;
@@ -249,6 +258,7 @@ export class Replies implements Feature {
     entry: CompiledRule,
     turn: Turn,
     context: MatchContext | undefined,
+    scan: { left: number },
   ): RegexMatch | true | undefined {
     const { rule } = entry;
     if (rule.api !== undefined && rule.api !== turn.api) return undefined;
@@ -272,6 +282,8 @@ export class Replies implements Feature {
     if (entry.request && (!context || !meets(entry.request, context.target()))) return undefined;
     if (match.contains !== undefined && !turn.prompt.includes(match.contains)) return undefined;
     if (entry.regex) {
+      scan.left -= turn.prompt.length;
+      if (scan.left < 0) return undefined;
       // The groups cost far more than the test: read only for a reply that uses them.
       if (!entry.groups) return entry.regex.test(turn.prompt) ? true : undefined;
       return entry.regex.exec(turn.prompt) ?? undefined;

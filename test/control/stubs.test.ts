@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_STUB_BYTES, MAX_STUBS } from '../../src/text/replies.js';
+import { MAX_STUB_BYTES, MAX_STUBS, REGEX_SCAN_CHARS } from '../../src/text/replies.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -13,6 +13,19 @@ const chatText = async (content: string, options: Parameters<TestApp['chat']>[1]
     .message.content as string;
 
 describe('runtime stubs (/_emulator/replies)', () => {
+  it(`reads the prompt with regexes ${REGEX_SCAN_CHARS} characters per turn at most, then passes regex rules over`, async () => {
+    t = await buildTestApp();
+    const prompt = `${'a'.repeat(999_990)} order 7`; // 1 MB: 50 regexes read the budget
+    for (let i = 0; i < 50; i++) await stub({ match: { prompt_regex: `zz${i}` }, reply: 'never' });
+    await stub({ match: { prompt_regex: 'order (\\d)' }, reply: 'regex $1' });
+    await stub({ match: { contains: 'order 7' }, reply: 'contains' });
+    const long = (
+      await t.chat({ model: 'gpt-4.1', messages: [{ role: 'user', content: prompt }] })
+    ).json().choices[0].message.content;
+    expect(long).toBe('contains'); // the 51st regex is passed over; a rule without one is not
+    expect(await chatText('where is order 7')).toBe('regex 7');
+  });
+
   it('add, list, answer, remove one, remove all', async () => {
     t = await buildTestApp();
     const added = await stub({
