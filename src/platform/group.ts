@@ -16,7 +16,7 @@ import {
 import type { Feature } from './features.js';
 import type { Journal } from './journal.js';
 import { heldWeight } from './json-body.js';
-import { type MatchContext, type MatchTarget, matchWork } from './match.js';
+import { type MatchContext, type MatchTarget, matchWork, regexScan } from './match.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
 import { BODY_LIMIT, type GatewayRuntime, holdOpen, pathOf } from './request.js';
@@ -252,6 +252,7 @@ export function setupGatewayGroup(
       prompt: () => promptFacts().prompt,
       turn: () => promptFacts().turn,
       work: matchWork(),
+      scan: regexScan(),
     };
   }
   const runtime: GatewayRuntime = {

@@ -6,6 +6,7 @@ import {
   compileMatch,
   type MatchContext,
   meets,
+  regexScan,
   shownMatch,
 } from '../platform/match.js';
 import { DEFAULT_SESSION } from '../platform/session.js';
@@ -86,12 +87,6 @@ interface Stub extends CompiledRule {
 export const MAX_STUBS = 1000;
 /** The JSON of all the stubs held, at most (a body may be 32 MB; 1000 of them would not fit). */
 export const MAX_STUB_BYTES = 16 * 1024 * 1024;
-/**
- * The prompt characters the rules' regexes read for one turn, at most (the stubs', then the
- * fixtures'): a rule whose regex would read past it is passed over. A regex reads about 60
- * million characters a second.
- */
-export const REGEX_SCAN_CHARS = 50_000_000;
 /** Sessions a rule counts its sequence steps for; the oldest is forgotten past this. */
 const SEQUENCE_SESSIONS = 1000;
 
@@ -180,8 +175,8 @@ export class Replies implements Feature {
    */
   async replies(turn: Turn, choices = 1, context?: MatchContext): Promise<ChosenReply[]> {
     const session = context?.session ?? DEFAULT_SESSION;
-    // Each regex reads the whole prompt: 1000 stubs' on a 900 KB prompt took 15 s.
-    const scan = { left: REGEX_SCAN_CHARS };
+    // The stubs' regexes, then the fixtures', within one budget (see REGEX_SCAN_CHARS).
+    const scan = regexScan();
     const hit =
       (this.stubs.length > 0 ? this.find(this.stubs, turn, session, context, scan) : undefined) ??
       this.find(this.compiled, turn, session, context, scan);

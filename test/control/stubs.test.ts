@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_STUB_BYTES, MAX_STUBS, REGEX_SCAN_CHARS } from '../../src/text/replies.js';
+import { REGEX_SCAN_CHARS } from '../../src/platform/match.js';
+import { MAX_STUB_BYTES, MAX_STUBS } from '../../src/text/replies.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;

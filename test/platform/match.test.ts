@@ -6,6 +6,8 @@ import {
   matchWork,
   meets,
   mismatches,
+  REGEX_SCAN_CHARS,
+  regexScan,
 } from '../../src/platform/match.js';
 
 const target = (body: unknown, work?: { left: number }): MatchTarget => ({
@@ -43,5 +45,22 @@ describe('body matches within a work budget', () => {
     const cheap = compileMatch({ body: { '$.n': 1 } }, (k) => k);
     expect(meets(cheap, target(body, work))).toBe(false); // the request's budget is spent
     expect(meets(cheap, target(body, matchWork()))).toBe(true);
+  });
+});
+
+describe('prompt regexes within a scan budget', () => {
+  it(`read ${REGEX_SCAN_CHARS} prompt characters per request at most (fault rules too)`, () => {
+    const rule = compileMatch({ prompt_regex: 'order \\d' }, (k) => k);
+    const prompt = `${'a'.repeat(1_000_000)} order 7`;
+    const withPrompt = (scan?: { left: number }): MatchTarget => ({
+      ...target(undefined),
+      prompt: () => prompt,
+      ...(scan ? { scan } : {}),
+    });
+    const scan = regexScan();
+    for (let i = 0; i < 49; i++) expect(meets(rule, withPrompt(scan))).toBe(true);
+    expect(meets(rule, withPrompt(scan))).toBe(false); // the 50th read would pass the budget
+    expect(mismatches(rule, withPrompt(scan))).toEqual(['prompt_regex']);
+    expect(meets(rule, withPrompt())).toBe(true);
   });
 });
