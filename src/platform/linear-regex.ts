@@ -272,6 +272,9 @@ export const BACKTRACKING_TIMEOUT_MS = 10;
 export const BACKTRACKING_MAX_CHARS = 1024;
 
 const BACKTRACKING_TEST = new vm.Script('re.test(text)');
+const BACKTRACKING_EXEC = new vm.Script('re.exec(text)');
+/** One context for every backtracking check (a context costs 150 KB): given the pattern and text each time. */
+let backtrackingContext: vm.Context | undefined;
 
 /**
  * A schema pattern RE2 cannot run (lookaround, a backreference: zod's `z.hostname()` and
@@ -281,25 +284,27 @@ const BACKTRACKING_TEST = new vm.Script('re.test(text)');
  * costs that time once while it is kept, and requests are bounded by weighing such patterns.
  */
 function backtrackingRegex(pattern: string, flags: string): LinearRegex {
-  const context = vm.createContext({ re: new RegExp(pattern, flags), text: '' });
+  const re = new RegExp(pattern, flags);
   let spent = false;
-  const test = (text: string) => {
-    if (spent || text.length > BACKTRACKING_MAX_CHARS) return false;
-    context.text = text;
+  const run = (script: vm.Script, text: string): unknown => {
+    if (spent || text.length > BACKTRACKING_MAX_CHARS) return null;
+    backtrackingContext ??= vm.createContext({ re: undefined, text: '' });
+    backtrackingContext.re = re;
+    backtrackingContext.text = text;
     try {
-      return BACKTRACKING_TEST.runInContext(context, { timeout: BACKTRACKING_TIMEOUT_MS }) === true;
+      return script.runInContext(backtrackingContext, { timeout: BACKTRACKING_TIMEOUT_MS });
     } catch {
       spent = true;
-      return false;
+      return null;
+    } finally {
+      backtrackingContext.re = undefined;
+      backtrackingContext.text = '';
     }
   };
   return {
     toString: () => `/${pattern}/${flags}`,
-    test,
-    exec: (text) => {
-      if (!test(text)) return null;
-      return new RegExp(pattern, flags).exec(text);
-    },
+    test: (text) => run(BACKTRACKING_TEST, text) === true,
+    exec: (text) => (run(BACKTRACKING_EXEC, text) as RegexMatch | null) ?? null,
   };
 }
 
