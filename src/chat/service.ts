@@ -143,8 +143,11 @@ export async function planChat(
       name: call.name,
       arguments: args[i] as string,
     }));
+    // Calls that no longer fit were being written when the limit came (after a stop sequence,
+    // none were begun): the reply stops for the limit, and their tokens are the rest of it.
+    const callsCut = done.reason === 'end' && reply.calls.length > 0 && !fits;
     let finishReason: ChatFinishReason =
-      done.reason === 'max_tokens' || calls.length < reply.calls.length
+      done.reason === 'max_tokens' || callsCut
         ? 'length'
         : calls.length === 0
           ? 'stop'
@@ -155,9 +158,7 @@ export async function planChat(
               : 'tool_calls';
     const scripted = reply.step?.finish_reason;
     if (scripted && (finishReason === 'stop' || calls.length > 0)) finishReason = scripted;
-    // Calls cut by the limit were being written when it came: their tokens are the rest of it.
-    const spentOnCalls =
-      calls.length > 0 ? callTokens : made.length === 0 && !fits ? (budget ?? 0) - done.tokens : 0;
+    const spentOnCalls = calls.length > 0 ? callTokens : callsCut ? (budget ?? 0) - done.tokens : 0;
     return {
       text: calls.length > 0 && done.text === '' ? null : done.text,
       tokens: done.tokens + spentOnCalls + reasoningTokens,

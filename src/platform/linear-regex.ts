@@ -241,8 +241,13 @@ export function linearRegex(pattern: string, flags = '', maxSize = MAX_PROGRAM_S
     for (const flag of flags) bits |= FLAGS[flag] ?? 0;
     re = RE2JS.compile(RE2JS.translateRegExp(re2Properties(pattern)), bits);
   } catch (err) {
+    const message = (err as Error).message;
+    // RE2's own bounds on repetition (a count over 1000, nested counts over its limit).
+    if (/invalid repeat count|expression too large|invalid nested repetition/.test(message)) {
+      throw new LinearRegexError(`${shown} repeats more than RE2 runs (${message})`, 'size');
+    }
     throw new LinearRegexError(
-      `${shown} cannot be run in linear time (lookaround and backreferences cannot; RE2 says: ${(err as Error).message})`,
+      `${shown} cannot be run in linear time (lookaround and backreferences cannot; RE2 says: ${message})`,
       'unsupported',
     );
   }
@@ -276,27 +281,57 @@ const BACKTRACKING_EXEC = new vm.Script('re.exec(text)');
 /** One context for every backtracking check (a context costs 150 KB): given the pattern and text each time. */
 let backtrackingContext: vm.Context | undefined;
 
+/** What backtracking checks may still take, in ms, and whether one ran out of time. */
+export interface BacktrackingBudget {
+  leftMs: number;
+  timedOut: boolean;
+}
+
+/** The budget of the work under way (see withBacktracking); checks outside one get a check's time. */
+let current: BacktrackingBudget | undefined;
+
+/**
+ * Runs `work` (synchronous: it is the only thing running) with the backtracking checks it
+ * makes charged to `budget`: once it is spent, they match nothing. A budget belongs to one
+ * request, so no request spends another's, and a pattern is never marked for all.
+ */
+export function withBacktracking<T>(budget: BacktrackingBudget, work: () => T): T {
+  const outer = current;
+  current = budget;
+  try {
+    return work();
+  } finally {
+    current = outer;
+  }
+}
+
 /**
  * A schema pattern RE2 cannot run (lookaround, a backreference: zod's `z.hostname()` and
  * `z.iso.duration()` have lookaheads), run by JavaScript's engine on the values the emulator
- * made, each check within BACKTRACKING_TIMEOUT_MS (a vm timeout interrupts a match that
- * backtracks without end). A pattern that ran out of time once matches nothing after: each
- * costs that time once while it is kept, and requests are bounded by weighing such patterns.
+ * made, each check within BACKTRACKING_TIMEOUT_MS and the request's budget (a vm timeout
+ * interrupts a match that backtracks without end); a check out of time does not match.
  */
 function backtrackingRegex(pattern: string, flags: string): LinearRegex {
   const re = new RegExp(pattern, flags);
-  let spent = false;
   const run = (script: vm.Script, text: string): unknown => {
-    if (spent || text.length > BACKTRACKING_MAX_CHARS) return null;
+    if (text.length > BACKTRACKING_MAX_CHARS) return null;
+    const budget = current;
+    const limit = Math.min(BACKTRACKING_TIMEOUT_MS, budget?.leftMs ?? BACKTRACKING_TIMEOUT_MS);
+    if (limit < 1) {
+      if (budget) budget.timedOut = true;
+      return null;
+    }
     backtrackingContext ??= vm.createContext({ re: undefined, text: '' });
     backtrackingContext.re = re;
     backtrackingContext.text = text;
+    const started = performance.now();
     try {
-      return script.runInContext(backtrackingContext, { timeout: BACKTRACKING_TIMEOUT_MS });
+      return script.runInContext(backtrackingContext, { timeout: Math.ceil(limit) });
     } catch {
-      spent = true;
+      if (budget) budget.timedOut = true;
       return null;
     } finally {
+      if (budget) budget.leftMs -= performance.now() - started;
       backtrackingContext.re = undefined;
       backtrackingContext.text = '';
     }
@@ -335,7 +370,9 @@ export function schemaRegex(pattern: string, flags: string): LinearRegex {
   try {
     return linearRegex(pattern, readable, MAX_SCHEMA_PROGRAM_SIZE);
   } catch (err) {
-    if (err instanceof LinearRegexError && err.kind === 'unsupported') {
+    // Only what the text shows needs backtracking (lookaround, a backreference): requests are
+    // weighed by the same test (see mayBacktrack), so no other pattern gets here unweighed.
+    if (err instanceof LinearRegexError && err.kind === 'unsupported' && mayBacktrack(pattern)) {
       // RE2 stopped at the lookaround before it counted the program: the estimate counts it.
       const estimate = estimatedProgramSize(pattern);
       if (estimate > MAX_SCHEMA_PROGRAM_SIZE) {

@@ -3,9 +3,11 @@ import addFormats from 'ajv-formats';
 import type { JsonSchema } from 'json-schema-faker';
 import {
   ajvLinearRegExp,
+  type BacktrackingBudget,
   estimatedProgramSize,
   LinearRegexError,
   mayBacktrack,
+  withBacktracking,
 } from '../platform/linear-regex.js';
 import { Lru } from '../platform/lru.js';
 import { shorten } from '../platform/tokens.js';
@@ -108,10 +110,25 @@ export const REQUEST_GENERATION_BUDGET = 2 * GENERATION_BUDGET;
 /** What one request may still spend: schema nodes to compile, or nodes of values to make. */
 export interface Budget {
   left: number;
+  /** What the request's checks by backtracking patterns may still take (see schemaRegex). */
+  backtracking?: BacktrackingBudget;
 }
 
+/**
+ * The time one request's checks by patterns that only a backtracking engine runs may take
+ * in all: real ones take microseconds a value, and a check stops at 10 ms.
+ */
+export const REQUEST_BACKTRACKING_MS = 100;
+const backtrackingBudget = (): BacktrackingBudget => ({
+  leftMs: REQUEST_BACKTRACKING_MS,
+  timedOut: false,
+});
+
 /** What the values of one request may still cost (see REQUEST_GENERATION_BUDGET). */
-export const generationBudget = (): Budget => ({ left: REQUEST_GENERATION_BUDGET });
+export const generationBudget = (): Budget => ({
+  left: REQUEST_GENERATION_BUDGET,
+  backtracking: backtrackingBudget(),
+});
 /**
  * The most JSON nodes (keys' values and array items, counted as values) one schema, and all the
  * schemas of one request, may have. Ajv writes and compiles code for a schema, and that costs
@@ -249,9 +266,9 @@ const KEYWORD_NODES = new Map([
   ['format', 1],
 ]);
 
-const patternNodes = (pattern: string) =>
+const patternNodes = (pattern: string, backtracks = mayBacktrack(pattern)) =>
   Math.floor(estimatedProgramSize(pattern) / INSTRUCTIONS_PER_NODE) +
-  (mayBacktrack(pattern) ? BACKTRACKING_NODES : 0);
+  (backtracks ? BACKTRACKING_NODES : 0);
 
 /**
  * JSON nodes in a value, each pattern (a `pattern`, a key of `patternProperties`, one read
@@ -271,9 +288,9 @@ function countNodes(value: unknown, limit: number): number {
         count += KEYWORD_NODES.get(key) ?? 0;
         if (key === 'pattern' && typeof item === 'string') count += patternNodes(item);
         else if (key === 'description' && typeof item === 'string') {
-          // a pattern read from it is compiled too (see schema-hints.ts)
+          // a pattern read from it is compiled too (see schema-hints.ts), by RE2 only
           const hinted = hintedPattern(item);
-          if (hinted !== undefined) count += 1 + patternNodes(hinted);
+          if (hinted !== undefined) count += 1 + patternNodes(hinted, false);
         } else if (key === 'patternProperties' && isNode(item)) {
           for (const name in item) count += patternNodes(name);
         }
@@ -519,6 +536,8 @@ function expandedNodes(root: Node, limit: number): number | undefined {
     } else {
       const node = value as Node;
       for (const key of Object.keys(node)) {
+        // A definition counts where a $ref reaches it: Ajv checks no value against $defs.
+        if (key === '$defs' || key === 'definitions') continue;
         total += DATA_KEYWORDS.has(key) ? 1 : size(node[key]);
         if (total > limit) break;
       }
@@ -946,14 +965,30 @@ export async function schemaInstance(
     }
   }
   const generate = await loadGenerator();
-  info.canonical ??= attempt(info, generate, CANONICAL_SEED) ?? NO_VALUE;
+  const backtracking = budget?.backtracking ?? backtrackingBudget();
+  if (info.canonical === undefined) {
+    const outOfTimeBefore = backtracking.timedOut;
+    backtracking.timedOut = false;
+    const found = withBacktracking(backtracking, () => attempt(info, generate, CANONICAL_SEED));
+    // A verdict reached because checks ran out of time is this request's, not the schema's.
+    if (!found && backtracking.timedOut) {
+      throw new UnsatisfiableSchemaError(
+        `its patterns (lookaround or backreferences) took longer to check than the ${REQUEST_BACKTRACKING_MS} ms the emulator gives them in one request`,
+      );
+    }
+    backtracking.timedOut ||= outOfTimeBefore;
+    info.canonical = found ?? NO_VALUE;
+  }
   const canonical = info.canonical;
   if (canonical === NO_VALUE) throw new UnsatisfiableSchemaError(UNSATISFIABLE);
   const valueKey = `${seed}:${info.id}`;
   const known = info.id < 0 ? undefined : values.get(valueKey);
   if (known !== undefined) return known;
-  const { value } =
-    seed === CANONICAL_SEED ? canonical : (attempt(info, generate, seed) ?? canonical);
+  const own =
+    seed === CANONICAL_SEED
+      ? undefined
+      : withBacktracking(backtracking, () => attempt(info, generate, seed));
+  const { value } = own ?? canonical;
   if (info.id >= 0 && (info.size ?? Number.POSITIVE_INFINITY) <= VALUE_KEPT_SIZE) {
     values.set(valueKey, value);
   }

@@ -117,6 +117,26 @@ describe('function calling', () => {
     expect(none.message.tool_calls).toBeUndefined();
   });
 
+  it('drops the calls after a stop sequence: finish_reason "stop", none of them counted', async () => {
+    await t.inject({
+      method: 'POST',
+      url: '/_emulator/replies',
+      payload: {
+        match: { group: 'chat', contains: 'go' },
+        reply: 'Hello there STOP and more words here',
+        tool_calls: [{ name: 'get_time', input: {} }],
+      },
+    });
+    for (const max_tokens of [12, 200]) {
+      const choice = (await ask('go', { stop: ['STOP'], max_tokens })).json();
+      expect(choice.choices[0]).toMatchObject({
+        finish_reason: 'stop',
+        message: { content: 'Hello there ' },
+      });
+      expect(choice.usage.completion_tokens).toBe(countTokens('Hello there '));
+    }
+  });
+
   it('drops a call that does not fit max_tokens: finish_reason "length", the limit spent', async () => {
     for (const stream of [false, true]) {
       const res = await ask('hi', {

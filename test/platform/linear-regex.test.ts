@@ -12,6 +12,7 @@ import {
   MAX_PROGRAM_SIZE,
   MAX_SCHEMA_PROGRAM_SIZE,
   schemaRegex,
+  withBacktracking,
 } from '../../src/platform/linear-regex.js';
 
 describe('linearRegex: JavaScript patterns run by RE2', () => {
@@ -156,15 +157,33 @@ describe('schemaRegex: schema patterns, backtracking ones within a time bound', 
     expect(String(named)).toBe('/^(?<y>\\d{2})-\\k<y>$/u');
   });
 
-  it(`gives up on a check after ${BACKTRACKING_TIMEOUT_MS} ms, and on that pattern after`, () => {
+  it(`gives up on a check after ${BACKTRACKING_TIMEOUT_MS} ms, and on every check once the request's budget is spent`, () => {
     const evil = schemaRegex('^(?=(a|a)*$)a+$', 'u');
     const started = performance.now();
     expect(evil.test(`${'a'.repeat(40)}!`)).toBe(false); // hours for a backtracking engine
     expect(performance.now() - started).toBeLessThan(5000);
-    expect(evil.test('aaa')).toBe(false); // spent: it matches nothing any more
+    expect(evil.test('aaa')).toBe(true); // the pattern itself is not marked: the next check runs
+    const budget = { leftMs: 25, timedOut: false };
+    withBacktracking(budget, () => {
+      expect(evil.test(`${'a'.repeat(40)}!`)).toBe(false);
+      expect(budget.timedOut).toBe(true);
+      expect(evil.test(`${'a'.repeat(40)}!`)).toBe(false);
+      expect(evil.test(`${'a'.repeat(40)}!`)).toBe(false);
+      expect(budget.leftMs).toBeLessThan(1);
+      expect(evil.test('aaa')).toBe(false); // this request's budget is spent
+    });
+    expect(evil.test('aaa')).toBe(true); // another request's is not
     const fine = schemaRegex('^(?=a)a+$', 'u');
     expect(fine.test('a'.repeat(BACKTRACKING_MAX_CHARS))).toBe(true);
     expect(fine.test('a'.repeat(BACKTRACKING_MAX_CHARS + 1))).toBe(false);
+  });
+
+  it('sends to the backtracking engine only what its text shows needs it', () => {
+    // a repeat count RE2 refuses is no reason to backtrack: refused, as its weight assumed
+    expect(() => schemaRegex('^(?:a|a)*$|bX{1001}', 'u')).toThrow(
+      expect.objectContaining({ kind: 'size' }),
+    );
+    expect(schemaRegex('^\\p{Extended_Pictographic}(?=x)', 'u').test('😀x')).toBe(true);
   });
 
   it('reads a pattern only Annex B takes (a lone ], as zod RFC 5322 email has) without u', () => {

@@ -544,13 +544,23 @@ describe('hostile schemas (found by an adversarial run)', () => {
     };
     const message = `its $refs expand it to more than ${EXPANDED_NODES} nodes, more than the emulator checks a value against`;
     const pointer = (i: number) => `#/definitions/d${i}`;
-    for (const depth of [14, 23, 60])
+    for (const depth of [15, 23, 60]) {
       expect(generationProblem(chain(depth, pointer))).toBe(message);
+    }
     expect(generationProblem(chain(40, (i) => `#a${i}`, true))).toBe(message);
     // within it: checked, and found to have no value (its leaf is `false`)
     await expect(schemaInstance(chain(13, pointer), 1)).rejects.toThrow(
       new UnsatisfiableSchemaError('no value satisfies this schema'),
     );
+    // definitions count where a $ref reaches them, once each path: a chain of 450 is 450 deep
+    const defs = Object.fromEntries(
+      Array.from({ length: 451 }, (_, i) => [
+        `a${i}`,
+        i < 450 ? { $ref: `#/$defs/a${i + 1}` } : { type: 'string' },
+      ]),
+    );
+    const linked = { type: 'object', properties: { x: { $ref: '#/$defs/a0' } }, $defs: defs };
+    expect(generationProblem(linked)).toBeUndefined();
     // a recursive schema is bounded by its values, not by this
     const tree = {
       type: 'object',
