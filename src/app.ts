@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import { hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import cors from '@fastify/cors';
@@ -186,6 +186,8 @@ export async function buildApp(
       wait: deps.wait,
       monotonic: deps.monotonic,
       maxRecordedBytes: config.recordingMaxBytes,
+      setTimer: deps.setTimer,
+      stallMs: config.streamStallTimeoutMs,
     });
   }
   const text = createText(config, hashKey);
@@ -271,6 +273,16 @@ export async function buildApp(
    * A request Node could not parse or that timed out before it was read: answered in the
    * group's envelope, found by its path when that much is known.
    */
+  /** The responses of each socket not finished yet (see answerClientError). */
+  const responses = new WeakMap<Duplex, Set<ServerResponse>>();
+  /** Whether a response is under way on the socket: its head sent, its end not. */
+  const answering = (socket: Duplex) => {
+    for (const response of responses.get(socket) ?? []) {
+      if (response.headersSent && !response.writableFinished) return true;
+    }
+    return false;
+  };
+
   function answerClientError(err: ClientError, socket: Duplex) {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const [status, message] =
@@ -290,7 +302,10 @@ export async function buildApp(
     const rendered = renderByPath(path, status, message, id);
     const body = JSON.stringify(rendered.body);
     const idHeader = rendered.idHeader ? `${rendered.idHeader}: ${id}\r\n` : '';
-    if (socket.writable) {
+    // A response already under way on the socket (a stream, and a pipelined request behind it
+    // that failed) must not get these bytes in its body: the socket is only closed, as Node's
+    // own handler does.
+    if (socket.writable && !answering(socket)) {
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\n${idHeader}Connection: close\r\n\r\n${body}`,
@@ -342,6 +357,19 @@ export async function buildApp(
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeout / 4))),
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    let held = responses.get(socket);
+    if (!held) {
+      held = new Set();
+      responses.set(socket, held);
+    }
+    held.add(response);
+    const done = () => held.delete(response);
+    response.once('finish', done);
+    response.once('close', done);
+  });
 
   app.decorate('emulator', {
     reset,

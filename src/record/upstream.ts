@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sleepWith, type Wait } from '../platform/clock.js';
+import { type SetTimer, sleepWith, type Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
 import { holdOpen, pathOf, StreamCapture } from '../platform/request.js';
@@ -24,17 +24,52 @@ const keptBody = (request: FastifyRequest, facts: RequestFacts): unknown =>
     ? JSON.parse(facts.keptBody(request.rawBody))
     : request.body;
 
-/** Resolves once a response can take more (`drain`) or is gone (`close`). */
-const writable = (raw: ServerResponse) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      raw.off('drain', done);
-      raw.off('close', done);
-      resolve();
+/**
+ * Resolves once a response can take more (`drain`) or is gone (`close`), true; false when it
+ * took nothing for `stallMs` (a client that stopped reading), which the caller cuts.
+ */
+const writable = (raw: ServerResponse, setTimer: SetTimer, stallMs: number) =>
+  new Promise<boolean>((resolve) => {
+    const done = (ok: boolean) => {
+      raw.off('drain', drained);
+      raw.off('close', drained);
+      cancel();
+      resolve(ok);
     };
-    raw.once('drain', done);
-    raw.once('close', done);
+    const drained = () => done(true);
+    const cancel = setTimer(() => done(false), stallMs);
+    raw.once('drain', drained);
+    raw.once('close', drained);
   });
+
+/**
+ * The most bytes of an upstream's JSON answer read (the request body's own limit): the answer
+ * is read whole before it is sent on, and a 1 GB one took 2 GB and ended in a 500.
+ */
+export const MAX_UPSTREAM_BYTES = 32 * 1024 * 1024;
+
+/** An upstream answer the emulator will not pass on, or one that broke off: a 502. */
+const badGateway = (why: string) => new GatewayError(502, `The upstream gateway ${why}.`);
+
+/** The bytes of a body, read up to `max` (undefined past it: the rest is not read). */
+async function readCapped(
+  body: ReadableStream<Uint8Array>,
+  max: number,
+): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks, size);
+    size += value.length;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.length));
+  }
+}
 
 /**
  * The upstream modes (README "Record and replay"): `record` forwards every request to the real
@@ -55,6 +90,9 @@ export interface UpstreamOptions {
   monotonic: () => number;
   /** An answer larger than this is passed on but not recorded (RECORDING_MAX_BYTES). */
   maxRecordedBytes: number;
+  setTimer: SetTimer;
+  /** A stream to a client that takes nothing for this long is cut (STREAM_STALL_TIMEOUT_MS). */
+  stallMs: number;
 }
 
 /** Where an answer came from, as the journal says. */
@@ -185,10 +223,25 @@ export class Upstream {
     });
     const kept = keptHeaders(pairs);
     const type = res.headers.get('content-type') ?? '';
+    // The answer was asked for uncompressed: fetch would inflate a compressed one unbounded.
+    const encoding = res.headers.get('content-encoding');
+    if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
+      await res.body?.cancel().catch(() => {});
+      throw badGateway(`answered with Content-Encoding ${encoding}, though asked for identity`);
+    }
     if (!type.includes('text/event-stream') || !res.body) {
-      const text = await res.text();
+      let bytes: Buffer | undefined;
+      try {
+        bytes = res.body ? await readCapped(res.body, MAX_UPSTREAM_BYTES) : Buffer.alloc(0);
+      } catch {
+        throw badGateway('broke off its answer');
+      }
+      if (bytes === undefined) {
+        throw badGateway(`answered with more than ${MAX_UPSTREAM_BYTES} bytes`);
+      }
+      const text = bytes.toString();
       reply.code(res.status).headers(kept).send(text);
-      if (Buffer.byteLength(text) > limit) return 'too large';
+      if (bytes.length > limit) return 'too large';
       return { status: res.status, headers: kept, ...recordedBody(text) };
     }
     // A stream goes through as it arrives; its events are kept with their times.
@@ -201,29 +254,45 @@ export class Upstream {
     const decoder = new TextDecoder();
     let pending = '';
     let seen = 0;
+    let yieldedAt = 0;
     let broken = false;
+    let stalled = false;
     try {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         const bytes = Buffer.from(chunk);
-        raw.write(bytes);
+        const room = raw.write(bytes);
         capture(bytes);
         seen += bytes.length;
-        if (seen > limit) continue; // passed on, no longer kept
-        pending += decoder.decode(bytes, { stream: true });
-        const end = pending.lastIndexOf('\n\n');
-        if (end === -1) continue;
-        events.push(
-          ...parseStream(pending.slice(0, end + 2), Math.round(this.options.monotonic() - started)),
-        );
-        pending = pending.slice(end + 2);
+        if (seen <= limit) {
+          // Only the new text is searched for an event's end: a stream without one would
+          // otherwise be searched whole at every chunk.
+          const from = Math.max(0, pending.length - 1);
+          pending += decoder.decode(bytes, { stream: true });
+          if (pending.indexOf('\n\n', from) !== -1) {
+            const end = pending.lastIndexOf('\n\n');
+            const at = Math.round(this.options.monotonic() - started);
+            events.push(...parseStream(pending.slice(0, end + 2), at));
+            pending = pending.slice(end + 2);
+          }
+        } // else passed on, no longer kept
+        // As the emulator's own streams: the client's pace, and other requests' turn.
+        if (!room && !(await writable(raw, this.options.setTimer, this.options.stallMs))) {
+          stalled = true;
+          gone.abort();
+          break;
+        }
+        if (seen - yieldedAt > YIELD_BYTES) {
+          yieldedAt = seen;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       }
     } catch {
       broken = true;
     }
-    if (broken || raw.destroyed) {
-      // The upstream broke off, or the client left (which aborts the fetch): journaled and
-      // logged as an aborted stream, and not recorded.
-      const reason = raw.destroyed ? 'client closed' : 'error';
+    if (broken || stalled || raw.destroyed) {
+      // The upstream broke off, the client stopped reading, or it left (which aborts the
+      // fetch): journaled and logged as an aborted stream, and not recorded.
+      const reason = stalled ? 'write stalled' : raw.destroyed ? 'client closed' : 'error';
       raw.destroy();
       request.gateway?.streamAborted(request, reply, { completed: false, bytes: seen, reason });
       return 'cut';
@@ -275,8 +344,14 @@ export class Upstream {
       capture(bytes);
       sent += bytes.length;
       // As the emulator's own streams: the client's pace, and other requests' turn.
-      if (!room) await writable(raw);
-      else if (sent - yieldedAt > YIELD_BYTES) {
+      if (!room) {
+        if (!(await writable(raw, this.options.setTimer, this.options.stallMs))) {
+          raw.destroy();
+          const result = { completed: false, bytes: sent, reason: 'write stalled' as const };
+          request.gateway?.streamAborted(request, reply, result);
+          return;
+        }
+      } else if (sent - yieldedAt > YIELD_BYTES) {
         yieldedAt = sent;
         await new Promise((resolve) => setImmediate(resolve));
       }

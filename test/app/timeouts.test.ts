@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Config } from '../../src/config.js';
+import { startEmulator } from '../../src/index.js';
 import { buildTestApp, handTimerDeps, type TestApp } from '../helpers/app.js';
 
 /**
@@ -219,6 +220,32 @@ describe('errors before routing', () => {
       message: 'The request is not valid HTTP.',
       request_id: expect.stringMatching(/^req_\d+$/),
     });
+  });
+});
+
+describe('an error behind a response under way', () => {
+  it('closes the socket without writing into the stream it carries', async () => {
+    // a stream paced on the real clock: still under way when the bad request comes
+    const emu = await startEmulator({ streamChunkDelayMs: 20 });
+    const port = Number(new URL(emu.url).port);
+    const body = JSON.stringify({
+      model: 'm',
+      stream: true,
+      messages: [{ role: 'user', content: 'a paced stream' }],
+    });
+    const { socket, closed } = exchange(
+      port,
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\n' +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await new Promise((resolve) => socket.once('data', resolve));
+    socket.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n');
+    const { received } = await closed;
+    await emu.close();
+    expect(received.startsWith('HTTP/1.1 200 OK')).toBe(true);
+    expect(received).toContain('data: ');
+    expect(received).not.toContain('[DONE]'); // cut: the connection could not go on
+    expect(received).not.toContain('HTTP/1.1 400'); // Node's own handler writes nothing either
   });
 });
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/index.js';
 import type { Recording } from '../../src/record/recordings.js';
+import { MAX_UPSTREAM_BYTES } from '../../src/record/upstream.js';
 
 const open: Emulator[] = [];
 afterEach(async () => {
@@ -353,6 +354,89 @@ describe('bounds and failures', () => {
     expect(stream).toContain('event: message_stop');
     expect(Buffer.byteLength(stream)).toBeGreaterThan(100);
     expect(files(over)).toEqual([]);
+  });
+
+  it(`answers 502 for an upstream JSON answer over ${MAX_UPSTREAM_BYTES} bytes, compressed, or broken off`, async () => {
+    const upstream = createServer((req, res) => {
+      req.resume();
+      const model = req.headers['x-test-case'];
+      if (model === 'huge') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const mb = Buffer.alloc(1024 * 1024, 'a');
+        let sent = 0;
+        const more = () => {
+          while (sent <= MAX_UPSTREAM_BYTES && res.write(mb)) sent += mb.length;
+          if (sent <= MAX_UPSTREAM_BYTES) res.once('drain', more);
+          else res.end();
+        };
+        more();
+      } else if (model === 'gzip') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(Buffer.alloc(10));
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+        res.write('{"id":', () => setTimeout(() => res.destroy(), 20));
+      }
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const recorder = await start({
+      upstreamMode: 'record',
+      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      recordingsDir: mkdtempSync(join(tmpdir(), 'recordings-')),
+    });
+    for (const [testCase, message] of [
+      ['huge', `The upstream gateway answered with more than ${MAX_UPSTREAM_BYTES} bytes.`],
+      [
+        'gzip',
+        'The upstream gateway answered with Content-Encoding gzip, though asked for identity.',
+      ],
+      ['cut', 'The upstream gateway broke off its answer.'],
+    ]) {
+      const res = await fetch(`${recorder.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer k',
+          'content-type': 'application/json',
+          'x-test-case': testCase as string,
+        },
+        body: JSON.stringify(CHAT),
+      });
+      expect(res.status, testCase).toBe(502);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toBe(message);
+    }
+    upstream.close();
+  });
+
+  it('cuts a forwarded stream whose client stops reading, after STREAM_STALL_TIMEOUT_MS', async () => {
+    const frame = `data: ${JSON.stringify({ text: 'x'.repeat(60_000) })}\n\n`;
+    const upstream = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const more = () => {
+        while (!res.destroyed && res.write(frame));
+        if (!res.destroyed) res.once('drain', more);
+      };
+      more();
+      res.on('error', () => {});
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const recorder = await start({
+      upstreamMode: 'record',
+      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      recordingsDir: mkdtempSync(join(tmpdir(), 'recordings-')),
+      streamStallTimeoutMs: 300,
+    });
+    const { connect } = await import('node:net');
+    const body = JSON.stringify({ ...CHAT, stream: true });
+    const socket = connect(Number(new URL(recorder.url).port), '127.0.0.1');
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    socket.once('data', () => socket.pause()); // reads the first bytes, then never again
+    const entry = await recorder.waitFor({ path: '/v1/chat/completions' }, 10_000);
+    expect(entry).toMatchObject({ source: 'upstream', status: 200, aborted: true });
+    socket.destroy();
+    upstream.close();
   });
 
   it('answers 502 in the group envelope when the upstream cannot be reached', async () => {
