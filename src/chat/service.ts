@@ -277,24 +277,27 @@ export const servedTier = (body: ChatCompletionRequest) =>
       : body.service_tier;
 
 /**
- * The most token entries (a token, and each of its `top_logprobs`) one JSON answer is built
- * with: a JSON answer is made whole in memory, 60 bytes an entry and more as objects, and
- * `n` × max tokens × 21 entries of an echoed prompt (n: 32, 16 384 tokens, 20 alternatives)
- * ran the process out of memory. A stream is made lazily and has no such bound.
+ * The most token entries one JSON answer is built with: a token is one, and with `logprobs`
+ * each token and each of its `top_logprobs` is LOGPROB_ENTRY_WEIGHT (an object with a bytes
+ * list, serialized: 336 000 of them took 0.9 s). A JSON answer is made whole in memory: `n` ×
+ * max tokens × 21 entries of an echoed prompt (n: 32, 16 384 tokens, 20 alternatives) ran the
+ * process out of memory. A stream is made lazily and has no such bound.
  */
 export const JSON_ANSWER_ENTRIES = 400_000;
+export const LOGPROB_ENTRY_WEIGHT = 4;
 
 /**
  * Refuses (400, naming `n`) a JSON answer that would hold more than JSON_ANSWER_ENTRIES token
  * entries; the same request streamed is answered.
  */
 export function checkAnswerSize(body: ChatCompletionRequest, plan: ChatPlan): void {
-  const perToken = body.logprobs === true ? 1 + (body.top_logprobs ?? 0) : 1;
+  const perToken =
+    body.logprobs === true ? LOGPROB_ENTRY_WEIGHT * (1 + (body.top_logprobs ?? 0)) : 1;
   const entries = plan.choices.reduce((sum, choice) => sum + choice.tokens, 0) * perToken;
   if (entries > JSON_ANSWER_ENTRIES) {
     throw new GatewayError(
       400,
-      `This answer would hold ${entries} tokens and log probabilities (n × completion tokens × (1 + top_logprobs)), more than the emulator builds in one JSON answer (${JSON_ANSWER_ENTRIES}): ask for fewer choices, fewer tokens or fewer top_logprobs, or set stream: true.`,
+      `This answer would hold ${entries} token entries (n × completion tokens, × 4 × (1 + top_logprobs) with logprobs), more than the emulator builds in one JSON answer (${JSON_ANSWER_ENTRIES}): ask for fewer choices, fewer tokens or fewer top_logprobs, or set stream: true.`,
       { extra: { param: 'n', code: 'answer_too_large' } },
     );
   }

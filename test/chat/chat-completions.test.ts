@@ -532,7 +532,7 @@ describe('the size of a JSON answer', () => {
       ...extra,
     });
 
-  it('holds at most 400 000 token entries (n × tokens × (1 + top_logprobs)); the same request streamed is answered', async () => {
+  it('holds at most 400 000 token entries (n × tokens, × 4 × (1 + top_logprobs) with logprobs); the same request streamed is answered', async () => {
     const fits = await echo(24); // 24 × 16 384 = 393 216
     expect(fits.statusCode).toBe(200);
     expect(fits.json().choices.map((c: { finish_reason: string }) => c.finish_reason)).toEqual(
@@ -543,18 +543,22 @@ describe('the size of a JSON answer', () => {
     expect(over.json()).toEqual({
       error: {
         message:
-          'This answer would hold 409600 tokens and log probabilities (n × completion tokens × (1 + top_logprobs)), more than the emulator builds in one JSON answer (400000): ask for fewer choices, fewer tokens or fewer top_logprobs, or set stream: true.',
+          'This answer would hold 409600 token entries (n × completion tokens, × 4 × (1 + top_logprobs) with logprobs), more than the emulator builds in one JSON answer (400000): ask for fewer choices, fewer tokens or fewer top_logprobs, or set stream: true.',
         type: 'invalid_request_error',
         param: 'n',
         code: 'answer_too_large',
       },
     });
-    // 2 × 16 384 × 21: an echo with 20 alternatives a token ran the process out of memory at n: 32
+    // 2 × 16 384 × 4 × 21: an echo with 20 alternatives a token ran the process out of memory at n: 32
     const logprobs = await echo(2, { logprobs: true, top_logprobs: 20 });
     expect(logprobs.statusCode).toBe(400);
-    expect(logprobs.json().error.message).toMatch(/^This answer would hold 688128 tokens/);
-    // over the bound as JSON (2 × 10 000 × 21 = 420 000), answered as a stream
-    const asJson = { max_tokens: 10_000, logprobs: true, top_logprobs: 20 };
+    expect(logprobs.json().error.message).toMatch(/^This answer would hold 2752512 token entries/);
+    // within it: 1 × 4 000 × 4 × 21 = 336 000
+    expect((await echo(1, { max_tokens: 4000, logprobs: true, top_logprobs: 20 })).statusCode).toBe(
+      200,
+    );
+    // over the bound as JSON (2 × 5 000 × 4 × 21 = 840 000), answered as a stream
+    const asJson = { max_tokens: 5_000, logprobs: true, top_logprobs: 20 };
     expect((await echo(2, asJson)).statusCode).toBe(400);
     const streamed = await echo(2, { ...asJson, stream: true });
     expect(streamed.statusCode).toBe(200);
