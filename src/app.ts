@@ -358,6 +358,25 @@ export async function buildApp(
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // An `Expect` other than 100-continue: Node would answer its bare 417 with no envelope.
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const id = ids.next('request');
+    const rendered = renderByPath(
+      pathOf(request.url ?? '/'),
+      417,
+      'The Expect header must be 100-continue, or left out.',
+      id,
+    );
+    const body = JSON.stringify(rendered.body);
+    response.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      ...(rendered.idHeader ? { [rendered.idHeader]: id } : {}),
+      connection: 'close',
+    });
+    response.end(body);
+  });
+
   app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket;
     let held = responses.get(socket);

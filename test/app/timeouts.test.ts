@@ -223,6 +223,23 @@ describe('errors before routing', () => {
   });
 });
 
+describe('an Expect header other than 100-continue', () => {
+  it("is refused 417 in the envelope of the request's group", async () => {
+    const port = await start({});
+    const { closed } = exchange(
+      port,
+      'POST /videogen/v1/videos/text2video HTTP/1.1\r\nHost: x\r\nExpect: something\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    const response = parse((await closed).received);
+    expect(response.status).toBe('HTTP/1.1 417 Expectation Failed');
+    expect(response.body).toEqual({
+      code: 1200,
+      message: 'The Expect header must be 100-continue, or left out.',
+      request_id: expect.stringMatching(/^req_\d+$/),
+    });
+  });
+});
+
 describe('an error behind a response under way', () => {
   it('closes the socket without writing into the stream it carries', async () => {
     // a stream paced on the real clock: still under way when the bad request comes
