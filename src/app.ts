@@ -188,6 +188,7 @@ export async function buildApp(
       maxRecordedBytes: config.recordingMaxBytes,
       setTimer: deps.setTimer,
       stallMs: config.streamStallTimeoutMs,
+      timeoutMs: config.upstreamTimeoutMs,
     });
   }
   const text = createText(config, hashKey);

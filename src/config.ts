@@ -59,6 +59,7 @@ export const ConfigSchema = Type.Object({
   replayStrict: Type.Boolean(),
   replayPacing: Type.Union([Type.Literal('recorded'), Type.Literal('instant')]),
   recordingMaxBytes: Type.Integer({ minimum: 1, maximum: 1_073_741_824 }),
+  upstreamTimeoutMs: Type.Integer({ minimum: 1, maximum: 86_400_000 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -89,6 +90,7 @@ export const DEFAULT_CONFIG: Config = {
   replayStrict: false,
   replayPacing: 'recorded',
   recordingMaxBytes: 16 * 1024 * 1024,
+  upstreamTimeoutMs: 600_000,
 };
 
 type Kind = 'int' | 'string' | 'list' | 'bool';
@@ -175,6 +177,12 @@ const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; ki
   { key: 'recordingsDir', env: 'RECORDINGS_DIR', flag: 'recordings-dir', kind: 'string' },
   { key: 'replayStrict', env: 'REPLAY_STRICT', flag: 'replay-strict', kind: 'bool' },
   { key: 'replayPacing', env: 'REPLAY_PACING', flag: 'replay-pacing', kind: 'string' },
+  {
+    key: 'upstreamTimeoutMs',
+    env: 'UPSTREAM_TIMEOUT_MS',
+    flag: 'upstream-timeout-ms',
+    kind: 'int',
+  },
   {
     key: 'recordingMaxBytes',
     env: 'RECORDING_MAX_BYTES',

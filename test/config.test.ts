@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       replayStrict: false,
       replayPacing: 'recorded',
       recordingMaxBytes: 16_777_216,
+      upstreamTimeoutMs: 600_000,
     });
   });
 
@@ -72,6 +73,7 @@ describe('loadConfig', () => {
       REPLAY_STRICT: 'true',
       REPLAY_PACING: 'instant',
       RECORDING_MAX_BYTES: '1000',
+      UPSTREAM_TIMEOUT_MS: '2000',
     });
     expect(config).toEqual({
       port: 8080,
@@ -109,6 +111,7 @@ describe('loadConfig', () => {
       replayStrict: true,
       replayPacing: 'instant',
       recordingMaxBytes: 1000,
+      upstreamTimeoutMs: 2000,
     });
   });
 

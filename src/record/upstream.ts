@@ -93,6 +93,8 @@ export interface UpstreamOptions {
   setTimer: SetTimer;
   /** A stream to a client that takes nothing for this long is cut (STREAM_STALL_TIMEOUT_MS). */
   stallMs: number;
+  /** The longest a forwarded request may take, its answer's end included (UPSTREAM_TIMEOUT_MS). */
+  timeoutMs: number;
 }
 
 /** Where an answer came from, as the journal says. */
@@ -202,8 +204,40 @@ export class Upstream {
     headers['accept-encoding'] = 'identity';
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
-    // Upstream may think for longer than IDLE_TIMEOUT_MS; fetch's own timeouts (300 s) bound it.
+    // Upstream may think for longer than IDLE_TIMEOUT_MS, not for longer than UPSTREAM_TIMEOUT_MS
+    // (fetch's own timeouts restart at every byte: a trickle would hold the request for ever).
+    // The timer is held here, not by AbortSignal.timeout, which can be collected before it fires.
     holdOpen(reply.raw);
+    let late = false;
+    const cancelTimer = this.options.setTimer(() => {
+      late = true;
+      gone.abort();
+    }, this.options.timeoutMs);
+    reply.raw.once('close', cancelTimer);
+    try {
+      return await this.exchange(request, reply, base, headers, gone, limit);
+    } catch (err) {
+      if (late && !reply.raw.headersSent) {
+        throw new GatewayError(
+          504,
+          `The upstream gateway did not answer within ${this.options.timeoutMs} ms.`,
+        );
+      }
+      throw err;
+    } finally {
+      cancelTimer();
+    }
+  }
+
+  /** The exchange with the upstream, within forward's timer (`gone` aborts it). */
+  private async exchange(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    base: string,
+    headers: Record<string, string>,
+    gone: AbortController,
+    limit: number,
+  ): Promise<RecordedResponse | 'too large' | 'cut'> {
     let res: Response;
     try {
       res = await fetch(`${base.replace(/\/$/, '')}${request.url}`, {

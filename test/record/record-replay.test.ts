@@ -407,6 +407,44 @@ describe('bounds and failures', () => {
     upstream.close();
   });
 
+  it('answers 504 in the group envelope when the upstream takes longer than UPSTREAM_TIMEOUT_MS', async () => {
+    const held: Array<import('node:http').ServerResponse> = [];
+    const upstream = createServer((req, res) => {
+      req.resume();
+      if (req.headers['x-test-case'] === 'trickle') {
+        // headers at once, then a byte a while: fetch's own timeouts restart at every byte
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const drip = setInterval(() => res.write(' '), 20);
+        res.on('close', () => clearInterval(drip));
+      }
+      held.push(res); // never answers (or never ends)
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const recorder = await start({
+      upstreamMode: 'record',
+      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      recordingsDir: mkdtempSync(join(tmpdir(), 'recordings-')),
+      upstreamTimeoutMs: 300,
+    });
+    for (const testCase of ['hang', 'trickle']) {
+      const res = await fetch(`${recorder.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer k',
+          'content-type': 'application/json',
+          'x-test-case': testCase,
+        },
+        body: JSON.stringify(CHAT),
+      });
+      expect(res.status, testCase).toBe(504);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+        'The upstream gateway did not answer within 300 ms.',
+      );
+    }
+    for (const res of held) res.destroy();
+    upstream.close();
+  });
+
   it('cuts a forwarded stream whose client stops reading, after STREAM_STALL_TIMEOUT_MS', async () => {
     const frame = `data: ${JSON.stringify({ text: 'x'.repeat(60_000) })}\n\n`;
     const upstream = createServer((req, res) => {
