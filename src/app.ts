@@ -25,7 +25,14 @@ import { Journal } from './platform/journal.js';
 import { Metrics } from './platform/metrics.js';
 import { registerOpenapi } from './platform/openapi.js';
 import { RateLimiter } from './platform/rate-limit.js';
-import { BODY_LIMIT, CLIENT_HEADERS, pathOf, REDACTED, setupRequests } from './platform/request.js';
+import {
+  answering,
+  BODY_LIMIT,
+  CLIENT_HEADERS,
+  pathOf,
+  REDACTED,
+  setupRequests,
+} from './platform/request.js';
 import { Scheduler } from './platform/scheduler.js';
 import { redactUrl, SECRET_HEADERS } from './platform/secrets.js';
 import { lazySerializers, normalizeError, validatorFactory } from './platform/validation.js';
@@ -274,16 +281,6 @@ export async function buildApp(
    * A request Node could not parse or that timed out before it was read: answered in the
    * group's envelope, found by its path when that much is known.
    */
-  /** The responses of each socket not finished yet (see answerClientError). */
-  const responses = new WeakMap<Duplex, Set<ServerResponse>>();
-  /** Whether a response is under way on the socket: its head sent, its end not. */
-  const answering = (socket: Duplex) => {
-    for (const response of responses.get(socket) ?? []) {
-      if (response.headersSent && !response.writableFinished) return true;
-    }
-    return false;
-  };
-
   function answerClientError(err: ClientError, socket: Duplex) {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const [status, message] =
@@ -376,19 +373,6 @@ export async function buildApp(
       connection: 'close',
     });
     response.end(body);
-  });
-
-  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket;
-    let held = responses.get(socket);
-    if (!held) {
-      held = new Set();
-      responses.set(socket, held);
-    }
-    held.add(response);
-    const done = () => held.delete(response);
-    response.once('finish', done);
-    response.once('close', done);
   });
 
   app.decorate('emulator', {

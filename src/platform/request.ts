@@ -98,10 +98,32 @@ export const REDACTED = '[REDACTED]';
  * a journal wait): the socket's idle timeout (IDLE_TIMEOUT_MS), which is for stalled clients,
  * must not cut it. Each holder has its own bound. (An injected request has no real socket.)
  */
-export function holdOpen(res: { socket: unknown }): void {
+export function holdOpen(res: {
+  socket: unknown;
+  once?: (event: 'close', fn: () => void) => unknown;
+}): void {
   const socket = res.socket as { setTimeout?: (ms: number) => void } | null;
-  if (typeof socket?.setTimeout === 'function') socket.setTimeout(0);
+  if (typeof socket?.setTimeout !== 'function') return;
+  socket.setTimeout(0);
+  // Held answers are under way (see answering): counted per socket until each closes.
+  const key = socket as object;
+  held.set(key, (held.get(key) ?? 0) + 1);
+  res.once?.('close', () => {
+    const left = (held.get(key) ?? 1) - 1;
+    if (left > 0) held.set(key, left);
+    else held.delete(key);
+  });
 }
+
+/** The sockets with held answers (see holdOpen), and how many. */
+const held = new WeakMap<object, number>();
+
+/**
+ * Whether an answer is under way on a socket: a held one (a stream, a delay, a wait), or bytes
+ * of one still queued to be written. A client error behind it must not write into it.
+ */
+export const answering = (socket: { writableLength?: number }): boolean =>
+  held.has(socket) || (socket.writableLength ?? 0) > 0;
 
 /**
  * A string field of a parsed body, or undefined: a body may be any JSON value (`null`, a
