@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type Static, Type } from '@sinclair/typebox';
 import type { GroupName } from './group.js';
-import { type LinearRegex, linearRegex, type RegexMatch } from './linear-regex.js';
+import { type LinearRegex, linearRegex } from './linear-regex.js';
 import { REDACTED } from './request.js';
 import { Literals } from './schema-helpers.js';
 import { isSecretName } from './secrets.js';
@@ -269,15 +269,20 @@ const headerValue = (value: string | string[] | undefined) =>
   typeof value === 'string' ? value : value?.join(', ');
 
 /**
- * The fields of a match a request does not meet, in the order of the match (empty: it
- * matches). `prompt_regex` is checked last and its result kept for `$n` references.
+ * Charges one read of the prompt by a regex to a request's scan budget (see REGEX_SCAN_CHARS):
+ * false when it would pass it, and the regex is then not run.
  */
-export function mismatches(
-  m: CompiledMatch,
-  t: MatchTarget,
-  found?: { exec?: RegexMatch },
-  firstOnly = false,
-): string[] {
+export function scanWithin(scan: { left: number } | undefined, prompt: string): boolean {
+  if (scan === undefined) return true;
+  scan.left -= prompt.length;
+  return scan.left >= 0;
+}
+
+/**
+ * The fields of a match a request does not meet, in the order of the match (empty: it
+ * matches). `prompt_regex` is checked last.
+ */
+export function mismatches(m: CompiledMatch, t: MatchTarget, firstOnly = false): string[] {
   const differ: string[] = [];
   if (m.group !== undefined && m.group !== t.group) differ.push('group');
   if (
@@ -309,14 +314,8 @@ export function mismatches(
   if (firstOnly && differ.length > 0) return differ;
   if (m.prompt) {
     const prompt = t.prompt();
-    if (t.scan && prompt !== undefined) t.scan.left -= prompt.length;
-    if (prompt === undefined || (t.scan && t.scan.left < 0)) differ.push('prompt_regex');
-    else if (!found) {
-      if (!m.prompt.test(prompt)) differ.push('prompt_regex'); // no groups wanted: the fast test
-    } else {
-      const exec = m.prompt.exec(prompt);
-      if (!exec) differ.push('prompt_regex');
-      else found.exec = exec;
+    if (prompt === undefined || !scanWithin(t.scan, prompt) || !m.prompt.test(prompt)) {
+      differ.push('prompt_regex');
     }
   }
   return differ;
@@ -324,7 +323,7 @@ export function mismatches(
 
 /** Whether a request meets a match: it stops at the first field it does not. */
 export function meets(m: CompiledMatch, t: MatchTarget): boolean {
-  return mismatches(m, t, undefined, true).length === 0;
+  return mismatches(m, t, true).length === 0;
 }
 
 /** A match as shown: a key, or the value a credential header must have, is never echoed. */

@@ -7,6 +7,7 @@ import {
   type MatchContext,
   meets,
   regexScan,
+  scanWithin,
   shownMatch,
 } from '../platform/match.js';
 import { DEFAULT_SESSION } from '../platform/session.js';
@@ -277,8 +278,7 @@ export class Replies implements Feature {
     if (entry.request && (!context || !meets(entry.request, context.target()))) return undefined;
     if (match.contains !== undefined && !turn.prompt.includes(match.contains)) return undefined;
     if (entry.regex) {
-      scan.left -= turn.prompt.length;
-      if (scan.left < 0) return undefined;
+      if (!scanWithin(scan, turn.prompt)) return undefined;
       // The groups cost far more than the test: read only for a reply that uses them.
       if (!entry.groups) return entry.regex.test(turn.prompt) ? true : undefined;
       return entry.regex.exec(turn.prompt) ?? undefined;
