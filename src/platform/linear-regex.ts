@@ -281,25 +281,29 @@ const BACKTRACKING_EXEC = new vm.Script('re.exec(text)');
 /** One context for every backtracking check (a context costs 150 KB): given the pattern and text each time. */
 let backtrackingContext: vm.Context | undefined;
 
-/** What backtracking checks may still take, in ms, and whether one ran out of time. */
+/** What backtracking checks may still take, in ms. */
 export interface BacktrackingBudget {
   leftMs: number;
-  timedOut: boolean;
 }
 
-/** The budget of the work under way (see withBacktracking); checks outside one get a check's time. */
-let current: BacktrackingBudget | undefined;
+/** The work under way (see withBacktracking): its budget, and whether a check ran out of time. */
+let current: { budget: BacktrackingBudget; timedOut: boolean } | undefined;
 
 /**
  * Runs `work` (synchronous: it is the only thing running) with the backtracking checks it
  * makes charged to `budget`: once it is spent, they match nothing. A budget belongs to one
- * request, so no request spends another's, and a pattern is never marked for all.
+ * request, so no request spends another's, and a pattern is never marked for all. Says too
+ * whether a check ran out of time (its verdict is then this request's, not the pattern's).
  */
-export function withBacktracking<T>(budget: BacktrackingBudget, work: () => T): T {
+export function withBacktracking<T>(
+  budget: BacktrackingBudget,
+  work: () => T,
+): { result: T; timedOut: boolean } {
   const outer = current;
-  current = budget;
+  const run = { budget, timedOut: false };
+  current = run;
   try {
-    return work();
+    return { result: work(), timedOut: run.timedOut };
   } finally {
     current = outer;
   }
@@ -315,10 +319,10 @@ function backtrackingRegex(pattern: string, flags: string): LinearRegex {
   const re = new RegExp(pattern, flags);
   const run = (script: vm.Script, text: string): unknown => {
     if (text.length > BACKTRACKING_MAX_CHARS) return null;
-    const budget = current;
-    const limit = Math.min(BACKTRACKING_TIMEOUT_MS, budget?.leftMs ?? BACKTRACKING_TIMEOUT_MS);
+    const run = current;
+    const limit = Math.min(BACKTRACKING_TIMEOUT_MS, run?.budget.leftMs ?? BACKTRACKING_TIMEOUT_MS);
     if (limit < 1) {
-      if (budget) budget.timedOut = true;
+      if (run) run.timedOut = true;
       return null;
     }
     backtrackingContext ??= vm.createContext({ re: undefined, text: '' });
@@ -328,10 +332,10 @@ function backtrackingRegex(pattern: string, flags: string): LinearRegex {
     try {
       return script.runInContext(backtrackingContext, { timeout: Math.ceil(limit) });
     } catch {
-      if (budget) budget.timedOut = true;
+      if (run) run.timedOut = true;
       return null;
     } finally {
-      if (budget) budget.leftMs -= performance.now() - started;
+      if (run) run.budget.leftMs -= performance.now() - started;
       backtrackingContext.re = undefined;
       backtrackingContext.text = '';
     }

@@ -119,10 +119,7 @@ export interface Budget {
  * in all: real ones take microseconds a value, and a check stops at 10 ms.
  */
 export const REQUEST_BACKTRACKING_MS = 100;
-const backtrackingBudget = (): BacktrackingBudget => ({
-  leftMs: REQUEST_BACKTRACKING_MS,
-  timedOut: false,
-});
+const backtrackingBudget = (): BacktrackingBudget => ({ leftMs: REQUEST_BACKTRACKING_MS });
 
 /** What the values of one request may still cost (see REQUEST_GENERATION_BUDGET). */
 export const generationBudget = (): Budget => ({
@@ -340,6 +337,14 @@ const WRONG_TYPE = 'a keyword has a value of the wrong type (an $id must be a st
 function ready(info: SchemaInfo, schema: object): void {
   info.pending = undefined;
   const plain = info.key.includes('"prefixItems"') ? (tuplesAsDraft7(schema) as object) : schema;
+  // References are checked before Ajv sees the schema (see refProblem).
+  if (info.key.includes('"$ref"')) {
+    const problem = refProblem(plain as Node, info.key.includes('"$id"'));
+    if (problem !== undefined) {
+      Object.assign(info, problem);
+      return;
+    }
+  }
   if (compiledChars > AJV_RENEW_CHARS) {
     ajv = undefined;
     compiledChars = 0;
@@ -348,26 +353,6 @@ function ready(info: SchemaInfo, schema: object): void {
   }
   const compiler = validator();
   compiledChars += info.key.length;
-  const unresolved =
-    info.key.includes('"$ref"') && !info.key.includes('"$id"')
-      ? unresolvedRef(plain as Node)
-      : undefined;
-  if (unresolved !== undefined) {
-    info.invalid = `can't resolve reference ${unresolved} from id #`;
-    return;
-  }
-  if (info.key.includes('"$ref"')) {
-    const expanded = expandedNodes(plain as Node, EXPANDED_NODES);
-    if (expanded === undefined) {
-      info.unusable =
-        'it has a $ref within an $id inside the schema, which the emulator does not follow';
-      return;
-    }
-    if (expanded > EXPANDED_NODES) {
-      info.unusable = `its $refs expand it to more than ${EXPANDED_NODES} nodes, more than the emulator checks a value against`;
-      return;
-    }
-  }
   try {
     info.validate = compiler.compile(plain);
   } catch (err) {
@@ -554,6 +539,32 @@ function expandedNodes(root: Node, limit: number): number | undefined {
     return total;
   };
   return size(root);
+}
+
+/**
+ * What is wrong with a schema's `$ref`s, before Ajv reads them: one that points at nothing
+ * (JSON Schema says so: `invalid`), or ones the emulator does not check a value through
+ * (`unusable`: an inner `$id`'s, or too many paths).
+ */
+function refProblem(
+  root: Node,
+  hasId: boolean,
+): { invalid: string } | { unusable: string } | undefined {
+  const unresolved = hasId ? undefined : unresolvedRef(root);
+  if (unresolved !== undefined)
+    return { invalid: `can't resolve reference ${unresolved} from id #` };
+  const expanded = expandedNodes(root, EXPANDED_NODES);
+  if (expanded === undefined) {
+    return {
+      unusable: 'it has a $ref within an $id inside the schema, which the emulator does not follow',
+    };
+  }
+  if (expanded > EXPANDED_NODES) {
+    return {
+      unusable: `its $refs expand it to more than ${EXPANDED_NODES} nodes, more than the emulator checks a value against`,
+    };
+  }
+  return undefined;
 }
 
 class TooLarge extends Error {}
@@ -967,16 +978,15 @@ export async function schemaInstance(
   const generate = await loadGenerator();
   const backtracking = budget?.backtracking ?? backtrackingBudget();
   if (info.canonical === undefined) {
-    const outOfTimeBefore = backtracking.timedOut;
-    backtracking.timedOut = false;
-    const found = withBacktracking(backtracking, () => attempt(info, generate, CANONICAL_SEED));
+    const { result: found, timedOut } = withBacktracking(backtracking, () =>
+      attempt(info, generate, CANONICAL_SEED),
+    );
     // A verdict reached because checks ran out of time is this request's, not the schema's.
-    if (!found && backtracking.timedOut) {
+    if (!found && timedOut) {
       throw new UnsatisfiableSchemaError(
         `its patterns (lookaround or backreferences) took longer to check than the ${REQUEST_BACKTRACKING_MS} ms the emulator gives them in one request`,
       );
     }
-    backtracking.timedOut ||= outOfTimeBefore;
     info.canonical = found ?? NO_VALUE;
   }
   const canonical = info.canonical;
@@ -987,7 +997,7 @@ export async function schemaInstance(
   const own =
     seed === CANONICAL_SEED
       ? undefined
-      : withBacktracking(backtracking, () => attempt(info, generate, seed));
+      : withBacktracking(backtracking, () => attempt(info, generate, seed)).result;
   const { value } = own ?? canonical;
   if (info.id >= 0 && (info.size ?? Number.POSITIVE_INFINITY) <= VALUE_KEPT_SIZE) {
     values.set(valueKey, value);
