@@ -207,16 +207,27 @@ const CATEGORIES: Record<string, string> = {
 };
 
 const PROPERTY =
-  /\\([pP])\{(?:(General_Category|gc|Script|sc|Script_Extensions|scx)=)?([A-Za-z_]+)\}/g;
+  /\\([pP])\{((?:(?:General_Category|gc|Script|sc|Script_Extensions|scx)=)?[A-Za-z_]+)\}/g;
+const SCRIPT_KIND = /^(Script|sc|Script_Extensions|scx)=/;
+
+/**
+ * The name RE2 reads for what a `\\p{...}` holds: `Uppercase_Letter` and `gc=Lu` are `Lu`,
+ * `Script=Greek` is `Greek`; any other name as it is.
+ */
+export function shortPropertyName(property: string): string {
+  const script = SCRIPT_KIND.exec(property);
+  if (script) return property.slice(script[0].length);
+  const name = property.slice(property.indexOf('=') + 1);
+  return Object.hasOwn(CATEGORIES, name) ? (CATEGORIES[name] as string) : name;
+}
 
 /** `\\p{Uppercase_Letter}`, `\\p{gc=Lu}`, `\\p{Script=Greek}` as RE2 spells them. */
 const re2Properties = (pattern: string) =>
   pattern.includes('{')
-    ? pattern.replace(PROPERTY, (whole, p: string, kind: string | undefined, name: string) => {
-        if (kind?.startsWith('S') || kind?.startsWith('s')) return `\\${p}{${name}}`;
-        const short = CATEGORIES[name] ?? (kind === undefined ? undefined : name);
-        return short === undefined ? whole : `\\${p}{${short}}`;
-      })
+    ? pattern.replace(
+        PROPERTY,
+        (_, p: string, property: string) => `\\${p}{${shortPropertyName(property)}}`,
+      )
     : pattern;
 
 /**

@@ -7,6 +7,7 @@ import {
   estimatedProgramSize,
   LinearRegexError,
   mayBacktrack,
+  shortPropertyName,
   withBacktracking,
 } from '../platform/linear-regex.js';
 import { Lru } from '../platform/lru.js';
@@ -603,32 +604,24 @@ function narrowRange(copy: Node): void {
 /**
  * Characters of a Unicode property the generator makes, all of them in the property: it reads
  * `\\p{Lu}` as a `p`, so `^\\p{Lu}\\p{Ll}+$` is made from `^[A-Z][a-z]+$` instead (Ajv checks the
- * value against the pattern as sent). Properties not named here are left as they are.
+ * value against the pattern as sent). By the names RE2 reads (see shortPropertyName: the long
+ * names of categories come to these); properties not named here are left as they are.
  * @see https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Regular_expressions/Unicode_character_class_escape
  */
 const PROPERTY_CHARACTERS: Record<string, string> = {
   L: 'a-zA-Z',
-  Letter: 'a-zA-Z',
   Alphabetic: 'a-zA-Z',
   Alpha: 'a-zA-Z',
-  'Script=Latin': 'a-zA-Z',
-  'sc=Latin': 'a-zA-Z',
+  Latin: 'a-zA-Z',
   Lu: 'A-Z',
-  Uppercase_Letter: 'A-Z',
   Uppercase: 'A-Z',
   Ll: 'a-z',
-  Lowercase_Letter: 'a-z',
   Lowercase: 'a-z',
   N: '0-9',
   Nd: '0-9',
-  Number: '0-9',
-  Decimal_Number: '0-9',
-  digit: '0-9',
   P: '.,!?',
-  Punctuation: '.,!?',
   Po: '.,!?',
   Zs: ' ',
-  Space_Separator: ' ',
   White_Space: ' ',
   ASCII: ' -~',
   Any: ' -~',
@@ -642,7 +635,10 @@ function asciiProperties(pattern: string): string {
     const c = pattern[i];
     if (c === '\\') {
       const close = pattern[i + 1] === 'p' && pattern[i + 2] === '{' ? pattern.indexOf('}', i) : -1;
-      const chars = close > 0 ? PROPERTY_CHARACTERS[pattern.slice(i + 3, close)] : undefined;
+      const name = close > 0 ? shortPropertyName(pattern.slice(i + 3, close)) : '';
+      const chars = Object.hasOwn(PROPERTY_CHARACTERS, name)
+        ? PROPERTY_CHARACTERS[name]
+        : undefined;
       if (close > 0 && chars !== undefined) {
         out += inClass ? chars : `[${chars}]`;
         i = close;
