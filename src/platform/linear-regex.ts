@@ -151,6 +151,10 @@ const FLAGS: Record<string, number> = {
   u: 0, // RE2 reads code points already
 };
 
+/** A pattern as an error shows it: its first 80 characters. */
+const shownPattern = (pattern: string) =>
+  `/${pattern.length > 80 ? `${pattern.slice(0, 80)}...` : pattern}/`;
+
 const tooLarge = (shown: string, size: string, maxSize: number) =>
   new LinearRegexError(
     `${shown} compiles to ${size} instructions, more than the ${maxSize} the emulator runs (large repetition counts cost that much on every character)`,
@@ -241,7 +245,7 @@ export function linearRegex(pattern: string, flags = '', maxSize = MAX_PROGRAM_S
   } catch (err) {
     throw new LinearRegexError((err as Error).message);
   }
-  const shown = `/${pattern.length > 80 ? `${pattern.slice(0, 80)}...` : pattern}/`;
+  const shown = shownPattern(pattern);
   const estimate = estimatedProgramSize(pattern);
   if (estimate > ESTIMATE_SLACK * maxSize) throw tooLarge(shown, `about ${estimate}`, maxSize);
   let re: RE2JS;
@@ -391,7 +395,7 @@ export function schemaRegex(pattern: string, flags: string): LinearRegex {
       // RE2 stopped at the lookaround before it counted the program: the estimate counts it.
       const estimate = estimatedProgramSize(pattern);
       if (estimate > MAX_SCHEMA_PROGRAM_SIZE) {
-        throw tooLarge(`/${pattern.slice(0, 80)}/`, `about ${estimate}`, MAX_SCHEMA_PROGRAM_SIZE);
+        throw tooLarge(shownPattern(pattern), `about ${estimate}`, MAX_SCHEMA_PROGRAM_SIZE);
       }
       return backtrackingRegex(pattern, readable);
     }
