@@ -59,15 +59,19 @@ const AZURE_ACCESS_DENIED =
   'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.';
 
 /**
- * Azure's front refusing a key, missing or wrong, before the API sees the request:
+ * What Azure's front answers before the API sees a request, in its own
+ * `{"error":{"code","message"}}` (not the chat envelope).
+ */
+export const azureFrontError = (status: number, code: string, message: string) =>
+  new GatewayError(status, message, { body: { error: { code, message } } });
+
+/**
+ * Azure's front refusing a key, missing or wrong:
  * `{"error":{"code":"401","message":"Access denied due to invalid subscription key..."}}`.
  * @see https://github.com/microsoft/semantic-kernel/issues/10337
  * @see https://github.com/SciSharp/BotSharp/issues/386
  */
-const azureAccessDenied = () =>
-  new GatewayError(401, AZURE_ACCESS_DENIED, {
-    body: { error: { code: '401', message: AZURE_ACCESS_DENIED } },
-  });
+const azureAccessDenied = () => azureFrontError(401, '401', AZURE_ACCESS_DENIED);
 
 export const chatGroupSpec: GroupSpec = {
   /** `Authorization: Bearer`, or Azure's `api-key` header (the AzureOpenAI clients send it). */

@@ -8,7 +8,7 @@ import type { ContentFilter } from '../text/content-filter.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
 import { CHAT_CACHE_MIN_TOKENS, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
-import { renderChatError } from './errors.js';
+import { azureFrontError, renderChatError } from './errors.js';
 import { errorResponses, modelsRoutes, operationId, type RoutesCopy } from './models-routes.js';
 import { readChatPrompt } from './prompt.js';
 import {
@@ -68,16 +68,11 @@ function isVersionDate(version: string): boolean {
  */
 function apiVersionProblem(query: unknown): GatewayError | undefined {
   const version = (query as Record<string, unknown> | undefined)?.['api-version'];
-  const azure = (code: string, message: string) => ({ body: { error: { code, message } } });
   if (version === undefined || version === '') {
-    return new GatewayError(404, 'Resource not found', azure('404', 'Resource not found'));
+    return azureFrontError(404, '404', 'Resource not found');
   }
   if (typeof version !== 'string' || !isVersionDate(version)) {
-    return new GatewayError(
-      400,
-      'API version not supported',
-      azure('BadRequest', 'API version not supported'),
-    );
+    return azureFrontError(400, 'BadRequest', 'API version not supported');
   }
   return undefined;
 }

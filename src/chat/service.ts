@@ -297,7 +297,7 @@ export function checkAnswerSize(body: ChatCompletionRequest, plan: ChatPlan): vo
   if (entries > JSON_ANSWER_ENTRIES) {
     throw new GatewayError(
       400,
-      `This answer would hold ${entries} token entries (n × completion tokens, × 4 × (1 + top_logprobs) with logprobs), more than the emulator builds in one JSON answer (${JSON_ANSWER_ENTRIES}): ask for fewer choices, fewer tokens or fewer top_logprobs, or set stream: true.`,
+      `This answer would hold ${entries} token entries (n × completion tokens, × ${LOGPROB_ENTRY_WEIGHT} × (1 + top_logprobs) with logprobs), more than the emulator builds in one JSON answer (${JSON_ANSWER_ENTRIES}): ask for fewer choices, fewer tokens or fewer top_logprobs, or set stream: true.`,
       { extra: { param: 'n', code: 'answer_too_large' } },
     );
   }
