@@ -278,6 +278,23 @@ export async function buildApp(
   }
 
   /**
+   * A refusal answered outside Fastify (on a socket, or a response Node holds), in the group's
+   * envelope by its path: the JSON body and the headers to send it with, the connection closed.
+   */
+  function closingAnswer(path: string, status: number, message: string) {
+    const id = ids.next('request');
+    const rendered = renderByPath(path, status, message, id);
+    const body = JSON.stringify(rendered.body);
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      ...(rendered.idHeader ? { [rendered.idHeader]: id } : {}),
+      Connection: 'close',
+    };
+    return { body, headers };
+  }
+
+  /**
    * A request Node could not parse or that timed out before it was read: answered in the
    * group's envelope, found by its path when that much is known.
    */
@@ -296,18 +313,13 @@ export async function buildApp(
       .parser?.incoming;
     const current = incoming?.complete === false ? incoming : undefined;
     const path = current?.url ?? lastRequestPath(err.rawPacket, err.bytesParsed);
-    const id = ids.next('request');
-    const rendered = renderByPath(path, status, message, id);
-    const body = JSON.stringify(rendered.body);
-    const idHeader = rendered.idHeader ? `${rendered.idHeader}: ${id}\r\n` : '';
+    const { body, headers } = closingAnswer(path, status, message);
     // A response already under way on the socket (a stream, and a pipelined request behind it
     // that failed) must not get these bytes in its body: the socket is only closed, as Node's
     // own handler does.
     if (socket.writable && !answering(socket)) {
-      socket.write(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\n${idHeader}Connection: close\r\n\r\n${body}`,
-      );
+      const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${body}`);
     }
     socket.destroy();
   }
@@ -358,21 +370,9 @@ export async function buildApp(
 
   // An `Expect` other than 100-continue: Node would answer its bare 417 with no envelope.
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
-    const id = ids.next('request');
-    const rendered = renderByPath(
-      pathOf(request.url ?? '/'),
-      417,
-      'The Expect header must be 100-continue, or left out.',
-      id,
-    );
-    const body = JSON.stringify(rendered.body);
-    response.writeHead(417, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
-      ...(rendered.idHeader ? { [rendered.idHeader]: id } : {}),
-      connection: 'close',
-    });
-    response.end(body);
+    const message = 'The Expect header must be 100-continue, or left out.';
+    const { body, headers } = closingAnswer(pathOf(request.url ?? '/'), 417, message);
+    response.writeHead(417, headers).end(body);
   });
 
   app.decorate('emulator', {
