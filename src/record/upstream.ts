@@ -5,7 +5,7 @@ import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
 import { holdOpen, pathOf, StreamCapture } from '../platform/request.js';
 import { redactUrl } from '../platform/secrets.js';
-import { YIELD_BYTES } from '../platform/sse.js';
+import { type SseResult, YIELD_BYTES } from '../platform/sse.js';
 import {
   blockOf,
   bodyHash,
@@ -209,11 +209,11 @@ export class Upstream {
     // The timer is held here, not by AbortSignal.timeout, which can be collected before it fires.
     holdOpen(reply.raw);
     let late = false;
+    // (cancelled below once the exchange ends, which a client that leaves ends too)
     const cancelTimer = this.options.setTimer(() => {
       late = true;
       gone.abort();
     }, this.options.timeoutMs);
-    reply.raw.once('close', cancelTimer);
     try {
       return await this.exchange(request, reply, base, headers, gone, limit);
     } catch (err) {
@@ -288,9 +288,9 @@ export class Upstream {
     const decoder = new TextDecoder();
     let pending = '';
     let seen = 0;
-    let yieldedAt = 0;
     let broken = false;
     let stalled = false;
+    const pace = this.pacer(raw);
     try {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         const bytes = Buffer.from(chunk);
@@ -309,15 +309,10 @@ export class Upstream {
             pending = pending.slice(end + 2);
           }
         } // else passed on, no longer kept
-        // As the emulator's own streams: the client's pace, and other requests' turn.
-        if (!room && !(await writable(raw, this.options.setTimer, this.options.stallMs))) {
+        if (!(await pace(room, seen))) {
           stalled = true;
           gone.abort();
           break;
-        }
-        if (seen - yieldedAt > YIELD_BYTES) {
-          yieldedAt = seen;
-          await new Promise((resolve) => setImmediate(resolve));
         }
       }
     } catch {
@@ -326,9 +321,12 @@ export class Upstream {
     if (broken || stalled || raw.destroyed) {
       // The upstream broke off, the client stopped reading, or it left (which aborts the
       // fetch): journaled and logged as an aborted stream, and not recorded.
-      const reason = stalled ? 'write stalled' : raw.destroyed ? 'client closed' : 'error';
-      raw.destroy();
-      request.gateway?.streamAborted(request, reply, { completed: false, bytes: seen, reason });
+      this.cut(
+        request,
+        reply,
+        seen,
+        stalled ? 'write stalled' : raw.destroyed ? 'client closed' : 'error',
+      );
       return 'cut';
     }
     raw.end();
@@ -354,13 +352,7 @@ export class Upstream {
     const capture = this.capture(request);
     const started = this.options.monotonic();
     let sent = 0;
-    let yieldedAt = 0;
-    /** The client left: journaled and logged as an aborted stream. */
-    const cut = () => {
-      raw.destroy();
-      const result = { completed: false, bytes: sent, reason: 'client closed' as const };
-      request.gateway?.streamAborted(request, reply, result);
-    };
+    const pace = this.pacer(raw);
     // (start-up checks the status and headers with node:http's own rules: this cannot throw)
     raw.writeHead(recorded.status, recorded.headers);
     holdOpen(raw); // recorded pauses, as a paced stream's
@@ -370,28 +362,48 @@ export class Upstream {
         if (wait > 0) await sleepWith(this.options.wait, wait);
       }
       if (raw.destroyed) {
-        cut();
+        this.cut(request, reply, sent, 'client closed');
         return;
       }
       const bytes = Buffer.from(blockOf(event));
       const room = raw.write(bytes);
       capture(bytes);
       sent += bytes.length;
-      // As the emulator's own streams: the client's pace, and other requests' turn.
-      if (!room) {
-        if (!(await writable(raw, this.options.setTimer, this.options.stallMs))) {
-          raw.destroy();
-          const result = { completed: false, bytes: sent, reason: 'write stalled' as const };
-          request.gateway?.streamAborted(request, reply, result);
-          return;
-        }
-      } else if (sent - yieldedAt > YIELD_BYTES) {
+      if (!(await pace(room, sent))) {
+        this.cut(request, reply, sent, 'write stalled');
+        return;
+      }
+    }
+    if (raw.destroyed) this.cut(request, reply, sent, 'client closed');
+    else raw.end();
+  }
+
+  /**
+   * What a stream passed on does after each write, as the emulator's own streams do: waits
+   * for the client to take it (false when it took nothing for STREAM_STALL_TIMEOUT_MS), or
+   * lets other requests run after every YIELD_BYTES.
+   */
+  private pacer(raw: ServerResponse): (room: boolean, sent: number) => Promise<boolean> {
+    let yieldedAt = 0;
+    return async (room, sent) => {
+      if (!room) return writable(raw, this.options.setTimer, this.options.stallMs);
+      if (sent - yieldedAt > YIELD_BYTES) {
         yieldedAt = sent;
         await new Promise((resolve) => setImmediate(resolve));
       }
-    }
-    if (raw.destroyed) cut();
-    else raw.end();
+      return true;
+    };
+  }
+
+  /** A stream cut off (the upstream broke off, the client left or stopped reading): journaled and logged as aborted, not recorded. */
+  private cut(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    bytes: number,
+    reason: NonNullable<SseResult['reason']>,
+  ): void {
+    reply.raw.destroy();
+    request.gateway?.streamAborted(request, reply, { completed: false, bytes, reason });
   }
 
   /** Keeps the first bytes of a stream for the journal, as the emulator's own streams do. */
