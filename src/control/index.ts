@@ -103,11 +103,24 @@ function sessionOf(request: FastifyRequest, named?: string): string | undefined 
   return session;
 }
 
+const SessionField = Type.Optional(Type.String({ pattern: SESSION_PATTERN }));
+
 /** `?session=`: narrows a read to one session, as the session header does. */
-const SessionQuery = Type.Object(
-  { session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })) },
-  { additionalProperties: false },
-);
+const SessionQuery = Type.Object({ session: SessionField }, { additionalProperties: false });
+
+/** `?session=&limit=`: a list of one session (or of all), at most `limit` long. */
+const ListQuery = (most: number, fallback: number) =>
+  Type.Object(
+    {
+      session: SessionField,
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: most, default: fallback })),
+    },
+    { additionalProperties: false },
+  );
+
+/** The tasks and the cache entries listed when no `limit` is given. */
+const TASKS_LISTED = 1000;
+const CACHE_LISTED = 200;
 
 /** A match that cannot be compiled is the caller's 400, naming the field. */
 function compiled<T>(make: () => T): T {
@@ -515,20 +528,14 @@ export const controlRoutes =
         schema: {
           summary:
             'Video tasks of every key (or of one session), as they are now: the newest `limit`, oldest first',
-          querystring: Type.Object(
-            {
-              session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })),
-              limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 })),
-            },
-            { additionalProperties: false },
-          ),
+          querystring: ListQuery(10_000, TASKS_LISTED),
           response: { 200: TaskListSchema, ...errors },
         },
       },
       async (request) => {
         const session = sessionOf(request, request.query.session);
         const now = clock.now();
-        return { now, ...video.all(now, request.query.limit ?? 1000, session) };
+        return { now, ...video.all(now, request.query.limit ?? TASKS_LISTED, session) };
       },
     );
 
@@ -538,13 +545,7 @@ export const controlRoutes =
         schema: {
           summary:
             'Live prompt-cache entries, most recently used first: tokens, reads, time left (never the text)',
-          querystring: Type.Object(
-            {
-              session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })),
-              limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 200 })),
-            },
-            { additionalProperties: false },
-          ),
+          querystring: ListQuery(1000, CACHE_LISTED),
           response: { 200: CacheListSchema, ...errors },
         },
       },
@@ -554,7 +555,7 @@ export const controlRoutes =
         return {
           now,
           size: text.promptCache.size,
-          entries: text.promptCache.list(now, request.query.limit ?? 200, session),
+          entries: text.promptCache.list(now, request.query.limit ?? CACHE_LISTED, session),
         };
       },
     );
