@@ -1,5 +1,5 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,17 @@ const start = async (options: Parameters<typeof startEmulator>[0]) => {
   open.push(emu);
   return emu;
 };
+
+/** A recorder in front of a fake upstream (listening first), recording to a fresh directory. */
+async function recorderOf(upstream: Server, options: Parameters<typeof startEmulator>[0] = {}) {
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  return start({
+    upstreamMode: 'record',
+    upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+    recordingsDir: mkdtempSync(join(tmpdir(), 'recordings-')),
+    ...options,
+  });
+}
 
 /** Waits that pass at once on a clock of their own, so that pacing is checked exactly. */
 function pacedDeps() {
@@ -214,13 +225,7 @@ describe('held answers outlive IDLE_TIMEOUT_MS', () => {
       release = () =>
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const recorder = await start({
-      upstreamMode: 'record',
-      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      recordingsDir: mkdtempSync(join(tmpdir(), 'recordings-')),
-      idleTimeoutMs: 100,
-    });
+    const recorder = await recorderOf(upstream, { idleTimeoutMs: 100 });
     const pending = chat(recorder, 'k');
     await vi.waitFor(() => expect(release).toBeDefined());
     // Several idle timeouts pass (wall time inside Node's server) while upstream thinks.
@@ -299,13 +304,8 @@ describe('bounds and failures', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(first, () => setTimeout(() => res.destroy(), 20));
     });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
-    const recorder = await start({
-      upstreamMode: 'record',
-      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      recordingsDir: dir,
-    });
+    const recorder = await recorderOf(upstream, { recordingsDir: dir });
     const res = await chat(recorder, 'k', { ...CHAT, stream: true });
     expect(res.status).toBe(200);
     await res.text().catch(() => 'cut');
@@ -378,12 +378,7 @@ describe('bounds and failures', () => {
         res.write('{"id":', () => setTimeout(() => res.destroy(), 20));
       }
     });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const recorder = await start({
-      upstreamMode: 'record',
-      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      recordingsDir: mkdtempSync(join(tmpdir(), 'recordings-')),
-    });
+    const recorder = await recorderOf(upstream);
     for (const [testCase, message] of [
       ['huge', `The upstream gateway answered with more than ${MAX_UPSTREAM_BYTES} bytes.`],
       [
@@ -419,13 +414,7 @@ describe('bounds and failures', () => {
       }
       held.push(res); // never answers (or never ends)
     });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const recorder = await start({
-      upstreamMode: 'record',
-      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      recordingsDir: mkdtempSync(join(tmpdir(), 'recordings-')),
-      upstreamTimeoutMs: 300,
-    });
+    const recorder = await recorderOf(upstream, { upstreamTimeoutMs: 300 });
     for (const testCase of ['hang', 'trickle']) {
       const res = await fetch(`${recorder.url}/v1/chat/completions`, {
         method: 'POST',
@@ -457,13 +446,7 @@ describe('bounds and failures', () => {
       more();
       res.on('error', () => {});
     });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const recorder = await start({
-      upstreamMode: 'record',
-      upstreamUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      recordingsDir: mkdtempSync(join(tmpdir(), 'recordings-')),
-      streamStallTimeoutMs: 300,
-    });
+    const recorder = await recorderOf(upstream, { streamStallTimeoutMs: 300 });
     const { connect } = await import('node:net');
     const body = JSON.stringify({ ...CHAT, stream: true });
     const socket = connect(Number(new URL(recorder.url).port), '127.0.0.1');
