@@ -402,7 +402,7 @@ describe('bounds and failures', () => {
     upstream.close();
   });
 
-  it('answers 504 in the group envelope when the upstream takes longer than UPSTREAM_TIMEOUT_MS', async () => {
+  it('answers 504 in the group envelope when the upstream takes longer than UPSTREAM_TIMEOUT_MS, or cuts its stream', async () => {
     const held: Array<import('node:http').ServerResponse> = [];
     const upstream = createServer((req, res) => {
       req.resume();
@@ -430,8 +430,26 @@ describe('bounds and failures', () => {
         'The upstream gateway did not answer within 300 ms.',
       );
     }
+    // a stream under way when the time is up: cut, and journaled as aborted
+    const first = 'data: {"id":"c1","choices":[]}\n\n';
+    const streaming = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).write(first);
+      held.push(res);
+    });
+    const streamed = await recorderOf(streaming, { upstreamTimeoutMs: 300 });
+    const cut = await chat(streamed, 'k', { ...CHAT, stream: true });
+    expect(cut.status).toBe(200);
+    await cut.text().catch(() => 'cut'); // the connection is dropped
+    expect(await streamed.waitFor({ path: '/v1/chat/completions' }, 5000)).toMatchObject({
+      source: 'upstream',
+      status: 200,
+      aborted: true,
+      bytes_sent: Buffer.byteLength(first),
+    });
     for (const res of held) res.destroy();
     upstream.close();
+    streaming.close();
   });
 
   it('cuts a forwarded stream whose client stops reading, after STREAM_STALL_TIMEOUT_MS', async () => {
