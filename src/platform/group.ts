@@ -159,13 +159,8 @@ export function sendGroupError(
 export function matchContext(request: FastifyRequest): MatchContext | undefined {
   const runtime = request.gateway;
   if (!runtime) return undefined;
-  let target: MatchTarget | undefined;
-  // Made only when a rule reads the request itself.
-  const targetOf = () => {
-    target ??= runtime.target(request);
-    return target;
-  };
-  return { session: request.session, target: targetOf };
+  // Made only when a rule reads the request itself (once: the runtime keeps it).
+  return { session: request.session, target: () => runtime.target(request) };
 }
 
 /**
@@ -234,26 +229,36 @@ export function setupGatewayGroup(
     return { prompt: undefined, turn: undefined };
   };
 
-  /** The request as a match sees it; the body's facts are read only if a rule asks. */
+  /**
+   * The request as a match sees it, one for the request (its fault phases and its stubs share
+   * the request's match budgets); the body as it is when read, its facts only if a rule asks.
+   */
+  const targets = new WeakMap<FastifyRequest, MatchTarget>();
   function targetOf(request: FastifyRequest): MatchTarget {
+    let target = targets.get(request);
+    if (target) return target;
     let read: { prompt: string | undefined; turn: number | undefined } | undefined;
     const promptFacts = () => {
       read ??= promptOf(request.body);
       return read;
     };
-    return {
+    target = {
       group: name,
       method: request.method,
       path: pathOf(request.url),
       keyHash: request.keyHash,
       headers: request.headers,
-      body: request.body,
+      get body() {
+        return request.body;
+      },
       model: () => facts.model(request),
       prompt: () => promptFacts().prompt,
       turn: () => promptFacts().turn,
       work: matchWork(),
       scan: regexScan(),
     };
+    targets.set(request, target);
+    return target;
   }
   const runtime: GatewayRuntime = {
     target: targetOf,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { REGEX_SCAN_CHARS } from '../../src/platform/match.js';
+import { MATCH_WORK, REGEX_SCAN_CHARS } from '../../src/platform/match.js';
 import { MAX_STUB_BYTES, MAX_STUBS } from '../../src/text/replies.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
@@ -14,6 +14,25 @@ const chatText = async (content: string, options: Parameters<TestApp['chat']>[1]
     .message.content as string;
 
 describe('runtime stubs (/_emulator/replies)', () => {
+  it(`compare bodies within one budget per request (${MATCH_WORK}), shared with the fault rules`, async () => {
+    t = await buildTestApp();
+    const row = Array.from({ length: 1000 }, (_, i) => i);
+    const rows = Array.from({ length: 600 }, () => row); // 600 × 1001 compared per rule
+    await stub({ match: { body: { '$.rows[*]': row } }, reply: 'matched' });
+    const ask = async () =>
+      (await t.chat({ model: 'm', rows, messages: [{ role: 'user', content: 'hi' }] })).json()
+        .choices[0].message.content as string;
+    expect(await ask()).toBe('matched');
+    // a fault rule that never strikes compares as much first: the stub's turn is past the budget
+    const fault = await t.inject({
+      method: 'POST',
+      url: '/_emulator/faults',
+      payload: { match: { body: { '$.rows[*]': [...row.slice(1), -1] } }, status: 500 },
+    });
+    expect(fault.statusCode).toBe(200);
+    expect(await ask()).not.toBe('matched');
+  });
+
   it(`reads the prompt with regexes ${REGEX_SCAN_CHARS} characters per turn at most, then passes regex rules over`, async () => {
     t = await buildTestApp();
     const prompt = `${'a'.repeat(999_990)} order 7`; // 1 MB: 50 regexes read the budget
