@@ -36,11 +36,6 @@ const CLOSE_OBJECT = 125;
 export const MAX_JSON_VALUES = 2_000_000;
 const COMMA = 44;
 
-/** Whether the text nests deeper than `maxDepth` outside its strings; stops at the limit. */
-export function tooDeep(text: string, maxDepth = MAX_JSON_DEPTH): boolean {
-  return scan(text, maxDepth, Number.POSITIVE_INFINITY) === 'deep';
-}
-
 /** What a parsed value costs the heap beside its characters, about (an empty object: 56). */
 const VALUE_BYTES = 64;
 

@@ -6,18 +6,7 @@ import {
   MAX_JSON_VALUES,
   parseJsonBody,
   SCAN_FROM_CHARS,
-  tooDeep,
 } from '../../src/platform/json-body.js';
-
-describe('tooDeep', () => {
-  it('counts nesting outside strings only', () => {
-    const deep = `${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`;
-    expect(tooDeep(deep)).toBe(false);
-    expect(tooDeep(`[${deep}]`)).toBe(true);
-    const inString = JSON.stringify({ text: `${'[{'.repeat(10_000)}\\"[[[` });
-    expect(tooDeep(inString)).toBe(false);
-  });
-});
 
 /** The 400 a body is refused with: its message and the field it names, if any. */
 const refusal = (text: string) => {
@@ -31,6 +20,16 @@ const refusal = (text: string) => {
 };
 
 describe('parseJsonBody', () => {
+  it('scans a long body for nesting outside its strings only (escaped quotes included)', () => {
+    const pad = 'x'.repeat(SCAN_FROM_CHARS);
+    const deep = `${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}`;
+    const within = `{"pad":"${pad}","deep":${deep}}`;
+    expect(parseJsonBody(within)).toEqual(JSON.parse(within));
+    expect(refusal(`{"pad":"${pad}","deep":[${deep}]}`)?.message).toMatch(/deeper than 256/);
+    const inString = JSON.stringify({ text: `${'[{'.repeat(10_000)}\\"[[[` });
+    expect(parseJsonBody(inString)).toEqual(JSON.parse(inString));
+  });
+
   it('parses what JSON.parse parses, refusing prototype keys', () => {
     expect(parseJsonBody('{"a":[1,"x",{"b":null}],"c":1e308}')).toEqual({
       a: [1, 'x', { b: null }],
