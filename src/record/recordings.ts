@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
 import {
+  closeSync,
   type Dirent,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
   statSync,
-  writeFileSync,
+  writevSync,
 } from 'node:fs';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { dirname, join, relative } from 'node:path';
@@ -242,10 +244,63 @@ function responseProblem(response: unknown): string | undefined {
 const reasonOf = (err: unknown) =>
   (err as NodeJS.ErrnoException | undefined)?.code ?? (err as Error | undefined)?.message ?? err;
 
+/** A response's bytes as they stand in its file (an element of `responses`). */
+type Piece = Buffer;
+
+interface Entry {
+  file: string;
+  recording: Recording;
+  /** Its responses as written, made once each (a poll's file is rewritten with each answer). */
+  pieces?: Piece[];
+}
+
+const indented = (text: string, by: string) => text.replaceAll('\n', `\n${by}`);
+
+const piece = (response: RecordedResponse): Piece =>
+  Buffer.from(indented(JSON.stringify(response, null, 2), '    '));
+const SEPARATOR = Buffer.from(',\n    ');
+
+/** The head of a recording's file, up to its first response. */
+const headOf = ({ match, request }: Recording) =>
+  `{\n  "match": ${indented(JSON.stringify(match, null, 2), '  ')},\n  "request": ${indented(JSON.stringify(request, null, 2), '  ')},\n  "responses": [\n    `;
+const tailOf = ({ upstream }: Recording) =>
+  `\n  ],\n  "upstream": ${JSON.stringify(upstream)}\n}\n`;
+
+/**
+ * A recording's file, `JSON.stringify(recording, null, 2)` and a line break, as the buffers
+ * written one after the other: a request repeated many times (a poll) is not serialized again
+ * whole each time, nor copied into one string.
+ */
+function fileBuffers(recording: Recording, pieces: Piece[]): Buffer[] {
+  const buffers: Buffer[] = [Buffer.from(headOf(recording))];
+  for (const [i, p] of pieces.entries()) {
+    if (i > 0) buffers.push(SEPARATOR);
+    buffers.push(p);
+  }
+  buffers.push(Buffer.from(tailOf(recording)));
+  return buffers;
+}
+
+/** Writes every byte of the buffers (writev may write fewer than asked, and at most 1024 at once). */
+function writevAll(fd: number, buffers: Buffer[]): void {
+  let rest = buffers;
+  while (rest.length > 0) {
+    const batch = rest.slice(0, 1024);
+    let written = writevSync(fd, batch);
+    let i = 0;
+    while (i < batch.length && written >= (batch[i] as Buffer).length) {
+      written -= (batch[i] as Buffer).length;
+      i += 1;
+    }
+    rest = rest.slice(i);
+    if (written > 0) rest[0] = (rest[0] as Buffer).subarray(written);
+  }
+}
+
 /** The recordings of a directory: read at start, written as requests are recorded. */
 export class Recordings implements Feature {
   readonly name = 'recordings';
-  private readonly byKey = new Map<string, { file: string; recording: Recording }>();
+  private readonly byKey = new Map<string, Entry>();
   /** Replay positions, per session and recording. */
   private readonly used = new Map<string, number>();
 
@@ -340,16 +395,25 @@ export class Recordings implements Feature {
       found = { file, recording: { match, request, responses: [], upstream } };
       this.byKey.set(key, found);
     }
-    found.recording.responses.push(response);
-    const text = `${JSON.stringify(found.recording, null, 2)}\n`;
-    if (Buffer.byteLength(text) > this.maxFileBytes) {
-      found.recording.responses.pop();
+    found.pieces ??= found.recording.responses.map(piece);
+    const { pieces } = found;
+    const buffers = fileBuffers(found.recording, [...pieces, piece(response)]);
+    let bytes = 0;
+    for (const b of buffers) bytes += b.length;
+    if (bytes > this.maxFileBytes) {
       if (found.recording.responses.length === 0) this.byKey.delete(key);
       return false;
     }
+    found.recording.responses.push(response);
+    pieces.push(buffers[buffers.length - 2] as Buffer);
     mkdirSync(dirname(found.file), { recursive: true });
     const temporary = `${found.file}.tmp`;
-    writeFileSync(temporary, text);
+    const fd = openSync(temporary, 'w');
+    try {
+      writevAll(fd, buffers);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temporary, found.file);
     return true;
   }

@@ -4,6 +4,8 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
+  statSync,
   symlinkSync,
   truncateSync,
   writeFileSync,
@@ -316,6 +318,43 @@ describe('Recordings refuse at start what replay could not send', () => {
     }
     expect(kept).toEqual([true, true, true, false, false]);
     expect(new Recordings(dir, 4000).all().map((r) => r.recording.responses.length)).toEqual([3]);
+  });
+
+  it('writes each file as JSON.stringify(recording, null, 2), a file read at start-up included, and counts its UTF-8 bytes exactly against the bound', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const answer = (i: number) => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: { text: `é😀\n"${i}`, nested: [{ a: [1, {}] }, []] },
+    });
+    const request = { query: 'a=1', body: { responses: [], model: 'm' } };
+    const first = new Recordings(dir);
+    expect(first.add(CHAT_RECORDING.match as never, request, 'https://gw.example', answer(0))).toBe(
+      true,
+    );
+    const [file] = first.all();
+    const path = join(dir, file?.file as string);
+    const exact = (responses: number) =>
+      `${JSON.stringify(
+        {
+          match: CHAT_RECORDING.match,
+          request,
+          responses: Array.from({ length: responses }, (_, i) => answer(i)),
+          upstream: 'https://gw.example',
+        },
+        null,
+        2,
+      )}\n`;
+    expect(readFileSync(path, 'utf8')).toBe(exact(1));
+    // read back at start-up, then added to: its pieces are made from what was read
+    const bound = Buffer.byteLength(exact(3));
+    const again = new Recordings(dir, bound);
+    const kept = [1, 2, 3].map((i) =>
+      again.add(CHAT_RECORDING.match as never, request, 'https://gw.example', answer(i)),
+    );
+    expect(kept).toEqual([true, true, false]);
+    expect(readFileSync(path, 'utf8')).toBe(exact(3));
+    expect(statSync(path).size).toBe(bound);
   });
 });
 
