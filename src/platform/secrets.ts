@@ -98,3 +98,52 @@ export const redactUrl = (raw: string): string => {
   }
   return changed ? `${url.slice(0, query + 1)}${params.join('&')}` : url;
 };
+
+/** Credentials shorter than this are not looked for in an answer (they would blank common text). */
+export const MIN_ECHOED_CREDENTIAL = 8;
+
+/**
+ * The credentials a request carries, in its headers and its query (a header's scheme word, as
+ * `Bearer`, set apart), longest first: what an upstream that echoes one (`Invalid API key
+ * sk-...`) must not leave in a recording.
+ */
+export function credentialsOf(
+  headers: Record<string, string | string[] | undefined>,
+  url: string,
+): string[] {
+  const found = new Set<string>();
+  const add = (value: string) => {
+    const trimmed = value.trim();
+    if (trimmed.length >= MIN_ECHOED_CREDENTIAL) found.add(trimmed);
+    const space = trimmed.indexOf(' ');
+    if (space !== -1) add(trimmed.slice(space + 1));
+  };
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || !isSecretName(name)) continue;
+    for (const one of Array.isArray(value) ? value : [value]) add(one);
+  }
+  const query = url.indexOf('?');
+  if (query !== -1) {
+    for (const param of url.slice(query + 1).split('&')) {
+      const eq = param.indexOf('=');
+      if (eq === -1 || !isSecretParam(param.slice(0, eq))) continue;
+      const value = param.slice(eq + 1);
+      add(value);
+      try {
+        add(decodeURIComponent(value.replaceAll('+', ' ')));
+      } catch {
+        // kept as sent
+      }
+    }
+  }
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/** The text with every credential in it replaced by REDACTED. */
+export function redactCredentials(text: string, credentials: readonly string[]): string {
+  let out = text;
+  for (const credential of credentials) {
+    if (out.includes(credential)) out = out.replaceAll(credential, REDACTED);
+  }
+  return out;
+}

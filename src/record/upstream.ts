@@ -4,7 +4,7 @@ import { type SetTimer, sleepWith, type Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
 import { holdOpen, pathOf, StreamCapture } from '../platform/request.js';
-import { redactUrl } from '../platform/secrets.js';
+import { credentialsOf, redactCredentials, redactUrl } from '../platform/secrets.js';
 import { type SseResult, YIELD_BYTES } from '../platform/sse.js';
 import {
   blockOf,
@@ -256,6 +256,12 @@ export class Upstream {
       pairs.push([name, value]);
     });
     const kept = keptHeaders(pairs);
+    // What the request's credentials would leave in a recording, were the upstream to echo one.
+    const credentials = credentialsOf(request.headers, request.url);
+    const hidden = (text: string) => redactCredentials(text, credentials);
+    const recordedHeaders = Object.fromEntries(
+      Object.entries(kept).map(([name, value]) => [name, hidden(value)]),
+    );
     const type = res.headers.get('content-type') ?? '';
     // The answer was asked for uncompressed: fetch would inflate a compressed one unbounded.
     const encoding = res.headers.get('content-encoding');
@@ -276,7 +282,7 @@ export class Upstream {
       const text = bytes.toString();
       reply.code(res.status).headers(kept).send(text);
       if (bytes.length > limit) return 'too large';
-      return { status: res.status, headers: kept, ...recordedBody(text) };
+      return { status: res.status, headers: recordedHeaders, ...recordedBody(hidden(text)) };
     }
     // A stream goes through as it arrives; its events are kept with their times.
     reply.hijack();
@@ -305,7 +311,9 @@ export class Upstream {
           if (pending.indexOf('\n\n', from) !== -1) {
             const end = pending.lastIndexOf('\n\n');
             const at = Math.round(this.options.monotonic() - started);
-            events.push(...parseStream(pending.slice(0, end + 2), at));
+            for (const event of parseStream(hidden(pending.slice(0, end + 2)), at)) {
+              events.push(event); // (not a spread: a chunk may hold more events than arguments)
+            }
             pending = pending.slice(end + 2);
           }
         } // else passed on, no longer kept
@@ -332,9 +340,10 @@ export class Upstream {
     raw.end();
     if (seen > limit) return 'too large';
     if (pending !== '') {
-      events.push(...parseStream(`${pending}\n\n`, Math.round(this.options.monotonic() - started)));
+      const at = Math.round(this.options.monotonic() - started);
+      for (const event of parseStream(hidden(`${pending}\n\n`), at)) events.push(event);
     }
-    return { status: res.status, headers: kept, stream: events };
+    return { status: res.status, headers: recordedHeaders, stream: events };
   }
 
   /** Sends a recorded answer: a stream paced as recorded (or at once), else the body. */

@@ -297,6 +297,65 @@ describe('bounds and failures', () => {
     expect(readFileSync(file as string, 'utf8')).not.toMatch(/pw-secret|t0k/);
   });
 
+  it('keeps no credential an upstream echoes (body, stream event, kept header); the client gets the answer as sent', async () => {
+    const upstream = createServer((req, res) => {
+      req.resume();
+      const key = req.headers['x-api-key'] ?? String(req.headers.authorization).slice(7);
+      const query = new URL(req.url ?? '/', 'http://x').searchParams.get('api-key');
+      if (req.url?.startsWith('/v1/chat')) {
+        res.writeHead(401, { 'content-type': 'application/json', 'x-request-id': `req-${key}` });
+        res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${key}.` } }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`event: ping\ndata: {"key":"${key}"}\n\n`);
+      res.end(`event: message_stop\ndata: {"q":"${query}"}\n\n`);
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const recorder = await recorderOf(upstream, { recordingsDir: dir });
+    const denied = await chat(recorder, 'sk-echoed-chat-key');
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('x-request-id')).toBe('req-sk-echoed-chat-key');
+    expect(await denied.json()).toEqual({
+      error: { message: 'Incorrect API key provided: sk-echoed-chat-key.' },
+    });
+    const stream = await fetch(
+      `${recorder.url}/messages-api/v1/messages?api-key=sk%2Dquery%2Dsecret`,
+      {
+        method: 'POST',
+        headers: {
+          'x-api-key': 'sk-echoed-msg-key',
+          'msgapi-version': '2023-06-01',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify(MESSAGES),
+      },
+    );
+    expect(await stream.text()).toBe(
+      'event: ping\ndata: {"key":"sk-echoed-msg-key"}\n\nevent: message_stop\ndata: {"q":"sk-query-secret"}\n\n',
+    );
+    const written = files(dir).map((file) => readFileSync(file, 'utf8'));
+    expect(written).toHaveLength(2);
+    expect(written.join('\n')).not.toMatch(/sk-echoed|sk-query|sk%2Dquery/);
+    const recordings = written.map((text) => JSON.parse(text) as Recording);
+    const chatRecording = recordings.find((r) => r.match.group === 'chat');
+    expect(chatRecording?.responses).toEqual([
+      {
+        status: 401,
+        headers: { 'content-type': 'application/json', 'x-request-id': 'req-[REDACTED]' },
+        body: { error: { message: 'Incorrect API key provided: [REDACTED].' } },
+      },
+    ]);
+    const streamRecording = recordings.find((r) => r.match.group === 'messages');
+    expect(
+      streamRecording?.responses[0]?.stream?.map(({ event, data }) => ({ event, data })),
+    ).toEqual([
+      { event: 'ping', data: '{"key":"[REDACTED]"}' },
+      { event: 'message_stop', data: '{"q":"[REDACTED]"}' },
+    ]);
+    upstream.close();
+  });
+
   it('journals a forwarded stream the upstream cuts off as aborted, and records nothing', async () => {
     const first = 'data: {"id":"c1","choices":[]}\n\n';
     const upstream = createServer((req, res) => {
