@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/index.js';
-import type { Recording } from '../../src/record/recordings.js';
+import { bodyHash, type Recording } from '../../src/record/recordings.js';
 import { MAX_UPSTREAM_BYTES } from '../../src/record/upstream.js';
 
 const open: Emulator[] = [];
@@ -535,6 +535,49 @@ describe('bounds and failures', () => {
     expect(entry).toMatchObject({ source: 'upstream', status: 200, aborted: true });
     socket.destroy();
     upstream.close();
+  });
+
+  it('cuts a replayed stream whose client stops reading, after STREAM_STALL_TIMEOUT_MS', async () => {
+    const body = { ...CHAT, stream: true };
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const data = JSON.stringify({ text: 'x'.repeat(60_000) });
+    const recording: Recording = {
+      match: {
+        group: 'chat',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        model: CHAT.model,
+        body_hash: bodyHash(body) as string,
+      },
+      request: { body },
+      responses: [
+        {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          stream: Array.from({ length: 400 }, () => ({ at_ms: 0, data })),
+        },
+      ],
+      upstream: 'https://gw.example',
+    };
+    writeFileSync(join(dir, 'stream.json'), JSON.stringify(recording));
+    const replayer = await start({
+      upstreamMode: 'replay',
+      recordingsDir: dir,
+      replayPacing: 'instant',
+      streamStallTimeoutMs: 300,
+    });
+    const { connect } = await import('node:net');
+    const text = JSON.stringify(body);
+    const socket = connect(Number(new URL(replayer.url).port), '127.0.0.1');
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
+    socket.once('data', () => socket.pause()); // reads the first bytes, then never again
+    const entry = await replayer.waitFor({ path: '/v1/chat/completions' }, 10_000);
+    expect(entry).toMatchObject({ source: 'replay', status: 200, aborted: true });
+    // cut well before the 24 MB recorded: what the socket and its buffers held
+    expect((entry as { bytes_sent: number }).bytes_sent).toBeLessThan(400 * data.length);
+    socket.destroy();
   });
 
   it('answers 502 in the group envelope when the upstream cannot be reached', async () => {
