@@ -12,7 +12,7 @@ import {
   spendSchema,
 } from '../text/json-schema.js';
 import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/media.js';
-import { isReasoningModel, lastTokenIdOf, limitsOf } from '../text/models.js';
+import { isReasoningModel, lastTokenIdOf, limitsOf, reasoningEffortsOf } from '../text/models.js';
 import type { ChatPromptPart } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
 import { ToolsMemo } from '../text/tools-memo.js';
@@ -498,6 +498,7 @@ function checkLimitParams(body: ChatCompletionRequest): void {
       'invalid_parameter_combination',
     );
   }
+  checkReasoningEffort(body);
   if (!isReasoningModel(body.model)) return;
   if (body.max_tokens != null) {
     throw refuse(
@@ -510,6 +511,37 @@ function checkLimitParams(body: ChatCompletionRequest): void {
     throw refuse(
       `Unsupported value: 'temperature' does not support ${body.temperature} with this model. Only the default (1) value is supported.`,
       'temperature',
+      'unsupported_value',
+    );
+  }
+}
+
+/**
+ * `reasoning_effort` on a model that does not reason, or a value its model does not take, is
+ * refused in upstream's words.
+ * @see https://github.com/Kilo-Org/cloud/pull/3807
+ * @see https://learn.microsoft.com/en-us/javascript/api/@azure/ai-projects/reasoningeffort
+ */
+function checkReasoningEffort(body: ChatCompletionRequest): void {
+  const effort = body.reasoning_effort;
+  if (effort == null) return;
+  const efforts = reasoningEffortsOf(body.model);
+  if (efforts === 'refused') {
+    throw refuse(
+      "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+      'reasoning_effort',
+      'unsupported_parameter',
+    );
+  }
+  if (efforts !== undefined && !efforts.includes(effort)) {
+    const quoted = efforts.map((e) => `'${e}'`);
+    const list =
+      quoted.length === 1
+        ? quoted[0]
+        : `${quoted.slice(0, -1).join(', ')}${quoted.length > 2 ? ',' : ''} and ${quoted.at(-1)}`;
+    throw refuse(
+      `Unsupported value: 'reasoning_effort' does not support '${effort}' with this model. Supported values are: ${list}.`,
+      'reasoning_effort',
       'unsupported_value',
     );
   }

@@ -96,6 +96,37 @@ export function isReasoningModel(model: string): boolean {
   return /^(o1|o3|o4|gpt-5)/.test(model) && !model.startsWith('gpt-5-chat');
 }
 
+/** A model name, with or without a dated snapshot suffix (`-2025-08-07`). */
+const SNAPSHOT = '(?:-\\d{4}-\\d{2}-\\d{2})?$';
+
+/**
+ * The `reasoning_effort` values each reasoning model takes: the o-series low to high; GPT-5
+ * (and mini, nano) `minimal` too; `gpt-5-pro` only `high`; GPT-5.1 `none` to `high`; GPT-5.2
+ * `xhigh` too (it is taken by the models after `gpt-5.1-codex-max`). Other reasoning names
+ * (codex variants, later versions) take every value.
+ * @see https://learn.microsoft.com/en-us/javascript/api/@azure/ai-projects/reasoningeffort
+ * @see https://docs.rs/openai-tools/3.0.0/openai_tools/responses/request/enum.ReasoningEffort.html
+ * @see https://github.com/openai/openai-agents-python/issues/2089
+ */
+const EFFORTS: ReadonlyArray<readonly [RegExp, readonly string[]]> = [
+  [new RegExp(`^(?:o1|o3-mini|o3|o4-mini)${SNAPSHOT}`), ['low', 'medium', 'high']],
+  [new RegExp(`^gpt-5(?:-mini|-nano)?${SNAPSHOT}`), ['minimal', 'low', 'medium', 'high']],
+  [new RegExp(`^gpt-5-pro${SNAPSHOT}`), ['high']],
+  [new RegExp(`^gpt-5\\.1${SNAPSHOT}`), ['none', 'low', 'medium', 'high']],
+  [new RegExp(`^gpt-5\\.2${SNAPSHOT}`), ['none', 'low', 'medium', 'high', 'xhigh']],
+];
+
+/**
+ * What a chat model makes of `reasoning_effort`: the values it takes; `'refused'` for a model
+ * the table knows that does not reason (GPT-4o, GPT-4.1, `gpt-5-chat`...), which refuses the
+ * parameter; undefined (every value) for a name the table does not know, as a deployment's.
+ */
+export function reasoningEffortsOf(model: string): readonly string[] | 'refused' | undefined {
+  for (const [pattern, efforts] of EFFORTS) if (pattern.test(model)) return efforts;
+  const known = TABLES.chat.some(([prefix]) => model.startsWith(prefix));
+  return known && !isReasoningModel(model) ? 'refused' : undefined;
+}
+
 /** The Claude 4.6 models and later (an unknown name is not one of them). */
 const CLAUDE_4_6_ON = /^claude-(opus|sonnet|haiku)-(4-[6-9]|[5-9])/;
 

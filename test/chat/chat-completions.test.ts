@@ -301,6 +301,34 @@ describe('chat completions validation', () => {
         ),
       ],
     ),
+    ...['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4', 'gpt-3.5-turbo', 'gpt-5-chat-latest'].map(
+      (model): [object, object] => [
+        { ...base, model, reasoning_effort: 'low' },
+        error(
+          "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+          'reasoning_effort',
+          'unsupported_parameter',
+        ),
+      ],
+    ),
+    ...(
+      [
+        ['o3-mini', 'minimal', "'low', 'medium', and 'high'"],
+        ['o1-2024-12-17', 'none', "'low', 'medium', and 'high'"],
+        ['gpt-5', 'none', "'minimal', 'low', 'medium', and 'high'"],
+        ['gpt-5-nano-2025-08-07', 'xhigh', "'minimal', 'low', 'medium', and 'high'"],
+        ['gpt-5-pro', 'medium', "'high'"],
+        ['gpt-5.1', 'minimal', "'none', 'low', 'medium', and 'high'"],
+        ['gpt-5.2', 'max', "'none', 'low', 'medium', 'high', and 'xhigh'"],
+      ] as const
+    ).map(([model, effort, supported]): [object, object] => [
+      { ...base, model, reasoning_effort: effort },
+      error(
+        `Unsupported value: 'reasoning_effort' does not support '${effort}' with this model. Supported values are: ${supported}.`,
+        'reasoning_effort',
+        'unsupported_value',
+      ),
+    ]),
     [
       { ...base, model: 'gpt-5', temperature: 0.5 },
       error(

@@ -226,6 +226,29 @@ describe('reasoning', () => {
     }
   });
 
+  it("takes each value a known reasoning model takes, and every value on a model the table does not know (a deployment's name)", async () => {
+    const taken: Record<string, string[]> = {
+      'o3-mini': ['low', 'medium', 'high'],
+      'o4-mini-2025-04-16': ['low', 'medium', 'high'],
+      'gpt-5-mini': ['minimal', 'low', 'medium', 'high'],
+      'gpt-5-pro': ['high'],
+      'gpt-5.1': ['none', 'low', 'medium', 'high'],
+      'gpt-5.2-2025-12-11': ['none', 'low', 'medium', 'high', 'xhigh'],
+      'gpt-5.1-codex-max': ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'],
+      'my-deployment': ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'],
+    };
+    for (const [model, efforts] of Object.entries(taken)) {
+      for (const effort of efforts) {
+        const res = await t.chat({
+          model,
+          messages: [{ role: 'user', content: 'x' }],
+          reasoning_effort: effort,
+        });
+        expect([model, effort, res.statusCode]).toEqual([model, effort, 200]);
+      }
+    }
+  });
+
   it('counts reasoning against max_completion_tokens', async () => {
     const body = (await ask({ reasoning_effort: 'high', max_completion_tokens: 50 })).json();
     expect(body.usage.completion_tokens).toBeLessThanOrEqual(50);
