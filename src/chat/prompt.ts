@@ -12,7 +12,13 @@ import {
   spendSchema,
 } from '../text/json-schema.js';
 import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/media.js';
-import { isReasoningModel, lastTokenIdOf, limitsOf, reasoningEffortsOf } from '../text/models.js';
+import {
+  defaultEffortOf,
+  isReasoningModel,
+  lastTokenIdOf,
+  limitsOf,
+  reasoningEffortsOf,
+} from '../text/models.js';
 import type { ChatPromptPart } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
 import { ToolsMemo } from '../text/tools-memo.js';
@@ -50,6 +56,8 @@ export interface ChatPrompt {
   turn: Turn;
   /** Legacy `functions`: a call is answered as `function_call`, not `tool_calls`. */
   legacy: boolean;
+  /** The effort it reasons with: the request's `reasoning_effort`, else its model's default. */
+  effort: string;
 }
 
 /** A refusal in upstream's exact words, with its `param` and `code`. */
@@ -465,6 +473,7 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
     });
   });
   const facts = chatPromptFacts(body);
+  const effort = body.reasoning_effort ?? defaultEffortOf(body.model);
   const turn: Turn = {
     api: 'chat',
     model: body.model,
@@ -475,12 +484,12 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
     tools,
     choice,
     output,
-    thinking: body.reasoning_effort != null && body.reasoning_effort !== 'none',
+    thinking: effort !== 'none',
     budget: generationBudget(),
   };
   const promptTokens = countChatPrompt(parts);
   const maxTokens = completionLimit(body, promptTokens);
-  return { parts, promptTokens, maxTokens, audioTokens, turn, legacy };
+  return { parts, promptTokens, maxTokens, audioTokens, turn, legacy, effort };
 }
 
 /**

@@ -113,7 +113,7 @@ export async function planChat(
   const choices = chosen.map((reply): ChatChoicePlan => {
     let reasoningTokens = 0;
     if (turn.thinking && reply.thinking !== undefined) {
-      const factor = EFFORT_FACTOR[body.reasoning_effort ?? 'medium'] ?? 1;
+      const factor = EFFORT_FACTOR[prompt.effort] ?? 1;
       reasoningTokens = Math.ceil(countTokens(reply.thinking) * factor);
       if (maxTokens !== undefined) reasoningTokens = Math.min(reasoningTokens, maxTokens);
     }

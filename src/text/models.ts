@@ -100,20 +100,21 @@ export function isReasoningModel(model: string): boolean {
 const SNAPSHOT = '(?:-\\d{4}-\\d{2}-\\d{2})?$';
 
 /**
- * The `reasoning_effort` values each reasoning model takes: the o-series low to high; GPT-5
- * (and mini, nano) `minimal` too; `gpt-5-pro` only `high`; GPT-5.1 `none` to `high`; GPT-5.2
- * `xhigh` too (it is taken by the models after `gpt-5.1-codex-max`). Other reasoning names
- * (codex variants, later versions) take every value.
+ * The `reasoning_effort` values each reasoning model takes, and the one it reasons with when
+ * the request names none: the o-series `low` to `high`; GPT-5 (and mini, nano) `minimal` too;
+ * `gpt-5-pro` only `high`; GPT-5.1 `none` to `high`, by default `none`; GPT-5.2 `xhigh` too (it
+ * is taken by the models after `gpt-5.1-codex-max`). The models before GPT-5.1 reason at
+ * `medium` by default. Other reasoning names (codex variants, later versions) take every value.
  * @see https://learn.microsoft.com/en-us/javascript/api/@azure/ai-projects/reasoningeffort
  * @see https://docs.rs/openai-tools/3.0.0/openai_tools/responses/request/enum.ReasoningEffort.html
  * @see https://github.com/openai/openai-agents-python/issues/2089
  */
-const EFFORTS: ReadonlyArray<readonly [RegExp, readonly string[]]> = [
-  [new RegExp(`^(?:o1|o3-mini|o3|o4-mini)${SNAPSHOT}`), ['low', 'medium', 'high']],
-  [new RegExp(`^gpt-5(?:-mini|-nano)?${SNAPSHOT}`), ['minimal', 'low', 'medium', 'high']],
-  [new RegExp(`^gpt-5-pro${SNAPSHOT}`), ['high']],
-  [new RegExp(`^gpt-5\\.1${SNAPSHOT}`), ['none', 'low', 'medium', 'high']],
-  [new RegExp(`^gpt-5\\.2${SNAPSHOT}`), ['none', 'low', 'medium', 'high', 'xhigh']],
+const EFFORTS: ReadonlyArray<readonly [RegExp, readonly string[], string]> = [
+  [new RegExp(`^(?:o1|o3-mini|o3|o4-mini)${SNAPSHOT}`), ['low', 'medium', 'high'], 'medium'],
+  [new RegExp(`^gpt-5(?:-mini|-nano)?${SNAPSHOT}`), ['minimal', 'low', 'medium', 'high'], 'medium'],
+  [new RegExp(`^gpt-5-pro${SNAPSHOT}`), ['high'], 'high'],
+  [new RegExp(`^gpt-5\\.1${SNAPSHOT}`), ['none', 'low', 'medium', 'high'], 'none'],
+  [new RegExp(`^gpt-5\\.2${SNAPSHOT}`), ['none', 'low', 'medium', 'high', 'xhigh'], 'none'],
 ];
 
 /**
@@ -125,6 +126,16 @@ export function reasoningEffortsOf(model: string): readonly string[] | 'refused'
   for (const [pattern, efforts] of EFFORTS) if (pattern.test(model)) return efforts;
   const known = TABLES.chat.some(([prefix]) => model.startsWith(prefix));
   return known && !isReasoningModel(model) ? 'refused' : undefined;
+}
+
+/**
+ * The effort a chat model reasons with when the request names none: its row's; `medium` for
+ * another reasoning model; `none` for a model that does not reason or a name the table does
+ * not know (a deployment's: it reasons when asked to).
+ */
+export function defaultEffortOf(model: string): string {
+  for (const [pattern, , effort] of EFFORTS) if (pattern.test(model)) return effort;
+  return isReasoningModel(model) ? 'medium' : 'none';
 }
 
 /** The Claude 4.6 models and later (an unknown name is not one of them). */

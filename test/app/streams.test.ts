@@ -38,12 +38,13 @@ describe('the stream engine', () => {
   it('streams a paced reply of 128 000 frames (frames are made as they are written)', async () => {
     t = await buildTestApp({ fixturesDir: longReply('w '.repeat(128_000)) });
     const res = await t.chat(
-      { model: 'gpt-5', stream: true, messages: [{ role: 'user', content: '[long]' }] },
+      { model: 'gpt-5.1', stream: true, messages: [{ role: 'user', content: '[long]' }] },
       { headers: { 'x-emulator-stream-delay-ms': '1' } },
     );
     expect(res.statusCode).toBe(200);
     const frames = parseSse(res.body);
-    // first frame, role frame, 128 000 content frames (gpt-5's output limit), finish, [DONE]
+    // first frame, role frame, 128 000 content frames (gpt-5.1's output limit: it reasons only
+    // when asked to), finish, [DONE]
     expect(frames).toHaveLength(128_004);
     expect(frames.at(-1)).toEqual({ data: '[DONE]' });
     expect(t.deps.sleeps).toHaveLength(128_000);

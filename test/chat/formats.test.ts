@@ -249,6 +249,28 @@ describe('reasoning', () => {
     }
   });
 
+  it("reasons at the model's default effort when none is named: medium before GPT-5.1, high on gpt-5-pro, none on GPT-5.1 and later, on models that do not reason and on unknown names", async () => {
+    const reasoning = async (model: string, effort?: string) =>
+      (
+        await t.chat({
+          model,
+          messages: [{ role: 'user', content: 'Describe a film' }],
+          ...(effort === undefined ? {} : { reasoning_effort: effort }),
+        })
+      ).json().usage.completion_tokens_details.reasoning_tokens as number;
+    const medium = await reasoning('gpt-5', 'medium');
+    expect(medium).toBeGreaterThan(0);
+    expect(await reasoning('gpt-5')).toBe(medium);
+    expect(await reasoning('o3-mini')).toBe(medium);
+    expect(await reasoning('gpt-5.1-codex-max')).toBe(medium);
+    expect(await reasoning('gpt-5-pro')).toBe(await reasoning('gpt-5-pro', 'high'));
+    expect(await reasoning('gpt-5-pro')).toBe(2 * medium);
+    for (const model of ['gpt-5.1', 'gpt-5.2', 'gpt-4o', 'gpt-5-chat-latest', 'my-deployment']) {
+      expect([model, await reasoning(model)]).toEqual([model, 0]);
+    }
+    expect(await reasoning('my-deployment', 'medium')).toBe(medium);
+  });
+
   it('counts reasoning against max_completion_tokens', async () => {
     const body = (await ask({ reasoning_effort: 'high', max_completion_tokens: 50 })).json();
     expect(body.usage.completion_tokens).toBeLessThanOrEqual(50);
