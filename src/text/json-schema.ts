@@ -717,6 +717,8 @@ function withFormats(copy: Node): Node {
     for (const key of Object.keys(value)) {
       out[key] = DATA_KEYWORDS.has(key) ? value[key] : clone(value[key]);
     }
+    const want = namesWanted.get(value);
+    if (want) namesWanted.set(out, want);
     const aside = setAside.get(value);
     if (aside) {
       out.format = aside.format;
@@ -725,6 +727,149 @@ function withFormats(copy: Node): Node {
     return out;
   };
   return clone(copy) as Node;
+}
+
+/**
+ * Names an object's copy still needs (see wantNames), made with the generator when it is first
+ * used (see fillNames): the generator never sees `patternProperties` or `propertyNames`.
+ */
+interface WantedNames {
+  /** How many names to add. */
+  count: number;
+  /** The names' own schema (`propertyNames`), as the generator would have it. */
+  names?: Node;
+  /** `patternProperties`, pattern by pattern, each with its values' schema. */
+  patterns: Array<readonly [string, unknown]>;
+  /** The schema of a value under a name, or undefined when no value may have that name. */
+  valueFor(name: string): unknown;
+}
+const namesWanted = new WeakMap<Node, WantedNames>();
+/** The most names tried against patterns for one object (see wantNames). */
+const NAME_CHECKS = 2000;
+/** The generator's copies whose names are made (see fillNames). */
+const named = new WeakSet<Node>();
+
+/**
+ * Makes the names an object needs ready: the generator would name the properties
+ * `minProperties` asks for (or `required` lists without defining) `prop123` and give them any
+ * value, which `propertyNames` or `additionalProperties: false` refuse, and a value that a
+ * `patternProperties` schema does not take. A required name gets the schema of the first pattern
+ * it matches (RE2, as Ajv runs it); the rest of `minProperties` (up to GENERATED_PROPERTIES)
+ * is left to fillNames.
+ */
+function wantNames(node: Node, copy: Node, aside: Node): void {
+  const patterns = isNode(aside.patternProperties) ? Object.entries(aside.patternProperties) : [];
+  const additional = copy.additionalProperties;
+  let checks = 0;
+  const valueFor = (name: string): unknown => {
+    for (const [pattern, schema] of patterns) {
+      // Bounded: a schema of 1000 required names and 1000 patterns would be a million checks.
+      // A pattern only a backtracking engine runs is passed over; Ajv checks the value anyway.
+      if (++checks > NAME_CHECKS) break;
+      if (mayBacktrack(pattern)) continue;
+      try {
+        if (ajvLinearRegExp(pattern, 'u').test(name)) return schema;
+      } catch {
+        // (Ajv compiled it: this does not happen)
+      }
+    }
+    if (additional === false) return undefined;
+    return isNode(additional) || additional === true ? additional : {};
+  };
+  const properties: Node = isNode(copy.properties) ? { ...copy.properties } : {};
+  const required = new Set(
+    (Array.isArray(node.required) ? node.required : []).filter(
+      (name): name is string => typeof name === 'string',
+    ),
+  );
+  for (const name of required) {
+    if (Object.hasOwn(properties, name)) continue;
+    const schema = valueFor(name);
+    if (schema !== undefined) properties[name] = schema;
+  }
+  if (Object.keys(properties).length > 0) copy.properties = properties;
+  let defined = 0;
+  for (const name of required) if (Object.hasOwn(properties, name)) defined++;
+  const count = Math.min(num(node.minProperties, 0), GENERATED_PROPERTIES) - defined;
+  if (count <= 0) return;
+  namesWanted.set(copy, {
+    count,
+    ...(isNode(aside.propertyNames) ? { names: aside.propertyNames } : {}),
+    patterns,
+    valueFor,
+  });
+}
+
+/** Names an object's wanted properties (see wantNames) in a copy, once, before it is used. */
+function fillNames(root: Node, generate: Generate): void {
+  if (named.has(root)) return;
+  named.add(root);
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (Array.isArray(node)) {
+      for (const item of node) stack.push(item);
+      continue;
+    }
+    if (!isNode(node)) continue;
+    const want = namesWanted.get(node);
+    if (want) {
+      namesWanted.delete(node);
+      addNames(node, want, generate);
+    }
+    for (const key of Object.keys(node)) if (!DATA_KEYWORDS.has(key)) stack.push(node[key]);
+  }
+}
+
+/**
+ * Adds `want.count` required properties to an object's copy: names from `propertyNames` (its
+ * `enum` or `const` in turn, else made from it) or, when it has no pattern of its own, made from
+ * the patterns in turn (with its other keywords); each with the schema its name calls for. A
+ * name that fails is passed over; Ajv checks the value made in the end.
+ */
+function addNames(copy: Node, want: WantedNames, generate: Generate): void {
+  const { names, patterns } = want;
+  const fixed = names
+    ? Array.isArray(names.enum)
+      ? names.enum
+      : 'const' in names
+        ? [names.const]
+        : undefined
+    : undefined;
+  const fromNames = names !== undefined && (fixed !== undefined || 'pattern' in names);
+  const properties: Node = isNode(copy.properties) ? { ...copy.properties } : {};
+  const required = new Set(Array.isArray(copy.required) ? copy.required : []);
+  let added = 0;
+  for (let i = 0; added < want.count && i < want.count * 4; i++) {
+    let name: unknown;
+    if (fixed) name = fixed[i];
+    else {
+      const pattern = patterns[i % Math.max(1, patterns.length)]?.[0];
+      // (the names' other keywords, a length, with a pattern's)
+      const schema: Node =
+        fromNames || pattern === undefined
+          ? { ...names, type: 'string' }
+          : { ...names, type: 'string', pattern };
+      try {
+        name = generate(schema as JsonSchema, {
+          seed: i + 1,
+          maxDepth: 1,
+          refDepthMax: 0,
+          formats: GENERATOR_FORMATS,
+        });
+      } catch {
+        continue;
+      }
+    }
+    if (typeof name !== 'string' || Object.hasOwn(properties, name)) continue;
+    const schema = want.valueFor(name);
+    if (schema === undefined) continue;
+    properties[name] = schema;
+    required.add(name);
+    added++;
+  }
+  copy.properties = properties;
+  copy.required = [...required];
 }
 
 /**
@@ -768,6 +913,7 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
     const node = read(given);
     if (node !== given) hinted = true;
     const copy: Node = {};
+    const aside: Node = {};
     const sizeOf = (key: string) => {
       const value = node[key];
       if (Array.isArray(value)) {
@@ -815,7 +961,10 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
       if (key === '$ref' && typeof copy.$ref === 'string') copy.$ref = generatorRef(copy.$ref);
       // The generator tries these names with JavaScript's backtracking engine: it never sees
       // them, and Ajv (RE2) checks the value it makes.
-      if (key === 'patternProperties' || key === 'propertyNames') delete copy[key];
+      if (key === 'patternProperties' || key === 'propertyNames') {
+        aside[key] = copy[key];
+        delete copy[key];
+      }
       if (key === 'anyOf' || key === 'oneOf') size += Math.max(0, ...sizes);
       else if (key === 'items') size += lowered(node, 'minItems', 'maxItems', cap) * sum(sizes);
       else if (key === 'contains') size += containsMost(node, cap) * sum(sizes);
@@ -855,6 +1004,9 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
     if ('minProperties' in node || 'maxProperties' in node) {
       copy.maxProperties = lowered(node, 'minProperties', 'maxProperties', GENERATED_PROPERTIES);
       size += copy.maxProperties as number;
+    }
+    if (aside.patternProperties !== undefined || aside.propertyNames !== undefined) {
+      wantNames(node, copy, aside);
     }
     if (size > GENERATION_BUDGET) throw new TooLarge();
     return { copy, size };
@@ -1012,6 +1164,7 @@ function attempt(
 ): { value: unknown } | undefined {
   const { validate, source } = info as Required<Pick<SchemaInfo, 'validate' | 'source'>>;
   const sources = [source, ...(info.alternatives ?? [])];
+  for (const copy of sources) fillNames(copy, generate);
   const each = Math.max(1, Math.floor(ATTEMPTS / sources.length));
   for (let attempt = 0; attempt < each * sources.length; attempt++) {
     let value: unknown;

@@ -635,6 +635,69 @@ describe('hostile schemas (found by an adversarial run)', () => {
     for (const key of Object.keys(value)) expect(key === name || /^a*!?$/.test(key)).toBe(true);
   });
 
+  it('makes the names an object needs when patternProperties or propertyNames govern them (minProperties, required names the properties do not define)', async () => {
+    const schemas: Schema[] = [
+      {
+        type: 'object',
+        patternProperties: { '^x_[a-z]+$': { type: 'string' } },
+        additionalProperties: false,
+        minProperties: 2,
+      },
+      {
+        type: 'object',
+        propertyNames: { pattern: '^[A-Z]{3}$' },
+        additionalProperties: { type: 'integer' },
+        minProperties: 2,
+      },
+      { type: 'object', propertyNames: { enum: ['a', 'b', 'c'] }, minProperties: 2 },
+      { type: 'object', propertyNames: { format: 'email' }, minProperties: 1 },
+      {
+        type: 'object',
+        propertyNames: { maxLength: 3 },
+        patternProperties: { '^[a-z]+$': { type: 'boolean' } },
+        additionalProperties: false,
+        minProperties: 2,
+      },
+      {
+        type: 'object',
+        properties: {
+          labels: {
+            type: 'object',
+            patternProperties: { '^[a-z]{2}-[A-Z]{2}$': { type: 'string', minLength: 1 } },
+            additionalProperties: false,
+            minProperties: 2,
+          },
+        },
+        required: ['labels'],
+      },
+      {
+        type: 'array',
+        items: { type: 'object', propertyNames: { pattern: '^k' }, minProperties: 1 },
+        minItems: 2,
+      },
+    ];
+    for (const schema of schemas) {
+      for (const seed of [1, 2, 3]) {
+        const value = await schemaInstance(schema, seed);
+        expect([schema, ajv.validate(schema, value)]).toEqual([schema, true]);
+      }
+    }
+    // a required name the properties leave to a pattern gets that pattern's schema
+    const required = {
+      type: 'object',
+      patternProperties: { '^n\\d+$': { type: 'integer', minimum: 5 } },
+      additionalProperties: false,
+      required: ['n1', 'n22'],
+    };
+    const value = (await schemaInstance(required, 1)) as Record<string, unknown>;
+    expect(Object.keys(value)).toEqual(['n1', 'n22']);
+    expect(ajv.validate(required, value)).toBe(true);
+    // what no object satisfies is still refused
+    await expect(
+      schemaInstance({ type: 'object', propertyNames: { enum: ['a'] }, minProperties: 2 }, 1),
+    ).rejects.toThrow(new UnsatisfiableSchemaError('no value satisfies this schema'));
+  });
+
   it('checks a format on at most 4096 characters: a longer string is not of it', async () => {
     // ajv-formats' url check on 60 KB took 24 s
     const schema = {
