@@ -18,13 +18,20 @@ import {
   spendSchema,
 } from '../text/json-schema.js';
 import { decodeImage, PDF_MAX_PAGES, PDF_PAGE_TOKENS, pdfPages } from '../text/media.js';
-import { refusesPrefill, takesOneSampler } from '../text/models.js';
-import { type CacheTtl, MAX_BREAKPOINTS, type PromptBlock } from '../text/prompt-cache.js';
+import { keepsAllThinking, refusesPrefill, takesOneSampler } from '../text/models.js';
+import {
+  type CacheTtl,
+  countPrompt,
+  MAX_BREAKPOINTS,
+  type PromptBlock,
+} from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
 import { ToolsMemo } from '../text/tools-memo.js';
 import type {
   CacheControl,
+  ClearToolUsesEdit,
   ContentBlockParam,
+  ContextManagementResponse,
   CountTokensRequest,
   DocumentBlock,
   ImageBlock,
@@ -49,7 +56,13 @@ import { SERVER_TOOL_RESULTS } from './schemas.js';
 export interface MessagesPrompt {
   blocks: PromptBlock[];
   turn: Turn;
+  /** With the context-management beta: the edits applied (see readContextManagement). */
+  applied?: ContextManagementResponse['applied_edits'];
+  /** With `context_management`: the prompt's tokens before its edits. */
+  originalTokens?: number;
 }
+
+type AppliedEdit = ContextManagementResponse['applied_edits'][number];
 
 /** What one request may carry besides the prompt count_tokens also takes. */
 type Request = CountTokensRequest & Partial<MessagesRequest>;
@@ -563,6 +576,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
       'temperature and top_p cannot both be specified for this model. Please use only one.',
     );
   }
+  const editing = readContextManagement(body, betas, thinking);
   const output = readOutput(body);
   // The schema is part of the prompt upstream builds (and of its cache prefix, after the tools),
   // as chat counts its response_format.
@@ -582,13 +596,23 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
     }
   }
 
-  // Thinking from earlier turns is dropped from the context, as upstream drops it.
   let lastAssistant = -1;
+  // Thinking from earlier turns is dropped from the context, as upstream drops it: all but
+  // the last `keepTurns` assistant turns that hold thinking.
+  const thinkingTurns: number[] = [];
   body.messages.forEach((m, i) => {
-    if (m.role === 'assistant') lastAssistant = i;
+    if (m.role !== 'assistant') return;
+    lastAssistant = i;
+    if (typeof m.content !== 'string' && m.content.some(isThinking)) thinkingTurns.push(i);
   });
   if (thinking && lastAssistant >= 0) checkThinkingLeads(body.messages, lastAssistant);
+  const keptThinking = new Set(
+    thinkingTurns.slice(Math.max(0, thinkingTurns.length - editing.keepTurns(body.model))),
+  );
   const toolNames = new Map<string, string>();
+  /** Each `tool_use` block's call and prompt block; each `tool_result`'s blocks. */
+  const uses: ToolUseSeen[] = [];
+  const resultBlocks = new Map<string, readonly [number, number]>();
   body.messages.forEach((message, i) => {
     const path: PathSegment[] = ['messages', i, 'content'];
     if (typeof message.content === 'string') {
@@ -650,7 +674,10 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
         case 'tool_use':
         case 'server_tool_use':
           // A call to upstream's own tool counts as a call does; only a client's is answered.
-          if (block.type === 'tool_use') toolNames.set(block.id, block.name);
+          if (block.type === 'tool_use') {
+            toolNames.set(block.id, block.name);
+            uses.push({ id: block.id, name: block.name, block: reader.blocks.length });
+          }
           reader.text(
             `${block.name}\n${JSON.stringify(block.input)}`,
             at,
@@ -660,6 +687,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
           break;
         case 'tool_result': {
           const content = block.content;
+          const from = reader.blocks.length;
           if (Array.isArray(content)) {
             const role = first();
             reader.text(block.tool_use_id, at, undefined, role);
@@ -679,16 +707,19 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
           } else {
             reader.text(`${block.tool_use_id}\n${content ?? ''}`, at, block.cache_control, first());
           }
+          resultBlocks.set(block.tool_use_id, [from, reader.blocks.length]);
           break;
         }
         case 'thinking':
           if (!verifyThinking(block.thinking, block.signature)) {
             throw fieldError(at, 'Invalid `signature` in `thinking` block');
           }
-          if (i === lastAssistant) reader.text(block.thinking, at, undefined, first());
+          if (keptThinking.has(i)) reader.text(block.thinking, at, undefined, first());
+          else editing.thinkingCleared(i, block.thinking);
           break;
         case 'redacted_thinking':
-          if (i === lastAssistant) reader.text(block.data, at, undefined, first());
+          if (keptThinking.has(i)) reader.text(block.data, at, undefined, first());
+          else editing.thinkingCleared(i, block.data);
           break;
         case 'container_upload':
           reader.text(block.file_id, at, block.cache_control, first());
@@ -703,6 +734,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
   reader.checkImages();
   checkBreakpoints(reader.marks, Boolean(body.cache_control));
   if (body.cache_control) automaticBreakpoint(reader.blocks, ttlOf(body.cache_control) as CacheTtl);
+  const edited = editing.apply(reader.blocks, uses, resultBlocks);
 
   // The results the last turn sends back, when it is the user's.
   const end = body.messages.length - 1;
@@ -713,7 +745,9 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
         ? [
             {
               name: toolNames.get(block.tool_use_id),
-              content: resultText(block.content),
+              content: edited.cleared.has(block.tool_use_id)
+                ? CLEARED_RESULT
+                : resultText(block.content),
               isError: block.is_error === true,
             },
           ]
@@ -734,7 +768,199 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
     thinking,
     budget: generationBudget(),
   };
-  return { blocks: reader.blocks, turn };
+  return {
+    blocks: reader.blocks,
+    turn,
+    ...(edited.applied ? { applied: edited.applied } : {}),
+    ...(edited.originalTokens === undefined ? {} : { originalTokens: edited.originalTokens }),
+  };
+}
+
+const isThinking = (block: ContentBlockParam) =>
+  block.type === 'thinking' || block.type === 'redacted_thinking';
+
+/** Context editing's beta. */
+const CONTEXT_MANAGEMENT = 'context-management-2025-06-27';
+
+/**
+ * What replaces a tool result context editing clears (upstream says only that a placeholder
+ * tells the model the result was removed; its words are not published).
+ */
+export const CLEARED_RESULT = '[cleared]';
+
+/** The defaults of `clear_tool_uses_20250919`: past 100 000 input tokens, keep 3 tool uses. */
+export const CLEAR_TOOL_USES_TRIGGER = 100_000;
+export const CLEAR_TOOL_USES_KEEP = 3;
+
+interface ToolUseSeen {
+  id: string;
+  name: string;
+  /** Its prompt block (its name and input). */
+  block: number;
+}
+
+interface Editing {
+  /** How many of the latest assistant turns with thinking keep it in the context. */
+  keepTurns(model: string): number;
+  /** A thinking block left out of the context, in message `turn`. */
+  thinkingCleared(turn: number, text: string): void;
+  /** Clears tool uses as asked (the blocks change in place), and says what was applied. */
+  apply(
+    blocks: PromptBlock[],
+    uses: readonly ToolUseSeen[],
+    results: ReadonlyMap<string, readonly [number, number]>,
+  ): {
+    cleared: ReadonlySet<string>;
+    applied?: AppliedEdit[];
+    originalTokens?: number;
+  };
+}
+
+/**
+ * `context_management` (README "Context editing"): taken with its beta only (without it
+ * upstream's validator refuses the field), `clear_thinking_20251015` first when given, each
+ * strategy once, thinking clearing only with thinking on.
+ * @see https://platform.claude.com/docs/en/build-with-claude/context-editing
+ * @see https://github.com/anthropics/claude-code/issues/14135
+ * @see https://github.com/anthropics/claude-code/issues/11971
+ */
+function readContextManagement(
+  body: Request,
+  betas: ReadonlySet<string>,
+  thinking: boolean,
+): Editing {
+  const config = body.context_management;
+  if (config !== undefined && !betas.has(CONTEXT_MANAGEMENT)) {
+    throw new GatewayError(400, 'context_management: Extra inputs are not permitted');
+  }
+  const edits = config?.edits ?? [];
+  const seen = new Set<string>();
+  edits.forEach((edit, i) => {
+    if (seen.has(edit.type)) {
+      throw fieldError(
+        ['context_management', 'edits', i],
+        `duplicate context management strategy \`${edit.type}\``,
+      );
+    }
+    seen.add(edit.type);
+    if (edit.type === 'clear_thinking_20251015' && i > 0) {
+      throw new GatewayError(
+        400,
+        'context_management: `clear_thinking_20251015` must be the first strategy in `context_management.edits` when provided',
+      );
+    }
+  });
+  const thinkingEdit = edits.find((e) => e.type === 'clear_thinking_20251015');
+  if (thinkingEdit && !thinking) {
+    throw new GatewayError(
+      400,
+      '`clear_thinking_20251015` strategy requires `thinking` to be enabled or adaptive',
+    );
+  }
+  const toolsEdit = edits.find(
+    (e): e is ClearToolUsesEdit => e.type === 'clear_tool_uses_20250919',
+  );
+  const clearedTurns = new Set<number>();
+  let clearedThinkingTokens = 0;
+  return {
+    keepTurns(model) {
+      if (!thinkingEdit) return thinking && keepsAllThinking(model) ? Number.POSITIVE_INFINITY : 1;
+      const keep = thinkingEdit.keep;
+      if (keep === undefined) return 1;
+      return keep === 'all' || keep.type === 'all' ? Number.POSITIVE_INFINITY : keep.value;
+    },
+    thinkingCleared(turn, text) {
+      if (!thinkingEdit) return;
+      clearedTurns.add(turn);
+      clearedThinkingTokens += countTokens(text);
+    },
+    apply(blocks, uses, results) {
+      const applied: AppliedEdit[] = [];
+      if (clearedTurns.size > 0) {
+        applied.push({
+          type: 'clear_thinking_20251015',
+          cleared_thinking_turns: clearedTurns.size,
+          cleared_input_tokens: clearedThinkingTokens,
+        });
+      }
+      const originalTokens = config ? countPrompt(blocks) + clearedThinkingTokens : undefined;
+      const cleared = toolsEdit
+        ? clearToolUses(toolsEdit, blocks, uses, results, applied)
+        : new Set<string>();
+      return {
+        cleared,
+        ...(betas.has(CONTEXT_MANAGEMENT) ? { applied } : {}),
+        ...(originalTokens === undefined ? {} : { originalTokens }),
+      };
+    },
+  };
+}
+
+const tokensOf = (block: PromptBlock) => block.tokens ?? countTokens(block.text);
+
+/**
+ * `clear_tool_uses_20250919`: once the prompt is past its trigger (input tokens, or tool uses),
+ * the results of the oldest tool uses but the `keep` latest (`exclude_tools` apart) are
+ * replaced by CLEARED_RESULT, and their inputs by `{}` when `clear_tool_inputs` says so (true,
+ * or a list of tool names); nothing is cleared unless at least `clear_at_least` tokens would
+ * be. Returns the ids of the tool uses whose results were cleared.
+ */
+function clearToolUses(
+  edit: ClearToolUsesEdit,
+  blocks: PromptBlock[],
+  uses: readonly ToolUseSeen[],
+  results: ReadonlyMap<string, readonly [number, number]>,
+  applied: AppliedEdit[],
+): Set<string> {
+  const cleared = new Set<string>();
+  const trigger = edit.trigger ?? { type: 'input_tokens', value: CLEAR_TOOL_USES_TRIGGER };
+  const reached =
+    trigger.type === 'tool_uses'
+      ? uses.length > trigger.value
+      : countPrompt(blocks) > trigger.value;
+  if (!reached) return cleared;
+  const excluded = new Set(edit.exclude_tools ?? []);
+  const eligible = uses.filter((use) => !excluded.has(use.name));
+  const keep = edit.keep?.value ?? CLEAR_TOOL_USES_KEEP;
+  const chosen = eligible.slice(0, Math.max(0, eligible.length - keep));
+  const inputs = edit.clear_tool_inputs ?? false;
+  const clearsInput = (name: string) =>
+    inputs === true || (Array.isArray(inputs) && inputs.includes(name));
+  const changes = new Map<number, PromptBlock>();
+  let freed = 0;
+  const change = (index: number, next: PromptBlock) => {
+    const before = blocks[index] as PromptBlock;
+    freed += tokensOf(before) - tokensOf(next);
+    changes.set(index, next);
+  };
+  for (const use of chosen) {
+    const range = results.get(use.id);
+    if (range) {
+      for (let k = range[0]; k < range[1]; k++) {
+        const { tokens: _, ...block } = blocks[k] as PromptBlock;
+        change(
+          k,
+          k === range[0]
+            ? { ...block, text: `${use.id}\n${CLEARED_RESULT}` }
+            : { ...block, text: '', tokens: 0 },
+        );
+      }
+    }
+    if (clearsInput(use.name)) {
+      change(use.block, { ...(blocks[use.block] as PromptBlock), text: `${use.name}\n{}` });
+    }
+    cleared.add(use.id);
+  }
+  if (chosen.length === 0) return new Set();
+  if (edit.clear_at_least && freed < edit.clear_at_least.value) return new Set();
+  for (const [index, block] of changes) blocks[index] = block;
+  applied.push({
+    type: 'clear_tool_uses_20250919',
+    cleared_tool_uses: chosen.length,
+    // (a result shorter than the placeholder frees nothing)
+    cleared_input_tokens: Math.max(0, freed),
+  });
+  return cleared;
 }
 
 /**

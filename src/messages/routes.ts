@@ -82,7 +82,11 @@ export const messagesRoutes =
         // Everything that can refuse the request has run: only now may the cache change.
         const cache = promptCache.commit(scan, request.receivedAt);
         const usage = messageUsage(cache, done.outputTokens);
-        const who = { id: ids.next('message'), model: body.model };
+        const who = {
+          id: ids.next('message'),
+          model: body.model,
+          ...(prompt.applied ? { management: { applied_edits: prompt.applied } } : {}),
+        };
         if (!pacing) return buildMessage(who, done, usage);
         return sendTextStream({
           request,
@@ -104,8 +108,14 @@ export const messagesRoutes =
           response: { 200: CountTokensResponseSchema, ...errors },
         },
       },
-      async (request) => ({
-        input_tokens: countPrompt(readPrompt(request.body, betasOf(request.headers)).blocks),
-      }),
+      async (request) => {
+        const read = readPrompt(request.body, betasOf(request.headers));
+        return {
+          input_tokens: countPrompt(read.blocks),
+          ...(read.originalTokens === undefined
+            ? {}
+            : { context_management: { original_input_tokens: read.originalTokens } }),
+        };
+      },
     );
   };

@@ -263,6 +263,46 @@ export const OutputConfigSchema = obj({
   format: Type.Optional(Nullable(JsonOutputFormat)),
 });
 
+const Threshold = <T extends string>(type: T, minimum: number) =>
+  obj({ type: Type.Literal(type), value: Type.Integer({ minimum }) });
+const ToolNames = Type.Array(Type.String({ maxLength: 256 }), { maxItems: MAX_MESSAGES_TOOLS });
+
+/**
+ * Context editing (the `context-management-2025-06-27` beta): clearing old tool results (and
+ * calls) past a threshold, and thinking from earlier turns. Compaction (`compact_20260112`, a
+ * beta of its own that writes a summary) is not emulated.
+ * @see https://platform.claude.com/docs/en/build-with-claude/context-editing
+ * @see https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/types/beta/beta_clear_tool_uses_20250919_edit_param.py
+ * @see https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/types/beta/beta_clear_thinking_20251015_edit_param.py
+ */
+export const ClearToolUsesEditSchema = obj({
+  type: Type.Literal('clear_tool_uses_20250919'),
+  trigger: Type.Optional(Tagged('type', [Threshold('input_tokens', 1), Threshold('tool_uses', 1)])),
+  keep: Type.Optional(Threshold('tool_uses', 0)),
+  clear_at_least: Type.Optional(Nullable(Threshold('input_tokens', 0))),
+  exclude_tools: Type.Optional(Nullable(ToolNames)),
+  clear_tool_inputs: Type.Optional(Nullable(Type.Union([Type.Boolean(), ToolNames]))),
+});
+export const ClearThinkingEditSchema = obj({
+  type: Type.Literal('clear_thinking_20251015'),
+  keep: Type.Optional(
+    Type.Union([
+      Tagged('type', [Threshold('thinking_turns', 1), obj({ type: Type.Literal('all') })]),
+      Type.Literal('all'),
+    ]),
+  ),
+});
+export const ContextManagementSchema = obj({
+  edits: Type.Optional(
+    Type.Array(Tagged('type', [ClearToolUsesEditSchema, ClearThinkingEditSchema]), {
+      maxItems: 8,
+    }),
+  ),
+});
+export type ContextManagement = Static<typeof ContextManagementSchema>;
+export type ClearToolUsesEdit = Static<typeof ClearToolUsesEditSchema>;
+export type ClearThinkingEdit = Static<typeof ClearThinkingEditSchema>;
+
 /** The fields count_tokens shares with messages. */
 const prompt = {
   model: Type.String({ minLength: 1, maxLength: 256 }),
@@ -281,6 +321,8 @@ const prompt = {
    */
   output_format: Type.Optional(Nullable(JsonOutputFormat)),
   cache_control: Cache,
+  /** Taken with the `context-management-2025-06-27` beta only (see readPrompt). */
+  context_management: Type.Optional(Nullable(ContextManagementSchema)),
 };
 
 export const MessagesRequestSchema = obj({
@@ -375,6 +417,25 @@ export const ResponseBlockSchema = Type.Union([
 ]);
 export type ResponseBlock = Static<typeof ResponseBlockSchema>;
 
+/** The edits context editing applied (see ContextManagementSchema). */
+export const ContextManagementResponseSchema = Type.Object({
+  applied_edits: Type.Array(
+    Type.Union([
+      Type.Object({
+        type: Type.Literal('clear_tool_uses_20250919'),
+        cleared_tool_uses: Type.Integer(),
+        cleared_input_tokens: Type.Integer(),
+      }),
+      Type.Object({
+        type: Type.Literal('clear_thinking_20251015'),
+        cleared_thinking_turns: Type.Integer(),
+        cleared_input_tokens: Type.Integer(),
+      }),
+    ]),
+  ),
+});
+export type ContextManagementResponse = Static<typeof ContextManagementResponseSchema>;
+
 export const MessageSchema = Type.Object({
   id: Type.String(),
   type: Type.Literal('message'),
@@ -384,10 +445,23 @@ export const MessageSchema = Type.Object({
   stop_reason: StopReasonSchema,
   stop_sequence: Type.Union([Type.String(), Type.Null()]),
   usage: UsageSchema,
+  context_management: Type.Optional(
+    Type.Union([ContextManagementResponseSchema, Type.Null()], {
+      description: 'with the context-management beta only',
+    }),
+  ),
 });
 export type Message = Static<typeof MessageSchema>;
 
-export const CountTokensResponseSchema = Type.Object({ input_tokens: Type.Integer() });
+export const CountTokensResponseSchema = Type.Object({
+  input_tokens: Type.Integer(),
+  context_management: Type.Optional(
+    Type.Object(
+      { original_input_tokens: Type.Integer() },
+      { description: 'with a context_management request: the tokens before its edits' },
+    ),
+  ),
+});
 
 const BlockIndex = Type.Integer({ minimum: 0, description: 'the block in `content`' });
 
@@ -440,6 +514,11 @@ export const MessageStreamEventSchema = Type.Union(
           output_tokens: Type.Integer(),
         },
         { description: 'cumulative' },
+      ),
+      context_management: Type.Optional(
+        Type.Union([ContextManagementResponseSchema, Type.Null()], {
+          description: 'with the context-management beta only: the edits applied',
+        }),
       ),
     }),
     Type.Object({ type: Type.Literal('message_stop') }),

@@ -15,7 +15,14 @@ import { finishText } from '../text/finish.js';
 import { limitsOf } from '../text/models.js';
 import type { CacheUsage } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
-import type { Message, MessagesRequest, ResponseBlock, StopReason, Usage } from './schemas.js';
+import type {
+  ContextManagementResponse,
+  Message,
+  MessagesRequest,
+  ResponseBlock,
+  StopReason,
+  Usage,
+} from './schemas.js';
 
 /** A finished reply: its content blocks and why it stopped. */
 export interface MessageDone {
@@ -140,6 +147,8 @@ export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {
 export interface MessageIdentity {
   id: string;
   model: string;
+  /** With the context-management beta: the edits applied (README "Context editing"). */
+  management?: ContextManagementResponse;
 }
 
 /** The key list and order of a message. @see https://platform.claude.com/docs/en/api/messages */
@@ -153,6 +162,7 @@ export function buildMessage(who: MessageIdentity, done: MessageDone, usage: Usa
     stop_reason: done.stopReason,
     stop_sequence: done.stopSequence,
     usage,
+    ...(who.management ? { context_management: who.management } : {}),
   };
 }
 
@@ -251,6 +261,8 @@ export const messageStream = (
         stop_reason: null,
         stop_sequence: null,
         usage: { ...usage, output_tokens: Math.min(1, usage.output_tokens) },
+        // (the edits applied come with message_delta)
+        ...(who.management ? { context_management: null } : {}),
       },
     };
     sink.event('message_start', JSON.stringify(start));
@@ -289,6 +301,7 @@ export const messageStream = (
           cache_read_input_tokens: usage.cache_read_input_tokens,
           output_tokens: usage.output_tokens,
         },
+        ...(who.management ? { context_management: who.management } : {}),
       }),
     );
     sink.closing('event: message_stop\ndata: {"type":"message_stop"}\n\n');

@@ -138,6 +138,15 @@ export function defaultEffortOf(model: string): string {
   return isReasoningModel(model) ? 'medium' : 'none';
 }
 
+/**
+ * The Claude models that keep the thinking of every earlier turn in the context by default:
+ * Opus 4.5 and later, Sonnet 4.6 and later; the others (Haiku, earlier Opus and Sonnet, an
+ * unknown name) keep only the last turn's.
+ * @see https://platform.claude.com/docs/en/build-with-claude/context-editing
+ */
+export const keepsAllThinking = (model: string): boolean =>
+  /^claude-(opus-(4-[5-9]|[5-9])|sonnet-(4-[6-9]|[5-9]))/.test(model);
+
 /** The Claude 4.6 models and later (an unknown name is not one of them). */
 const CLAUDE_4_6_ON = /^claude-(opus|sonnet|haiku)-(4-[6-9]|[5-9])/;
 

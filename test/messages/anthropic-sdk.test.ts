@@ -268,4 +268,58 @@ describe('@anthropic-ai/sdk and injected faults', () => {
       error: { type: 'overloaded_error', message: 'Overloaded' },
     });
   });
+
+  it('takes context editing through client.beta: the edits applied on the message, the stream and count_tokens', async () => {
+    const big = 'word '.repeat(2000);
+    const request = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 16,
+      betas: ['context-management-2025-06-27'],
+      tools: [{ name: 'search', input_schema: { type: 'object' as const } }],
+      messages: [
+        { role: 'user' as const, content: 'go' },
+        {
+          role: 'assistant' as const,
+          content: [{ type: 'tool_use' as const, id: 't1', name: 'search', input: {} }],
+        },
+        {
+          role: 'user' as const,
+          content: [{ type: 'tool_result' as const, tool_use_id: 't1', content: big }],
+        },
+      ],
+      context_management: {
+        edits: [
+          {
+            type: 'clear_tool_uses_20250919' as const,
+            trigger: { type: 'input_tokens' as const, value: 1000 },
+            keep: { type: 'tool_uses' as const, value: 0 },
+          },
+        ],
+      },
+    };
+    const message = await client.beta.messages.create(request);
+    const applied = message.context_management?.applied_edits;
+    expect(applied).toEqual([
+      {
+        type: 'clear_tool_uses_20250919',
+        cleared_tool_uses: 1,
+        cleared_input_tokens: expect.any(Number),
+      },
+    ]);
+    const final = await client.beta.messages.stream(request).finalMessage();
+    expect(final.context_management).toEqual(message.context_management);
+    const { model, messages, tools, betas, context_management } = request;
+    const counted = await client.beta.messages.countTokens({
+      model,
+      messages,
+      tools,
+      betas,
+      context_management,
+    });
+    expect(counted.input_tokens).toBe(message.usage.input_tokens);
+    expect(counted.context_management).toEqual({
+      original_input_tokens:
+        message.usage.input_tokens + (applied?.[0]?.cleared_input_tokens ?? Number.NaN),
+    });
+  });
 });
