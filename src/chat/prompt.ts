@@ -486,6 +486,7 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
     output,
     thinking: effort !== 'none',
     budget: generationBudget(),
+    memo: {},
   };
   const promptTokens = countChatPrompt(parts);
   const maxTokens = completionLimit(body, promptTokens);

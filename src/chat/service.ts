@@ -288,12 +288,15 @@ export const LOGPROB_ENTRY_WEIGHT = 4;
 
 /**
  * Refuses (400, naming `n`) a JSON answer that would hold more than JSON_ANSWER_ENTRIES token
- * entries; the same request streamed is answered.
+ * entries (its content and calls); the same request streamed is answered.
  */
 export function checkAnswerSize(body: ChatCompletionRequest, plan: ChatPlan): void {
   const perToken =
     body.logprobs === true ? LOGPROB_ENTRY_WEIGHT * (1 + (body.top_logprobs ?? 0)) : 1;
-  const entries = plan.choices.reduce((sum, choice) => sum + choice.tokens, 0) * perToken;
+  // (reasoning is reported as a count only: none of its tokens is in the answer)
+  const entries =
+    plan.choices.reduce((sum, choice) => sum + choice.tokens - choice.reasoningTokens, 0) *
+    perToken;
   if (entries > JSON_ANSWER_ENTRIES) {
     throw new GatewayError(
       400,

@@ -767,6 +767,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
     output,
     thinking,
     budget: generationBudget(),
+    memo: {},
   };
   return {
     blocks: reader.blocks,

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { fieldError, type PathSegment } from '../platform/errors.js';
 import { fnv1a } from '../platform/hash.js';
 import { countTokens, shorten } from '../platform/tokens.js';
-import { generateReply } from './default-reply.js';
+import { replyOfHash } from './default-reply.js';
 import { type Budget, schemaInstance, UnsatisfiableSchemaError } from './json-schema.js';
 
 /**
@@ -101,7 +101,41 @@ export interface Turn {
    * copied for each): made with the Turn, so that every Turn has the same shape.
    */
   budget?: Budget;
+  /** What is read from the prompt once, shared by the choices as `budget` is (see promptHash). */
+  memo?: TurnMemo;
 }
+
+export interface TurnMemo {
+  /** The prompt these are of. */
+  prompt?: string;
+  hash?: number;
+  snippet?: string;
+}
+
+/** The memo of the turn's prompt (a fresh one when the turn has none, or another prompt's). */
+function memoOf(turn: Turn): TurnMemo {
+  const memo = turn.memo;
+  if (!memo) return { prompt: turn.prompt };
+  if (memo.prompt !== turn.prompt) {
+    memo.prompt = turn.prompt;
+    memo.hash = undefined;
+    memo.snippet = undefined;
+  }
+  return memo;
+}
+
+/**
+ * fnv1a of the prompt, once per request: a request of 128 choices hashed a 2 MB prompt 384
+ * times (each choice's reply, thinking and tool seeds), holding the process for 12 s.
+ */
+export function promptHash(turn: Turn): number {
+  const memo = memoOf(turn);
+  memo.hash ??= fnv1a(turn.prompt);
+  return memo.hash;
+}
+
+/** fnv1a of the prompt followed by `rest`: the prompt's hash, carried on (FNV-1a runs in order). */
+const promptHashWith = (turn: Turn, rest: string) => fnv1a(rest, promptHash(turn));
 
 export interface ToolCall {
   name: string;
@@ -134,7 +168,7 @@ export function chooseTools(turn: Turn): ToolDef[] {
 
 /** The seed of everything generated for a turn: the same request makes the same values. */
 export const turnSeed = (turn: Turn, salt: string) =>
-  fnv1a(`${turn.prompt}\n${salt}\n${turn.variant}`);
+  promptHashWith(turn, `\n${salt}\n${turn.variant}`);
 
 /** Tool input for `tool`, made from its schema. */
 export const toolInput = (turn: Turn, tool: ToolDef) =>
@@ -150,13 +184,14 @@ function resultText(turn: Turn): string {
     return `The ${tool} tool ${verb}: ${snippet(result.content) || '(nothing)'}.`;
   });
   const results = turn.results.map((r) => r.content).join('\n');
-  return `${said.join(' ')} ${generateReply(`${turn.prompt}\n${results}`, turn.variant).text}`;
+  const reply = replyOfHash(promptHashWith(turn, `\n${results}`), turn.variant);
+  return `${said.join(' ')} ${reply.text}`;
 }
 
 /** The text of a structured answer: JSON valid against the schema, or a JSON object. */
 export async function structuredText(turn: Turn, output: OutputFormat): Promise<string> {
   if (output.kind === 'json_object') {
-    return JSON.stringify({ answer: generateReply(turn.prompt, turn.variant).text });
+    return JSON.stringify({ answer: replyOfHash(promptHash(turn), turn.variant).text });
   }
   return JSON.stringify(
     await instanceFor(output.schema, output.path, turnSeed(turn, 'output'), turn.budget),
@@ -165,14 +200,16 @@ export async function structuredText(turn: Turn, output: OutputFormat): Promise<
 
 /** What the model "thought" before answering: deterministic, and short. */
 export function thinkingText(turn: Turn, calls: readonly ToolCall[]): string {
-  const asked = snippet(turn.prompt) || 'the conversation so far';
+  const memo = memoOf(turn);
+  memo.snippet ??= snippet(turn.prompt);
+  const asked = memo.snippet || 'the conversation so far';
   const plan =
     calls.length > 0
       ? `I should call ${calls.map((c) => c.name).join(' and ')}.`
       : turn.results.length > 0
         ? 'I have the tool results and can answer now.'
         : 'I can answer this directly.';
-  return `The request asks: "${asked}". ${plan} ${generateReply(turn.prompt, turn.variant + 1000).text}`;
+  return `The request asks: "${asked}". ${plan} ${replyOfHash(promptHash(turn), turn.variant + 1000).text}`;
 }
 
 /** A line a messages reply puts before the tool calls it makes on its own (auto). */
@@ -196,7 +233,7 @@ export async function defaultPlan(turn: Turn): Promise<Plan> {
   } else if (turn.results.length > 0) {
     text = resultText(turn);
   } else {
-    const reply = generateReply(turn.prompt, turn.variant);
+    const reply = replyOfHash(promptHash(turn), turn.variant);
     return withThinking(turn, { text: reply.text, tokens: reply.tokens, calls });
   }
   return withThinking(turn, { text, tokens: countTokens(text), calls });

@@ -44,8 +44,12 @@ const BANK: Reply[] = (() => {
  * 3 to 6 sentences from the bank, chosen by (prompt, variant). The token count comes with the
  * text (sentences end in punctuation, so their counts simply add up).
  */
-export function generateReply(prompt: string, variant = 0): Reply {
-  const next = prng(fnv1a(prompt) ^ Math.imul(variant + 1, 0x9e3779b1));
+export const generateReply = (prompt: string, variant = 0): Reply =>
+  replyOfHash(fnv1a(prompt), variant);
+
+/** generateReply of a prompt whose fnv1a hash is known (a request's choices share it). */
+export function replyOfHash(hash: number, variant: number): Reply {
+  const next = prng(hash ^ Math.imul(variant + 1, 0x9e3779b1));
   const count = 3 + Math.floor(next() * 4);
   let text = '';
   let tokens = 0;

@@ -593,4 +593,22 @@ describe('the size of a JSON answer', () => {
     expect(streamed.body.endsWith('data: [DONE]\n\n')).toBe(true);
     expect(streamed.body.split('"top_logprobs":[{').length - 1).toBe(10_000);
   });
+
+  it('counts no reasoning tokens among the entries: only their count is sent', async () => {
+    const reasoning = { model: 'm', reasoning_effort: 'max' };
+    const first = (await echo(1, { ...reasoning, max_tokens: 16_384 })).json();
+    const r = first.usage.completion_tokens_details.reasoning_tokens as number;
+    expect(r).toBeGreaterThan(0);
+    // 4 761 content tokens × 84 = 399 924 entries, and r reasoning tokens beside them
+    const res = await echo(1, {
+      ...reasoning,
+      max_tokens: 4_761 + r,
+      logprobs: true,
+      top_logprobs: 20,
+    });
+    expect(res.statusCode).toBe(200);
+    const { usage, choices } = res.json();
+    expect(usage.completion_tokens).toBe(4_761 + r);
+    expect(choices[0].logprobs.content).toHaveLength(4_761);
+  });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fnv1a } from '../../src/platform/hash.js';
 import { countTokens } from '../../src/platform/tokens.js';
-import { generateReply } from '../../src/text/default-reply.js';
+import { defaultPlan, type Turn, type TurnMemo } from '../../src/text/agent.js';
+import { generateReply, replyOfHash } from '../../src/text/default-reply.js';
 import { finishText } from '../../src/text/finish.js';
 import { replyPrompt } from '../../src/text/replies.js';
 
@@ -78,5 +79,41 @@ describe('replyPrompt', () => {
       'a\nb',
     );
     expect(replyPrompt([turn('system', 's'), turn('assistant', 'p')], text)).toBe('s\np');
+  });
+});
+
+describe('a request read once for all its choices', () => {
+  const turn = (memo?: TurnMemo): Turn => ({
+    api: 'chat',
+    model: 'm',
+    prompt: 'What is the weather?',
+    variant: 0,
+    userTurns: 1,
+    results: [],
+    tools: [],
+    choice: { mode: 'none', parallel: true },
+    output: undefined,
+    thinking: true,
+    ...(memo ? { memo } : {}),
+  });
+
+  it("hashes the prompt once: every choice's reply and thinking come from the memo the copies share", async () => {
+    const memo: TurnMemo = {};
+    const shared = turn(memo);
+    const plans = [];
+    for (let variant = 0; variant < 3; variant++)
+      plans.push(await defaultPlan({ ...shared, variant }));
+    expect(memo.hash).toBe(fnv1a(shared.prompt));
+    expect(memo.snippet).toBe(shared.prompt);
+    // the same words as a turn without a memo (each choice hashing the prompt itself)
+    for (let variant = 0; variant < 3; variant++) {
+      expect(plans[variant]).toEqual(await defaultPlan({ ...turn(), variant }));
+    }
+    // and the memo is what is read: a hash put there is the one used
+    const planted = turn({ prompt: shared.prompt, hash: 12345 });
+    expect((await defaultPlan(planted)).text).toBe(replyOfHash(12345, 0).text);
+    // a copy with another prompt does not read the first prompt's memo
+    const other = { ...planted, prompt: 'Another question' };
+    expect((await defaultPlan(other)).text).toBe(generateReply('Another question', 0).text);
   });
 });
