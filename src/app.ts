@@ -270,7 +270,10 @@ export async function buildApp(
     const { status, body, idHeader } = renderByPath(
       request.url,
       error.statusCode ?? 400,
-      error.message,
+      // Fastify's words quote the URL, its query string (and the credentials in it) included.
+      error.code === 'FST_ERR_BAD_URL'
+        ? 'The request path is not a valid URL: a percent-escape in it does not decode.'
+        : error.message,
       request.id,
     );
     if (idHeader) reply.header(idHeader, request.id);

@@ -82,6 +82,19 @@ export interface ChatPlan {
   choices: ChatChoicePlan[];
 }
 
+/** countTokens, remembering the last text counted (the same string is counted once). */
+function lastCounted(): (text: string) => number {
+  let last: string | undefined;
+  let tokens = 0;
+  return (text) => {
+    if (text !== last) {
+      last = text;
+      tokens = countTokens(text);
+    }
+    return tokens;
+  };
+}
+
 /** Reasoning tokens per thinking token, by `reasoning_effort`. */
 const EFFORT_FACTOR: Record<string, number> = {
   minimal: 0.25,
@@ -110,11 +123,13 @@ export async function planChat(
   const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
   const { turn, legacy, maxTokens } = prompt;
   const chosen = await replies.replies(turn, body.n ?? 1, context);
+  // A scripted reply is the same for every choice: its (possibly long) thinking counted once.
+  const thinkingTokens = lastCounted();
   const choices = chosen.map((reply): ChatChoicePlan => {
     let reasoningTokens = 0;
     if (turn.thinking && reply.thinking !== undefined) {
       const factor = EFFORT_FACTOR[prompt.effort] ?? 1;
-      reasoningTokens = Math.ceil(countTokens(reply.thinking) * factor);
+      reasoningTokens = Math.ceil(thinkingTokens(reply.thinking) * factor);
       if (maxTokens !== undefined) reasoningTokens = Math.min(reasoningTokens, maxTokens);
     }
     const budget = maxTokens === undefined ? undefined : maxTokens - reasoningTokens;

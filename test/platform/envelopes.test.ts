@@ -269,6 +269,28 @@ describe('router-level failures', () => {
     expect(chat.headers['x-request-id']).toMatch(/^req_/);
     expect(chat.json().error.type).toBe('invalid_request_error');
   });
+
+  it('does not quote a malformed URL (its query string may hold a credential)', async () => {
+    const message = 'The request path is not a valid URL: a percent-escape in it does not decode.';
+    const chat = await t.inject({
+      method: 'POST',
+      url: '/v1/chat/completions%zz?password=SECRETKEY3',
+    });
+    expect(chat.statusCode).toBe(400);
+    expect(chat.json()).toEqual({
+      error: { message, type: 'invalid_request_error', param: null, code: null },
+    });
+    const video = await t.inject({
+      url: '/videogen/v1/videos/text2video/%zz?access_token=SECRETKEY1',
+    });
+    expect(video.json()).toEqual({
+      code: 1200,
+      message,
+      request_id: video.headers['x-request-id'] ?? expect.stringMatching(/^req_/),
+    });
+    const control = await t.inject({ url: '/_emulator/health%zz?token=SECRETKEY2' });
+    expect(control.json()).toEqual({ error: { type: 'invalid_request_error', message } });
+  });
 });
 
 describe('messages headers', () => {
