@@ -63,7 +63,7 @@ export interface RequestFacts {
    * The body's text as the journal and recordings keep it, when the group hides something in
    * it (a credential in a URL); it stays JSON.
    */
-  keptBody?(raw: string): string;
+  keptBody?(raw: string, body: unknown): string;
 }
 
 const BEARER = /^bearer /i;
@@ -515,7 +515,7 @@ export function setupGatewayGroup(
       headers: request.headers,
       rawBody:
         facts.keptBody && request.rawBody !== undefined
-          ? facts.keptBody(request.rawBody)
+          ? facts.keptBody(request.rawBody, request.body)
           : request.rawBody,
       response: capture ? capture.bytes() : request.responseBody,
       responseTruncated: capture?.truncated === true,

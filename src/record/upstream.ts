@@ -21,7 +21,7 @@ import {
 /** The body as a recording keeps it: what the group hides in it (keptBody) hidden. */
 const keptBody = (request: FastifyRequest, facts: RequestFacts): unknown =>
   facts.keptBody && request.rawBody !== undefined
-    ? JSON.parse(facts.keptBody(request.rawBody))
+    ? JSON.parse(facts.keptBody(request.rawBody, request.body))
     : request.body;
 
 /**

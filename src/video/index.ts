@@ -35,14 +35,27 @@ export interface VideoGroup extends GroupDescriptor {
   callbacks: Callbacks;
 }
 
-/** A `callback_url`'s password and credential parameters hidden in a body's JSON text. */
-export const redactCallbackUrls = (raw: string): string =>
-  raw.includes('"callback_url"')
-    ? raw.replace(
-        /("callback_url"\s*:\s*")((?:[^"\\]|\\.)*)"/g,
-        (_, head: string, url: string) => `${head}${redactUrl(url)}"`,
-      )
-    : raw;
+/**
+ * A `callback_url`'s password and credential parameters hidden in a body's JSON text: the text
+ * as sent when it has none; else the body written again with the URL redacted (its value is
+ * read from the parsed body: JSON escapes, `callback\u005furl` or `\u0040`, would hide it from
+ * a search of the text).
+ */
+export function redactCallbackUrls(raw: string, body: unknown): string {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    // Not parsed (a refused body): what a search of the text finds, at least.
+    return raw.includes('"callback_url"')
+      ? raw.replace(
+          /("callback_url"\s*:\s*")((?:[^"\\]|\\.)*)"/g,
+          (_, head: string, url: string) => `${head}${redactUrl(url)}"`,
+        )
+      : raw;
+  }
+  const url = (body as { callback_url?: unknown }).callback_url;
+  if (typeof url !== 'string') return raw;
+  const redacted = redactUrl(url);
+  return redacted === url ? raw : JSON.stringify({ ...body, callback_url: redacted });
+}
 
 /**
  * Group A, video tasks, mounted at `/videogen`, with its result files at `/media`.

@@ -238,6 +238,42 @@ describe('credentials in a callback_url', () => {
   });
 });
 
+describe('credentials in a callback_url written with JSON escapes', () => {
+  it('never reach the journal, whatever the escapes hide (the key, the @, the ? or the =), nor when the body is refused unparsed', async () => {
+    const journaled = async (raw: string) => {
+      const res = await t.inject({
+        method: 'POST',
+        url: '/videogen/v1/videos/text2video',
+        headers: { ...KEY, 'content-type': 'application/json' },
+        payload: raw,
+      });
+      const entry = (await t.inject({ url: '/_emulator/journal' })).json().requests.at(-1);
+      const detail = await t.inject({ url: `/_emulator/journal/${entry.id}` });
+      return { status: res.statusCode, text: detail.body };
+    };
+    const body = (url: string, key = 'callback_url') =>
+      `{"model_name":"vid-v3","prompt":"p","duration":"5","${key}":"${url}"}`;
+    for (const raw of [
+      body('http://user:SECRETpw1@example.com/cb?token=SECRETtok1', 'callback\\u005furl'),
+      body('http://user:SECRETpw2\\u0040example.com/cb'),
+      body('http://example.com/cb?tok\\u0065n=SECRETtok3'),
+      body('http://example.com/cb\\u003ftoken=SECRETtok4'),
+      body('http://example.com/cb?a=1\\u0026token\\u003dSECRETtok5'),
+    ]) {
+      const { status, text } = await journaled(raw);
+      expect([raw, status]).toEqual([raw, 200]);
+      expect(text).not.toMatch(/SECRET/);
+      expect(text).toMatch(/\[REDACTED\]/);
+    }
+    // a body refused before it is parsed: what the text shows is hidden still
+    const broken = await journaled(
+      '{"model_name":"vid-v3","callback_url":"http://u:SECRETpw6@example.com/cb?token=SECRETtok6",',
+    );
+    expect(broken.status).toBe(400);
+    expect(broken.text).not.toMatch(/SECRET/);
+  });
+});
+
 describe('GET /_emulator/callbacks with x-emulator-session', () => {
   it("lists only that session's deliveries; without the header, every session's", async () => {
     hook = await receiver();
