@@ -378,6 +378,20 @@ export async function buildApp(
     response.writeHead(417, headers).end(body);
   });
 
+  // CONNECT (a tunnel): Node hands it over as a bare socket and, unheard, closes it unanswered.
+  app.server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    const target = request.url ?? '/';
+    const message = 'CONNECT is not supported: the emulator is no proxy.';
+    const { body, headers } = closingAnswer(
+      target.startsWith('/') ? pathOf(target) : '/',
+      405,
+      message,
+    );
+    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+    socket.on('error', () => {});
+    socket.end(`HTTP/1.1 405 ${STATUS_CODES[405]}\r\n${lines.join('')}\r\n${body}`);
+  });
+
   app.decorate('emulator', {
     reset,
     tasks: video.service,

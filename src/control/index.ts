@@ -401,6 +401,14 @@ export const controlRoutes =
       },
       async (request, reply) => {
         const session = sessionOf(request, request.query.session);
+        if (request.method === 'HEAD') {
+          // A GET's headers, without a stream to hold: Node drops a HEAD's body writes, so a
+          // watch would never flush its headers and would hold a live-journal slot for ever.
+          return reply
+            .header('content-type', 'text/event-stream; charset=utf-8')
+            .header('cache-control', 'no-cache')
+            .send();
+        }
         const raw = reply.raw;
         const stop = journal.watch(
           (entry) => {

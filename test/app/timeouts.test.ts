@@ -231,6 +231,36 @@ describe('an Expect header other than 100-continue', () => {
   });
 });
 
+describe('CONNECT', () => {
+  it("is refused 405 in the envelope of the target's group (the neutral one for a host), and closed", async () => {
+    const port = await start({});
+    const message = 'CONNECT is not supported: the emulator is no proxy.';
+    const video = parse(
+      (
+        await exchange(port, 'CONNECT /videogen/v1/videos/text2video HTTP/1.1\r\nHost: x\r\n\r\n')
+          .closed
+      ).received,
+    );
+    expect(video.status).toBe('HTTP/1.1 405 Method Not Allowed');
+    expect(video.body).toEqual(videoRefusal(message));
+    const chat = parse(
+      (await exchange(port, 'CONNECT /v1/chat/completions HTTP/1.1\r\nHost: x\r\n\r\n').closed)
+        .received,
+    );
+    expect(chat.body).toEqual({
+      error: { message, type: 'invalid_request_error', param: null, code: null },
+    });
+    const host = parse(
+      (
+        await exchange(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
+          .closed
+      ).received,
+    );
+    expect(host.status).toBe('HTTP/1.1 405 Method Not Allowed');
+    expect(host.body).toEqual({ error: { type: 'invalid_request_error', message } });
+  });
+});
+
 describe('an error behind a response under way', () => {
   it('closes the socket without writing into the stream it carries', async () => {
     // a stream paced on the real clock: still under way when the bad request comes

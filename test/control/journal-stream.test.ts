@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JOURNAL_STREAM_MAX_BUFFERED } from '../../src/control/index.js';
+import { MAX_JOURNAL_WATCHERS } from '../../src/platform/journal.js';
 import { buildTestApp, type TestApp, testDeps } from '../helpers/app.js';
 
 let t: TestApp;
@@ -133,5 +134,24 @@ describe('GET /_emulator/journal/stream, a client that stops reading', () => {
     paused.socket.resume();
     await once(paused.socket, 'close');
     expect(paused.received()).toBeLessThan((sent + 20) * PROMPT.length);
+  });
+});
+
+describe('HEAD /_emulator/journal/stream', () => {
+  it("answers a GET's headers at once and holds no live-journal slot", async () => {
+    t = await buildTestApp();
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    for (let i = 0; i < MAX_JOURNAL_WATCHERS + 5; i++) {
+      const head = await fetch(`${address}/_emulator/journal/stream`, { method: 'HEAD' });
+      expect([i, head.status, head.headers.get('content-type')]).toEqual([
+        i,
+        200,
+        'text/event-stream; charset=utf-8',
+      ]);
+    }
+    // every slot is still free: a live journal opens
+    const live = await fetch(`${address}/_emulator/journal/stream`);
+    expect(live.status).toBe(200);
+    await live.body?.cancel();
   });
 });
