@@ -597,22 +597,19 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
   }
 
   let lastAssistant = -1;
-  // Thinking from earlier turns is dropped from the context, as upstream drops it: all but
-  // the last `keepTurns` assistant turns that hold thinking.
-  const thinkingTurns: number[] = [];
   body.messages.forEach((m, i) => {
-    if (m.role !== 'assistant') return;
-    lastAssistant = i;
-    if (typeof m.content !== 'string' && m.content.some(isThinking)) thinkingTurns.push(i);
+    if (m.role === 'assistant') lastAssistant = i;
   });
   if (thinking && lastAssistant >= 0) checkThinkingLeads(body.messages, lastAssistant);
-  const keptThinking = new Set(
-    thinkingTurns.slice(Math.max(0, thinkingTurns.length - editing.keepTurns(body.model))),
-  );
+  // Thinking from earlier turns is dropped from the context, as upstream drops it: all but
+  // that of the last `keepTurns` assistant turns that hold some.
+  const keptFrom = firstKeptThinking(body.messages, editing.keepTurns(body.model, thinking));
   const toolNames = new Map<string, string>();
   /** Each `tool_use` block's call and prompt block; each `tool_result`'s blocks. */
-  const uses: ToolUseSeen[] = [];
-  const resultBlocks = new Map<string, readonly [number, number]>();
+  const uses: ToolUseSeen[] | undefined = editing.clearsTools ? [] : undefined;
+  const resultBlocks = editing.clearsTools
+    ? new Map<string, readonly [number, number]>()
+    : undefined;
   body.messages.forEach((message, i) => {
     const path: PathSegment[] = ['messages', i, 'content'];
     if (typeof message.content === 'string') {
@@ -676,7 +673,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
           // A call to upstream's own tool counts as a call does; only a client's is answered.
           if (block.type === 'tool_use') {
             toolNames.set(block.id, block.name);
-            uses.push({ id: block.id, name: block.name, block: reader.blocks.length });
+            uses?.push({ id: block.id, name: block.name, block: reader.blocks.length });
           }
           reader.text(
             `${block.name}\n${JSON.stringify(block.input)}`,
@@ -707,18 +704,18 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
           } else {
             reader.text(`${block.tool_use_id}\n${content ?? ''}`, at, block.cache_control, first());
           }
-          resultBlocks.set(block.tool_use_id, [from, reader.blocks.length]);
+          resultBlocks?.set(block.tool_use_id, [from, reader.blocks.length]);
           break;
         }
         case 'thinking':
           if (!verifyThinking(block.thinking, block.signature)) {
             throw fieldError(at, 'Invalid `signature` in `thinking` block');
           }
-          if (keptThinking.has(i)) reader.text(block.thinking, at, undefined, first());
+          if (i >= keptFrom) reader.text(block.thinking, at, undefined, first());
           else editing.thinkingCleared(i, block.thinking);
           break;
         case 'redacted_thinking':
-          if (keptThinking.has(i)) reader.text(block.data, at, undefined, first());
+          if (i >= keptFrom) reader.text(block.data, at, undefined, first());
           else editing.thinkingCleared(i, block.data);
           break;
         case 'container_upload':
@@ -734,7 +731,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
   reader.checkImages();
   checkBreakpoints(reader.marks, Boolean(body.cache_control));
   if (body.cache_control) automaticBreakpoint(reader.blocks, ttlOf(body.cache_control) as CacheTtl);
-  const edited = editing.apply(reader.blocks, uses, resultBlocks);
+  const edited = editing.apply(reader.blocks, uses ?? [], resultBlocks ?? NO_RESULTS);
 
   // The results the last turn sends back, when it is the user's.
   const end = body.messages.length - 1;
@@ -780,6 +777,43 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
 const isThinking = (block: ContentBlockParam) =>
   block.type === 'thinking' || block.type === 'redacted_thinking';
 
+/**
+ * The first message whose thinking stays in the context: that of the `keep`-th latest
+ * assistant turn that holds thinking (0 when fewer hold some: all stay).
+ */
+function firstKeptThinking(messages: readonly MessageParam[], keep: number): number {
+  if (keep === Number.POSITIVE_INFINITY) return 0;
+  let seen = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as MessageParam;
+    if (m.role !== 'assistant' || typeof m.content === 'string' || !m.content.some(isThinking)) {
+      continue;
+    }
+    if (++seen === keep) return i;
+  }
+  return 0;
+}
+
+const NO_RESULTS: ReadonlyMap<string, readonly [number, number]> = new Map();
+const NO_CLEARED: ReadonlySet<string> = new Set();
+
+/** The default: the model's thinking rule, nothing cleared. */
+const keepTurnsByModel = (model: string, thinking: boolean) =>
+  thinking && keepsAllThinking(model) ? Number.POSITIVE_INFINITY : 1;
+
+/** A request without `context_management` (most): nothing to allocate. */
+const NOT_EDITED: Editing = {
+  clearsTools: false,
+  keepTurns: keepTurnsByModel,
+  thinkingCleared: () => {},
+  apply: () => ({ cleared: NO_CLEARED }),
+};
+/** The same with the beta: its answers say no edit applied. */
+const NOT_EDITED_BETA: Editing = {
+  ...NOT_EDITED,
+  apply: () => ({ cleared: NO_CLEARED, applied: [] }),
+};
+
 /** Context editing's beta. */
 const CONTEXT_MANAGEMENT = 'context-management-2025-06-27';
 
@@ -801,8 +835,10 @@ interface ToolUseSeen {
 }
 
 interface Editing {
+  /** Whether tool uses may be cleared (their blocks are then noted while the prompt is read). */
+  clearsTools: boolean;
   /** How many of the latest assistant turns with thinking keep it in the context. */
-  keepTurns(model: string): number;
+  keepTurns(model: string, thinking: boolean): number;
   /** A thinking block left out of the context, in message `turn`. */
   thinkingCleared(turn: number, text: string): void;
   /** Clears tool uses as asked (the blocks change in place), and says what was applied. */
@@ -834,6 +870,7 @@ function readContextManagement(
   if (config !== undefined && !betas.has(CONTEXT_MANAGEMENT)) {
     throw new GatewayError(400, 'context_management: Extra inputs are not permitted');
   }
+  if (config === undefined) return betas.has(CONTEXT_MANAGEMENT) ? NOT_EDITED_BETA : NOT_EDITED;
   const edits = config?.edits ?? [];
   const seen = new Set<string>();
   edits.forEach((edit, i) => {
@@ -864,8 +901,9 @@ function readContextManagement(
   const clearedTurns = new Set<number>();
   let clearedThinkingTokens = 0;
   return {
+    clearsTools: toolsEdit !== undefined,
     keepTurns(model) {
-      if (!thinkingEdit) return thinking && keepsAllThinking(model) ? Number.POSITIVE_INFINITY : 1;
+      if (!thinkingEdit) return keepTurnsByModel(model, thinking);
       const keep = thinkingEdit.keep;
       if (keep === undefined) return 1;
       return keep === 'all' || keep.type === 'all' ? Number.POSITIVE_INFINITY : keep.value;
@@ -887,7 +925,7 @@ function readContextManagement(
       const originalTokens = config ? countPrompt(blocks) + clearedThinkingTokens : undefined;
       const cleared = toolsEdit
         ? clearToolUses(toolsEdit, blocks, uses, results, applied)
-        : new Set<string>();
+        : NO_CLEARED;
       return {
         cleared,
         ...(betas.has(CONTEXT_MANAGEMENT) ? { applied } : {}),
