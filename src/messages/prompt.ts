@@ -922,14 +922,15 @@ function readContextManagement(
           cleared_input_tokens: clearedThinkingTokens,
         });
       }
-      const originalTokens = config ? countPrompt(blocks) + clearedThinkingTokens : undefined;
+      // (the prompt as thinking clearing left it: what tool clearing's trigger reads)
+      const total = countPrompt(blocks);
       const cleared = toolsEdit
-        ? clearToolUses(toolsEdit, blocks, uses, results, applied)
+        ? clearToolUses(toolsEdit, blocks, total, uses, results, applied)
         : NO_CLEARED;
       return {
         cleared,
         ...(betas.has(CONTEXT_MANAGEMENT) ? { applied } : {}),
-        ...(originalTokens === undefined ? {} : { originalTokens }),
+        ...(config ? { originalTokens: total + clearedThinkingTokens } : {}),
       };
     },
   };
@@ -947,6 +948,7 @@ const tokensOf = (block: PromptBlock) => block.tokens ?? countTokens(block.text)
 function clearToolUses(
   edit: ClearToolUsesEdit,
   blocks: PromptBlock[],
+  total: number,
   uses: readonly ToolUseSeen[],
   results: ReadonlyMap<string, readonly [number, number]>,
   applied: AppliedEdit[],
@@ -954,9 +956,7 @@ function clearToolUses(
   const cleared = new Set<string>();
   const trigger = edit.trigger ?? { type: 'input_tokens', value: CLEAR_TOOL_USES_TRIGGER };
   const reached =
-    trigger.type === 'tool_uses'
-      ? uses.length > trigger.value
-      : countPrompt(blocks) > trigger.value;
+    trigger.type === 'tool_uses' ? uses.length > trigger.value : total > trigger.value;
   if (!reached) return cleared;
   const excluded = new Set(edit.exclude_tools ?? []);
   const eligible = uses.filter((use) => !excluded.has(use.name));
