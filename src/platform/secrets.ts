@@ -147,3 +147,56 @@ export function redactCredentials(text: string, credentials: readonly string[]):
   }
   return out;
 }
+
+/** How deep redactBodyUrls looks (request bodies are far shallower: the parser bounds them). */
+const URL_WALK_DEPTH = 128;
+
+const isWebUrl = (value: string) => value.startsWith('https://') || value.startsWith('http://');
+
+/** The value with each http(s) URL string in it redacted (redactUrl), copied only where one changed. */
+function withUrlsRedacted(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return isWebUrl(value) ? redactUrl(value) : value;
+  if (value === null || typeof value !== 'object' || depth > URL_WALK_DEPTH) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const next = withUrlsRedacted(item, depth + 1);
+      if (next !== item) {
+        copy ??= value.slice();
+        copy[i] = next;
+      }
+    }
+    return copy ?? value;
+  }
+  let copy: Record<string, unknown> | undefined;
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    const next = withUrlsRedacted(item, depth + 1);
+    if (next !== item) {
+      copy ??= { ...(value as Record<string, unknown>) };
+      copy[key] = next;
+    }
+  }
+  return copy ?? value;
+}
+
+/** A JSON string value that is an http(s) URL, in JSON text (escapes and all). */
+const URL_IN_TEXT = /"(https?:\/\/(?:[^"\\]|\\.)*)"/g;
+
+/**
+ * A request body's text as the journal and recordings keep it: every http(s) URL in it (a
+ * `callback_url`, an image's, a presigned one) without its password and credential parameters
+ * (`X-Amz-Signature`, `sig`, `token`...). The text as sent when none has any; else the parsed
+ * body written again (a search of the text would miss URLs that JSON escapes hide:
+ * `https:\/\/`, `\u0040`). A body that did not parse gets what a search of its text finds.
+ */
+export function redactBodyUrls(raw: string, body: unknown): string {
+  if (body === null || typeof body !== 'object') {
+    return raw.includes('://')
+      ? raw.replace(URL_IN_TEXT, (_, url: string) => `"${redactUrl(url)}"`)
+      : raw;
+  }
+  const redacted = withUrlsRedacted(body, 0);
+  return redacted === body ? raw : JSON.stringify(redacted);
+}

@@ -3,7 +3,7 @@ import type { GatewayHooks, GroupDescriptor } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import { bodyString } from '../platform/request.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import { redactUrl } from '../platform/secrets.js';
+import { redactBodyUrls } from '../platform/secrets.js';
 import { CallbackGuard, type CallbackGuardOptions } from './callback-guard.js';
 import { type CallbackOptions, Callbacks, DEFAULT_CALLBACK_OPTIONS } from './callbacks.js';
 import { loadClip } from './clip.js';
@@ -36,28 +36,6 @@ export interface VideoGroup extends GroupDescriptor {
 }
 
 /**
- * A `callback_url`'s password and credential parameters hidden in a body's JSON text: the text
- * as sent when it has none; else the body written again with the URL redacted (its value is
- * read from the parsed body: JSON escapes, `callback\u005furl` or `\u0040`, would hide it from
- * a search of the text).
- */
-export function redactCallbackUrls(raw: string, body: unknown): string {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    // Not parsed (a refused body): what a search of the text finds, at least.
-    return raw.includes('"callback_url"')
-      ? raw.replace(
-          /("callback_url"\s*:\s*")((?:[^"\\]|\\.)*)"/g,
-          (_, head: string, url: string) => `${head}${redactUrl(url)}"`,
-        )
-      : raw;
-  }
-  const url = (body as { callback_url?: unknown }).callback_url;
-  if (typeof url !== 'string') return raw;
-  const redacted = redactUrl(url);
-  return redacted === url ? raw : JSON.stringify({ ...body, callback_url: redacted });
-}
-
-/**
  * Group A, video tasks, mounted at `/videogen`, with its result files at `/media`.
  * @see https://kling.ai/document-api/apiReference/model/textToVideo
  */
@@ -87,7 +65,7 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
     facts: {
       model: (request) => bodyString(request.body, 'model_name'),
       prompt: (body) => ({ prompt: bodyString(body, 'prompt'), turn: undefined }),
-      keptBody: redactCallbackUrls,
+      keptBody: redactBodyUrls,
     },
     service,
     callbacks,

@@ -89,6 +89,34 @@ describe('GET /_emulator/journal', () => {
   });
 });
 
+describe('credentials in URLs a body carries', () => {
+  it('are journaled [REDACTED]: a presigned image URL in a chat or messages request', async () => {
+    t = await buildTestApp();
+    const presigned = 'https://bucket.example/cat.png?X-Amz-Signature=SECRETSIG&X-Amz-Date=1';
+    const hidden = 'https://bucket.example/cat.png?X-Amz-Signature=[REDACTED]&X-Amz-Date=1';
+    await t.chat({
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: presigned } }] }],
+    });
+    await t.messages({
+      model: 'm',
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: [{ type: 'image', source: { type: 'url', url: presigned } }] },
+      ],
+    });
+    const entries = await journal();
+    expect(entries.map((e) => e.status)).toEqual([200, 200]);
+    const details = await Promise.all(
+      entries.map(async (e) => (await t.inject({ url: `/_emulator/journal/${e.id}` })).body),
+    );
+    for (const detail of details) {
+      expect(detail).not.toMatch(/SECRETSIG/);
+      expect(detail).toContain(hidden);
+    }
+  });
+});
+
 describe('POST /_emulator/journal/verify', () => {
   const verify = (body: object, headers: Record<string, string> = {}) =>
     t.inject({ method: 'POST', url: '/_emulator/journal/verify', payload: body, headers });

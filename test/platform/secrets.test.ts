@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   credentialsOf,
   MIN_ECHOED_CREDENTIAL,
+  redactBodyUrls,
   redactCredentials,
 } from '../../src/platform/secrets.js';
 
@@ -42,6 +43,44 @@ describe('credentialsOf', () => {
     const credentials = credentialsOf({ authorization: 'Bearer sk-abcdefgh' }, '/');
     expect(redactCredentials('a Bearer sk-abcdefgh b sk-abcdefgh c sk-abcdefg', credentials)).toBe(
       'a [REDACTED] b [REDACTED] c sk-abcdefg',
+    );
+  });
+});
+
+describe('redactBodyUrls', () => {
+  const presigned =
+    'https://bucket.s3.amazonaws.com/cat.png?X-Amz-Credential=AKIA%2F1&X-Amz-Signature=abc123&v=2';
+  const hidden =
+    'https://bucket.s3.amazonaws.com/cat.png?X-Amz-Credential=[REDACTED]&X-Amz-Signature=[REDACTED]&v=2';
+
+  it('keeps the text as sent when no URL in it holds a credential', () => {
+    const raw = '{ "a": "https://example.com/x?v=1", "b": [1, "data:image/png;base64,AAAA"] }';
+    expect(redactBodyUrls(raw, JSON.parse(raw))).toBe(raw);
+  });
+
+  it('redacts every http(s) URL in the parsed body, however deep and however escaped, and writes it again', () => {
+    const raw = JSON.stringify({
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'image_url', image_url: { url: presigned } }],
+        },
+      ],
+      callback_url: 'http://u:pw@hooks.example/cb',
+    }).replace('https://', 'https:\\/\\/');
+    const body = JSON.parse(raw);
+    expect(JSON.parse(redactBodyUrls(raw, body))).toEqual({
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: hidden } }] }],
+      callback_url: 'http://u:[REDACTED]@hooks.example/cb',
+    });
+    // the parsed body itself is left as it was (the request still uses it)
+    expect(body.messages[0].content[0].image_url.url).toBe(presigned);
+  });
+
+  it('searches the text of a body that did not parse', () => {
+    const raw = `{"image":"${presigned}", "callback_url":"http://u:pw@h/cb?token=t",`;
+    expect(redactBodyUrls(raw, undefined)).toBe(
+      `{"image":"${hidden}", "callback_url":"http://u:[REDACTED]@h/cb?token=[REDACTED]",`,
     );
   });
 });
