@@ -963,8 +963,8 @@ function clearToolUses(
   const keep = edit.keep?.value ?? CLEAR_TOOL_USES_KEEP;
   const chosen = eligible.slice(0, Math.max(0, eligible.length - keep));
   const inputs = edit.clear_tool_inputs ?? false;
-  const clearsInput = (name: string) =>
-    inputs === true || (Array.isArray(inputs) && inputs.includes(name));
+  const listed = new Set(Array.isArray(inputs) ? inputs : []);
+  const clearsInput = (name: string) => inputs === true || listed.has(name);
   const changes = new Map<number, PromptBlock>();
   let freed = 0;
   const change = (index: number, next: PromptBlock) => {
