@@ -64,7 +64,10 @@ const isSecretParam = (rawName: string): boolean => {
   return name.split(/[[\]]/).some((part) => part !== '' && isSecretName(part.trim()));
 };
 
-/** An absolute URL's password (`https://user:pass@host/`) replaced. */
+/**
+ * An absolute URL's password (`https://user:pass@host/`) replaced, or its user name when it
+ * has no password (`https://ghp_token@github.com/`: a token put there).
+ */
 function redactPassword(url: string): string {
   const scheme = url.indexOf('://');
   if (scheme === -1 || !/^[a-z][a-z0-9+.-]*$/i.test(url.slice(0, scheme))) return url;
@@ -72,15 +75,18 @@ function redactPassword(url: string): string {
   const end = url.slice(start).search(/[/?#]/);
   const authority = end === -1 ? url.slice(start) : url.slice(start, start + end);
   const at = authority.lastIndexOf('@');
+  if (at === -1) return url;
   const colon = authority.indexOf(':');
-  if (at === -1 || colon === -1 || colon > at) return url;
+  if (colon === -1 || colon > at)
+    return `${url.slice(0, start)}${REDACTED}${url.slice(start + at)}`;
   return `${url.slice(0, start + colon + 1)}${REDACTED}${url.slice(start + at)}`;
 }
 
 /**
  * The URL with its password and the values of credential query parameters replaced. Everything
  * after the `?` is read as the query, a raw `#` included: a client does not send a fragment,
- * and a `#` must not hide a key behind it (`?x=1#&api-key=...`).
+ * and a `#` must not hide a key behind it (`?x=1#&api-key=...`); a parameter is read with `;`
+ * between parameters too (some servers read it so).
  */
 export const redactUrl = (raw: string): string => {
   const url = redactPassword(raw);
@@ -90,14 +96,30 @@ export const redactUrl = (raw: string): string => {
   let changed = false;
   for (let i = 0; i < params.length; i++) {
     const param = params[i] as string;
-    const eq = param.indexOf('=');
-    if (eq !== -1 && isSecretParam(param.slice(0, eq))) {
-      params[i] = `${param.slice(0, eq + 1)}${REDACTED}`;
+    const redacted = redactParam(param);
+    if (redacted !== param) {
+      params[i] = redacted;
       changed = true;
+    } else if (param.includes(';')) {
+      // read with `;` between parameters too (`a=1;token=...`)
+      const parts = param.split(';');
+      const each = parts.map(redactParam);
+      if (each.some((part, j) => part !== parts[j])) {
+        params[i] = each.join(';');
+        changed = true;
+      }
     }
   }
   return changed ? `${url.slice(0, query + 1)}${params.join('&')}` : url;
 };
+
+/** `name=value` with its value replaced when the name is a credential's. */
+function redactParam(param: string): string {
+  const eq = param.indexOf('=');
+  return eq !== -1 && isSecretParam(param.slice(0, eq))
+    ? `${param.slice(0, eq + 1)}${REDACTED}`
+    : param;
+}
 
 /** Credentials shorter than this are not looked for in an answer (they would blank common text). */
 export const MIN_ECHOED_CREDENTIAL = 8;
@@ -148,20 +170,55 @@ export function redactCredentials(text: string, credentials: readonly string[]):
   return out;
 }
 
-/** How deep redactBodyUrls looks (request bodies are far shallower: the parser bounds them). */
-const URL_WALK_DEPTH = 128;
+/** Where a URL in free text ends: white space, quotes, angle brackets, a backslash. */
+const URL_END = /[\s"'<>\\`]/;
+const SCHEME_CHAR = /[A-Za-z0-9+.-]/;
+const LETTER = /[A-Za-z]/;
+/** The longest scheme looked for before a `://` (`https`, `wss`, `s3`...). */
+const MAX_SCHEME = 32;
 
-const isWebUrl = (value: string) => value.startsWith('https://') || value.startsWith('http://');
+/**
+ * Text with every URL in it (`scheme://...`, wherever it stands, of any case) redacted
+ * (redactUrl). Linear: each `://` is found once, its scheme read back at most MAX_SCHEME
+ * characters, and the search goes on after the URL's end.
+ */
+export function redactUrlsInText(text: string): string {
+  let out = '';
+  let last = 0;
+  let from = 0;
+  for (;;) {
+    const at = text.indexOf('://', from);
+    if (at === -1) break;
+    let start = at;
+    while (start > last && at - start < MAX_SCHEME && SCHEME_CHAR.test(text[start - 1] as string)) {
+      start--;
+    }
+    while (start < at && !LETTER.test(text[start] as string)) start++;
+    let end = at + 3;
+    while (end < text.length && !URL_END.test(text[end] as string)) end++;
+    from = end > at + 3 ? end : at + 3;
+    if (start === at) continue;
+    const url = text.slice(start, end);
+    const redacted = redactUrl(url);
+    if (redacted !== url) {
+      out += text.slice(last, start) + redacted;
+      last = end;
+    }
+  }
+  return last === 0 ? text : out + text.slice(last);
+}
 
-/** The value with each http(s) URL string in it redacted (redactUrl), copied only where one changed. */
-function withUrlsRedacted(value: unknown, depth: number): unknown {
-  if (typeof value === 'string') return isWebUrl(value) ? redactUrl(value) : value;
-  if (value === null || typeof value !== 'object' || depth > URL_WALK_DEPTH) return value;
+const redactedText = (text: string) => (text.includes('://') ? redactUrlsInText(text) : text);
+
+/** The value with the URLs in its strings and keys redacted, copied only where one changed. */
+function withUrlsRedacted(value: unknown): unknown {
+  if (typeof value === 'string') return redactedText(value);
+  if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item = value[i];
-      const next = withUrlsRedacted(item, depth + 1);
+      const next = withUrlsRedacted(item);
       if (next !== item) {
         copy ??= value.slice();
         copy[i] = next;
@@ -170,33 +227,44 @@ function withUrlsRedacted(value: unknown, depth: number): unknown {
     return copy ?? value;
   }
   let copy: Record<string, unknown> | undefined;
-  for (const key in value) {
-    const item = (value as Record<string, unknown>)[key];
-    const next = withUrlsRedacted(item, depth + 1);
-    if (next !== item) {
-      copy ??= { ...(value as Record<string, unknown>) };
-      copy[key] = next;
-    }
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const item = source[key];
+    const next = withUrlsRedacted(item);
+    const name = redactedText(key);
+    if (next !== item || name !== key) {
+      if (!copy) {
+        // keys before this one as they were, in their order
+        copy = {};
+        for (let j = 0; j < i; j++) copy[keys[j] as string] = source[keys[j] as string];
+      }
+      copy[name] = next;
+    } else if (copy) copy[key] = item;
   }
   return copy ?? value;
 }
 
-/** A JSON string value that is an http(s) URL, in JSON text (escapes and all). */
-const URL_IN_TEXT = /"(https?:\/\/(?:[^"\\]|\\.)*)"/g;
+/** JSON's escapes that can hide a URL from a search of the text (`https:\/\/`, `\u0068ttps`). */
+const HIDING_ESCAPES = /\\u([0-9a-fA-F]{4})|\\\//g;
 
 /**
- * A request body's text as the journal and recordings keep it: every http(s) URL in it (a
- * `callback_url`, an image's, a presigned one) without its password and credential parameters
- * (`X-Amz-Signature`, `sig`, `token`...). The text as sent when none has any; else the parsed
- * body written again (a search of the text would miss URLs that JSON escapes hide:
- * `https:\/\/`, `\u0040`). A body that did not parse gets what a search of its text finds.
+ * A request body's text as the journal and recordings keep it: every URL in it (a
+ * `callback_url`, an image's, a presigned one, one inside a message's text or a key) without
+ * its password and credential parameters (`X-Amz-Signature`, `sig`, `token`...). The text as
+ * sent when none has any; else the parsed body written again (JSON escapes would hide URLs
+ * from a search of the text). A body that did not parse (`undefined`) is searched as text,
+ * its `\u` and `\/` escapes read first. Linear in the body (the parser bounds its depth).
  */
 export function redactBodyUrls(raw: string, body: unknown): string {
-  if (body === null || typeof body !== 'object') {
-    return raw.includes('://')
-      ? raw.replace(URL_IN_TEXT, (_, url: string) => `"${redactUrl(url)}"`)
-      : raw;
+  if (body === undefined) {
+    const read = raw.replace(HIDING_ESCAPES, (_match, hex: string | undefined) =>
+      hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16)),
+    );
+    const redacted = redactedText(read);
+    return redacted === read ? raw : redacted;
   }
-  const redacted = withUrlsRedacted(body, 0);
+  const redacted = withUrlsRedacted(body);
   return redacted === body ? raw : JSON.stringify(redacted);
 }
