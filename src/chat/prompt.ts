@@ -233,10 +233,11 @@ function onlyWithTools(param: string): GatewayError {
 function readChoice(body: ChatCompletionRequest, tools: ToolDef[], legacy: boolean): ToolChoice {
   const parallel = !legacy && body.parallel_tool_calls !== false;
   if (!body.tools) {
-    if (body.tool_choice !== undefined) throw onlyWithTools('tool_choice');
-    if (body.parallel_tool_calls !== undefined) throw onlyWithTools('parallel_tool_calls');
+    // (null is as good as absent, as for every optional parameter)
+    if (body.tool_choice != null) throw onlyWithTools('tool_choice');
+    if (body.parallel_tool_calls != null) throw onlyWithTools('parallel_tool_calls');
   }
-  const choice = legacy ? body.function_call : body.tool_choice;
+  const choice = (legacy ? body.function_call : body.tool_choice) ?? undefined;
   const param = legacy ? 'function_call' : 'tool_choice';
   if (tools.length === 0) return { mode: 'none', parallel };
   if (choice === undefined || choice === 'auto') return { mode: 'auto', parallel };

@@ -129,7 +129,7 @@ export const ChatCompletionRequestSchema = Type.Object({
   top_logprobs: N(Type.Integer({ minimum: 0, maximum: 20 })),
   logit_bias: N(Type.Record(Type.String(), Type.Number({ minimum: -100, maximum: 100 }))),
   tools: Type.Optional(Type.Array(ChatToolSchema, { minItems: 1 })),
-  tool_choice: Type.Optional(
+  tool_choice: N(
     Type.Union(
       [
         Literals(['none', 'auto', 'required']),
@@ -150,7 +150,7 @@ export const ChatCompletionRequestSchema = Type.Object({
       },
     ),
   ),
-  parallel_tool_calls: Type.Optional(Type.Boolean()),
+  parallel_tool_calls: N(Type.Boolean()),
   functions: Type.Optional(Type.Array(FunctionDefinitionSchema, { minItems: 1, maxItems: 128 })),
   function_call: Type.Optional(
     Type.Union([Literals(['none', 'auto']), NamedFunction], {

@@ -2,15 +2,26 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 
 /**
  * A schema that also accepts null: OpenAPI `nullable` (which Ajv understands) on a typed schema,
- * a union with null on a union (Ajv refuses `nullable` without `type`).
+ * a union with null on a union (Ajv refuses `nullable` without `type`). An `enum` (or a
+ * `const`) lists null too: `nullable` widens the type only, and Ajv still checks the values.
  */
 export const Nullable = <T extends TSchema>(schema: T) =>
   'type' in schema
-    ? Type.Unsafe<Static<T> | null>({ ...schema, nullable: true })
+    ? Type.Unsafe<Static<T> | null>(withNull(schema))
     : Type.Unsafe<Static<T> | null>({
         anyOf: [schema, { type: 'null' }],
         ...(schema.description ? { description: `${schema.description}, or null` } : {}),
       });
+
+function withNull(schema: TSchema): TSchema {
+  if (Array.isArray(schema.enum))
+    return { ...schema, nullable: true, enum: [...schema.enum, null] };
+  if ('const' in schema) {
+    const { const: value, ...rest } = schema;
+    return { ...rest, nullable: true, enum: [value, null] } as TSchema;
+  }
+  return { ...schema, nullable: true };
+}
 
 /**
  * A union of string literals: the wire's enums. Emitted as JSON Schema `enum` (one check for

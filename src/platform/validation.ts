@@ -407,7 +407,8 @@ function issueOf(err: AjvError): FieldIssue {
       return {
         path,
         kind: 'value',
-        problem: `must be one of ${quoteAll(p.allowedValues as unknown[])}`,
+        // (a nullable enum lists null: null is not what the client was told to send)
+        problem: `must be one of ${quoteAll((p.allowedValues as unknown[]).filter((v) => v !== null))}`,
       };
     case 'minimum':
       return { path, kind: 'value', problem: `must be greater than or equal to ${p.limit}` };

@@ -220,6 +220,33 @@ describe('POST /v1/chat/completions', () => {
     expect(res.statusCode).toBe(200);
   });
 
+  it('takes null for every optional parameter, enums and tool_choice included, as if it were absent', async () => {
+    const nulls = {
+      reasoning_effort: null,
+      verbosity: null,
+      service_tier: null,
+      prompt_cache_retention: null,
+      tool_choice: null,
+      parallel_tool_calls: null,
+      logprobs: null,
+      top_logprobs: null,
+      stop: null,
+      n: null,
+    };
+    const plain = { model: 'gpt-5', messages: [{ role: 'user', content: 'x' }] };
+    const res = await post({ ...plain, ...nulls });
+    expect(res.statusCode).toBe(200);
+    const { id: _a, created: _b, ...answer } = res.json();
+    const { id: _c, created: _d, ...without } = (await post(plain)).json();
+    expect(answer).toEqual(without);
+    // with tools, a null tool_choice is auto
+    const tools = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+    ];
+    const called = (await post({ ...plain, tools, tool_choice: null })).json();
+    expect(called.choices[0].finish_reason).toBe('tool_calls');
+  });
+
   it.each([
     ['gpt-4o', '199999'],
     ['gpt-4o-mini', '0'],

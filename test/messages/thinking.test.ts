@@ -359,6 +359,15 @@ describe('structured output (output_config.format)', () => {
     );
   });
 
+  it('takes a null effort and a null thinking display as absent', async () => {
+    const res = await structured({
+      output_config: { effort: null },
+      thinking: { type: 'adaptive', display: null },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().content[0].type).toBe('thinking');
+  });
+
   it('refuses an unknown effort', async () => {
     const res = await structured({ output_config: { effort: 'extreme' } });
     expect(res.json().error.message).toBe(
