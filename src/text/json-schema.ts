@@ -745,7 +745,7 @@ interface WantedNames {
 }
 const namesWanted = new WeakMap<Node, WantedNames>();
 /** The most names tried against patterns for one object (see wantNames). */
-const NAME_CHECKS = 2000;
+const NAME_CHECKS = 20_000;
 /** The generator's copies whose names are made (see fillNames). */
 const named = new WeakSet<Node>();
 
@@ -761,22 +761,35 @@ function wantNames(node: Node, copy: Node, aside: Node): void {
   const patterns = isNode(aside.patternProperties) ? Object.entries(aside.patternProperties) : [];
   const additional = copy.additionalProperties;
   let checks = 0;
-  const valueFor = (name: string): unknown => {
+  /** The schemas of the patterns a name matches (JSON Schema applies every one). */
+  const matching = (name: string): unknown[] => {
+    const found: unknown[] = [];
     for (const [pattern, schema] of patterns) {
       // Bounded: a schema of 1000 required names and 1000 patterns would be a million checks.
       // A pattern only a backtracking engine runs is passed over; Ajv checks the value anyway.
       if (++checks > NAME_CHECKS) break;
       if (mayBacktrack(pattern)) continue;
       try {
-        if (ajvLinearRegExp(pattern, 'u').test(name)) return schema;
+        if (ajvLinearRegExp(pattern, 'u').test(name)) found.push(schema);
       } catch {
         // (Ajv compiled it: this does not happen)
       }
     }
+    return found;
+  };
+  const all = (schemas: unknown[]) => (schemas.length === 1 ? schemas[0] : { allOf: schemas });
+  const valueFor = (name: string): unknown => {
+    const found = matching(name);
+    if (found.length > 0) return all(found);
     if (additional === false) return undefined;
     return isNode(additional) || additional === true ? additional : {};
   };
   const properties: Node = isNode(copy.properties) ? { ...copy.properties } : {};
+  // A named property that a pattern matches must meet the pattern's schema too.
+  for (const name of Object.keys(properties)) {
+    const found = matching(name);
+    if (found.length > 0) properties[name] = all([properties[name], ...found]);
+  }
   const required = new Set(
     (Array.isArray(node.required) ? node.required : []).filter(
       (name): name is string => typeof name === 'string',

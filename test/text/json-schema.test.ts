@@ -692,6 +692,44 @@ describe('hostile schemas (found by an adversarial run)', () => {
     const value = (await schemaInstance(required, 1)) as Record<string, unknown>;
     expect(Object.keys(value)).toEqual(['n1', 'n22']);
     expect(ajv.validate(required, value)).toBe(true);
+    // a name meets every pattern it matches, a name in `properties` included
+    for (const schema of [
+      {
+        type: 'object',
+        properties: { abc: { type: 'string' } },
+        patternProperties: { '^a': { const: 'fixed-value' } },
+        required: ['abc'],
+      },
+      {
+        type: 'object',
+        patternProperties: { '^a': { type: 'string' }, b$: { type: 'string', minLength: 30 } },
+        required: ['ab'],
+        additionalProperties: false,
+      },
+      {
+        type: 'object',
+        patternProperties: {
+          ...Object.fromEntries(
+            Array.from({ length: 60 }, (_, i) => [`^zz${i}$`, { type: 'integer' }]),
+          ),
+          '^r_': { const: 'Z' },
+        },
+        required: Array.from({ length: 40 }, (_, i) => `r_${i}`),
+      },
+    ]) {
+      expect(ajv.validate(schema, await schemaInstance(schema, 1))).toBe(true);
+    }
+    expect(
+      await schemaInstance(
+        {
+          type: 'object',
+          properties: { abc: { type: 'string' } },
+          patternProperties: { '^a': { const: 'fixed-value' } },
+          required: ['abc'],
+        },
+        1,
+      ),
+    ).toEqual({ abc: 'fixed-value' });
     // what no object satisfies is still refused
     await expect(
       schemaInstance({ type: 'object', propertyNames: { enum: ['a'] }, minProperties: 2 }, 1),
