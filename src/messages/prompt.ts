@@ -608,7 +608,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
   /** Each `tool_use` block's call and prompt block; each `tool_result`'s blocks. */
   const uses: ToolUseSeen[] | undefined = editing.clearsTools ? [] : undefined;
   const resultBlocks = editing.clearsTools
-    ? new Map<string, readonly [number, number]>()
+    ? new Map<string, Array<readonly [number, number]>>()
     : undefined;
   body.messages.forEach((message, i) => {
     const path: PathSegment[] = ['messages', i, 'content'];
@@ -704,7 +704,12 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
           } else {
             reader.text(`${block.tool_use_id}\n${content ?? ''}`, at, block.cache_control, first());
           }
-          resultBlocks?.set(block.tool_use_id, [from, reader.blocks.length]);
+          if (resultBlocks) {
+            const ranges = resultBlocks.get(block.tool_use_id);
+            const range = [from, reader.blocks.length] as const;
+            if (ranges) ranges.push(range);
+            else resultBlocks.set(block.tool_use_id, [range]);
+          }
           break;
         }
         case 'thinking':
@@ -726,6 +731,8 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
           reader.text(JSON.stringify(block.content) ?? '', at, block.cache_control, first());
       }
     });
+    // A turn whose every block was left out (earlier thinking) is still a turn: its framing.
+    if (opens !== undefined) reader.add({ text: '', tokens: 0, opens }, path, undefined);
   });
   checkToolPairs(body.messages);
   reader.checkImages();
@@ -794,7 +801,7 @@ function firstKeptThinking(messages: readonly MessageParam[], keep: number): num
   return 0;
 }
 
-const NO_RESULTS: ReadonlyMap<string, readonly [number, number]> = new Map();
+const NO_RESULTS: ReadonlyMap<string, ReadonlyArray<readonly [number, number]>> = new Map();
 const NO_CLEARED: ReadonlySet<string> = new Set();
 
 /** The default: the model's thinking rule, nothing cleared. */
@@ -845,7 +852,7 @@ interface Editing {
   apply(
     blocks: PromptBlock[],
     uses: readonly ToolUseSeen[],
-    results: ReadonlyMap<string, readonly [number, number]>,
+    results: ReadonlyMap<string, ReadonlyArray<readonly [number, number]>>,
   ): {
     cleared: ReadonlySet<string>;
     applied?: AppliedEdit[];
@@ -942,15 +949,16 @@ const tokensOf = (block: PromptBlock) => block.tokens ?? countTokens(block.text)
  * `clear_tool_uses_20250919`: once the prompt is past its trigger (input tokens, or tool uses),
  * the results of the oldest tool uses but the `keep` latest (`exclude_tools` apart) are
  * replaced by CLEARED_RESULT, and their inputs by `{}` when `clear_tool_inputs` says so (true,
- * or a list of tool names); nothing is cleared unless at least `clear_at_least` tokens would
- * be. Returns the ids of the tool uses whose results were cleared.
+ * or a list of tool names); a use whose clearing would free nothing (a result no longer than
+ * the placeholder) is left as it is; nothing is cleared unless at least `clear_at_least` tokens
+ * would be. Returns the ids of the tool uses cleared.
  */
 function clearToolUses(
   edit: ClearToolUsesEdit,
   blocks: PromptBlock[],
   total: number,
   uses: readonly ToolUseSeen[],
-  results: ReadonlyMap<string, readonly [number, number]>,
+  results: ReadonlyMap<string, ReadonlyArray<readonly [number, number]>>,
   applied: AppliedEdit[],
 ): Set<string> {
   const cleared = new Set<string>();
@@ -967,37 +975,39 @@ function clearToolUses(
   const clearsInput = (name: string) => inputs === true || listed.has(name);
   const changes = new Map<number, PromptBlock>();
   let freed = 0;
-  const change = (index: number, next: PromptBlock) => {
-    const before = blocks[index] as PromptBlock;
-    freed += tokensOf(before) - tokensOf(next);
-    changes.set(index, next);
-  };
   for (const use of chosen) {
-    const range = results.get(use.id);
-    if (range) {
-      for (let k = range[0]; k < range[1]; k++) {
+    // This use's blocks as cleared: its results (every one sent for its id), its input if asked.
+    const mine: Array<[number, PromptBlock]> = [];
+    for (const [from, to] of results.get(use.id) ?? []) {
+      for (let k = from; k < to; k++) {
         const { tokens: _, ...block } = blocks[k] as PromptBlock;
-        change(
+        mine.push([
           k,
-          k === range[0]
+          k === from
             ? { ...block, text: `${use.id}\n${CLEARED_RESULT}` }
             : { ...block, text: '', tokens: 0 },
-        );
+        ]);
       }
     }
     if (clearsInput(use.name)) {
-      change(use.block, { ...(blocks[use.block] as PromptBlock), text: `${use.name}\n{}` });
+      mine.push([use.block, { ...(blocks[use.block] as PromptBlock), text: `${use.name}\n{}` }]);
     }
+    let gain = 0;
+    for (const [index, next] of mine)
+      gain += tokensOf(blocks[index] as PromptBlock) - tokensOf(next);
+    // A result no longer than the placeholder is left as it is: clearing it would add tokens.
+    if (gain <= 0) continue;
+    for (const [index, next] of mine) changes.set(index, next);
+    freed += gain;
     cleared.add(use.id);
   }
-  if (chosen.length === 0) return new Set();
+  if (cleared.size === 0) return cleared;
   if (edit.clear_at_least && freed < edit.clear_at_least.value) return new Set();
   for (const [index, block] of changes) blocks[index] = block;
   applied.push({
     type: 'clear_tool_uses_20250919',
-    cleared_tool_uses: chosen.length,
-    // (a result shorter than the placeholder frees nothing)
-    cleared_input_tokens: Math.max(0, freed),
+    cleared_tool_uses: cleared.size,
+    cleared_input_tokens: freed,
   });
   return cleared;
 }

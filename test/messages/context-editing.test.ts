@@ -151,6 +151,54 @@ describe('context editing: clear_tool_uses_20250919', () => {
     expect(under.context_management).toEqual({ applied_edits: [] });
   });
 
+  it('leaves a result no longer than the placeholder as it is, and clears every result sent for one id', async () => {
+    const everything = {
+      trigger: { type: 'tool_uses', value: 1 },
+      keep: { type: 'tool_uses', value: 0 },
+    };
+    const original = (await count(LOOP)).input_tokens;
+    const body = (await ask(edit(everything))).json();
+    // t3's result, "small", is shorter than the placeholder: kept
+    expect(body.usage.input_tokens).toBe((await count(cleared(['t1', 't2']))).input_tokens);
+    expect(body.context_management.applied_edits).toEqual([
+      {
+        type: 'clear_tool_uses_20250919',
+        cleared_tool_uses: 2,
+        cleared_input_tokens: original - body.usage.input_tokens,
+      },
+    ]);
+    const twice = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'search', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'a', content: BIG },
+          { type: 'tool_result', tool_use_id: 'a', content: BIG },
+        ],
+      },
+    ];
+    const edited = await count(
+      twice,
+      edit({
+        trigger: { type: 'input_tokens', value: 1000 },
+        keep: { type: 'tool_uses', value: 0 },
+      }),
+    );
+    const both = twice.map((m, i) =>
+      i === 2
+        ? {
+            ...m,
+            content: [
+              { type: 'tool_result', tool_use_id: 'a', content: CLEARED_RESULT },
+              { type: 'tool_result', tool_use_id: 'a', content: CLEARED_RESULT },
+            ],
+          }
+        : m,
+    );
+    expect(edited.input_tokens).toBe((await count(both)).input_tokens);
+  });
+
   it('clears nothing unless at least clear_at_least tokens would be', async () => {
     const base = {
       trigger: { type: 'tool_uses', value: 1 },
@@ -310,6 +358,32 @@ describe('context editing: clear_thinking_20251015', () => {
     expect(
       (await withThinking('claude-sonnet-4-5', { type: 'all' })).json().usage.input_tokens,
     ).toBe(all.usage.input_tokens);
+  });
+
+  it('counts a turn that held only thinking in original_input_tokens, its framing kept', async () => {
+    const onlyThinking = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: [thought('a thought alone')] },
+      { role: 'user', content: 'again' },
+      { role: 'assistant', content: [thought('the last thought'), { type: 'text', text: 'b' }] },
+      { role: 'user', content: 'more' },
+    ];
+    const countWith = async (keep: unknown) =>
+      (
+        await t.messages(
+          {
+            model: 'claude-sonnet-4-5',
+            thinking: THINKING,
+            messages: onlyThinking,
+            context_management: { edits: [{ type: 'clear_thinking_20251015', keep }] },
+          },
+          { path: '/count_tokens', headers: BETA },
+        )
+      ).json();
+    const all = await countWith('all');
+    const one = await countWith({ type: 'thinking_turns', value: 1 });
+    expect(one.context_management.original_input_tokens).toBe(all.input_tokens);
+    expect(all.input_tokens - one.input_tokens).toBe(tokens('a thought alone'));
   });
 
   it("without the edit keeps the model's default: every turn's thinking on Opus 4.5+ and Sonnet 4.6+, the last turn's on the others", async () => {
