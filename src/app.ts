@@ -378,6 +378,24 @@ export async function buildApp(
     response.writeHead(417, headers).end(body);
   });
 
+  // `Expect: 100-continue`: the 100 goes once the request has passed what is checked before its
+  // body (key, headers, rate limit, faults), just before the body is read, so a refused client
+  // never uploads it (Node would send the 100 at once). Refused without its 100, the request's
+  // body may never come: the connection is closed after the answer, never reused.
+  const awaitingContinue = new WeakSet<IncomingMessage>();
+  app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    awaitingContinue.add(request);
+    app.server.emit('request', request, response);
+  });
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    if (awaitingContinue.delete(request.raw)) reply.raw.writeContinue();
+    done(null, payload);
+  });
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (awaitingContinue.delete(request.raw)) reply.header('connection', 'close');
+    done(null, payload);
+  });
+
   // CONNECT (a tunnel): Node hands it over as a bare socket and, unheard, closes it unanswered.
   app.server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     const target = request.url ?? '/';

@@ -231,6 +231,33 @@ describe('an Expect header other than 100-continue', () => {
   });
 });
 
+describe('Expect: 100-continue', () => {
+  it('sends the 100 only once the key is taken: a refused client never uploads its body, and its connection closes', async () => {
+    const port = await start({ apiKeys: ['good-key'] });
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    const head = (key: string) =>
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      `Authorization: Bearer ${key}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n`;
+    // refused: no 100, the answer, then the connection closed (the body was never sent)
+    const refused = (await exchange(port, head('bad-key')).closed).received;
+    expect(refused.startsWith('HTTP/1.1 401 Unauthorized\r\n')).toBe(true);
+    expect(refused).not.toContain('100 Continue');
+    expect(refused.toLowerCase()).toContain('connection: close');
+    // taken: the 100, then the body, then the answer
+    const taken = exchange(port, head('good-key'));
+    const first = await new Promise<string>((resolve) =>
+      taken.socket.once('data', (d) => resolve(String(d))),
+    );
+    expect(first).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+    taken.socket.write(body);
+    const answer = await new Promise<string>((resolve) =>
+      taken.socket.once('data', (d) => resolve(String(d))),
+    );
+    expect(answer.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+    taken.socket.destroy();
+  });
+});
+
 describe('CONNECT', () => {
   it("is refused 405 in the envelope of the target's group (the neutral one for a host), and closed", async () => {
     const port = await start({});
