@@ -378,22 +378,22 @@ export async function buildApp(
     response.writeHead(417, headers).end(body);
   });
 
-  // `Expect: 100-continue`: the 100 goes once the request has passed what is checked before its
-  // body (key, headers, rate limit, faults), just before the body is read, so a refused client
+  // `Expect: 100-continue`: the 100 goes when the body is first read, which is once the request
+  // has passed what is checked before it (key, headers, rate limit, faults), so a refused client
   // never uploads it (Node would send the 100 at once). Refused without its 100, the request's
-  // body may never come: the connection is closed after the answer, never reused.
-  const awaitingContinue = new WeakSet<IncomingMessage>();
+  // body may never come: its connection is closed after the answer, never reused. (No hook: the
+  // request's own first read sends it, and other requests pay nothing.)
   app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
-    awaitingContinue.add(request);
+    const keepAlive = response.shouldKeepAlive;
+    response.shouldKeepAlive = false;
+    const read = request._read;
+    request._read = function (this: IncomingMessage, size: number) {
+      request._read = read;
+      response.shouldKeepAlive = keepAlive;
+      if (!response.headersSent) response.writeContinue();
+      return read.call(this, size);
+    };
     app.server.emit('request', request, response);
-  });
-  app.addHook('preParsing', (request, reply, payload, done) => {
-    if (awaitingContinue.delete(request.raw)) reply.raw.writeContinue();
-    done(null, payload);
-  });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (awaitingContinue.delete(request.raw)) reply.header('connection', 'close');
-    done(null, payload);
   });
 
   // CONNECT (a tunnel): Node hands it over as a bare socket and, unheard, closes it unanswered.
