@@ -1,6 +1,5 @@
 import type { GroupDescriptor } from '../platform/group.js';
 import { bodyString } from '../platform/request.js';
-import { redactBodyUrls } from '../platform/secrets.js';
 import { chatGroupSpec } from './errors.js';
 import { modelsRoutes } from './models-routes.js';
 import { chatPromptFacts } from './prompt.js';
@@ -28,7 +27,6 @@ export function chatGroup(options: ChatRoutesOptions): GroupDescriptor {
       model: (request) =>
         (request.params as { deployment?: string }).deployment ?? bodyString(request.body, 'model'),
       prompt: (body) => chatPromptFacts(body as ChatCompletionRequest),
-      keptBody: redactBodyUrls,
     },
   };
 }

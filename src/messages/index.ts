@@ -1,6 +1,5 @@
 import type { GroupDescriptor } from '../platform/group.js';
 import { bodyString } from '../platform/request.js';
-import { redactBodyUrls } from '../platform/secrets.js';
 import { messagesGroupSpec } from './errors.js';
 import { messagesPromptFacts } from './prompt.js';
 import { type MessagesRoutesOptions, messagesRoutes } from './routes.js';
@@ -20,7 +19,6 @@ export function messagesGroup(options: MessagesRoutesOptions): GroupDescriptor {
     facts: {
       model: (request) => bodyString(request.body, 'model'),
       prompt: (body) => messagesPromptFacts(body as MessagesRequest),
-      keptBody: redactBodyUrls,
     },
   };
 }

@@ -20,7 +20,7 @@ import { type MatchContext, type MatchTarget, matchWork, regexScan } from './mat
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
 import { BODY_LIMIT, type GatewayRuntime, holdOpen, pathOf } from './request.js';
-import { redactUrl } from './secrets.js';
+import { redactBodyUrls, redactUrl } from './secrets.js';
 import { ownerIn, readSession } from './session.js';
 import { normalizeError } from './validation.js';
 
@@ -59,11 +59,6 @@ export interface RequestFacts {
   model(request: FastifyRequest): string | undefined;
   /** The text a `prompt_regex` is tried on, and the user turn it is (text groups). */
   prompt(body: unknown): { prompt: string | undefined; turn: number | undefined };
-  /**
-   * The body's text as the journal and recordings keep it, when the group hides something in
-   * it (a credential in a URL); it stays JSON.
-   */
-  keptBody?(raw: string, body: unknown): string;
 }
 
 const BEARER = /^bearer /i;
@@ -513,10 +508,9 @@ export function setupGatewayGroup(
       status,
       durationMs,
       headers: request.headers,
+      // (the credentials of the URLs it carries hidden)
       rawBody:
-        facts.keptBody && request.rawBody !== undefined
-          ? facts.keptBody(request.rawBody, request.body)
-          : request.rawBody,
+        request.rawBody === undefined ? undefined : redactBodyUrls(request.rawBody, request.body),
       response: capture ? capture.bytes() : request.responseBody,
       responseTruncated: capture?.truncated === true,
       fault: request.fault,

@@ -113,12 +113,16 @@ export const redactUrl = (raw: string): string => {
   return changed ? `${url.slice(0, query + 1)}${params.join('&')}` : url;
 };
 
+/** Where the value of `name=value` starts when the name is a credential's, else -1. */
+function secretValueAt(param: string): number {
+  const eq = param.indexOf('=');
+  return eq !== -1 && isSecretParam(param.slice(0, eq)) ? eq + 1 : -1;
+}
+
 /** `name=value` with its value replaced when the name is a credential's. */
 function redactParam(param: string): string {
-  const eq = param.indexOf('=');
-  return eq !== -1 && isSecretParam(param.slice(0, eq))
-    ? `${param.slice(0, eq + 1)}${REDACTED}`
-    : param;
+  const at = secretValueAt(param);
+  return at === -1 ? param : `${param.slice(0, at)}${REDACTED}`;
 }
 
 /** Credentials shorter than this are not looked for in an answer (they would blank common text). */
@@ -146,10 +150,15 @@ export function credentialsOf(
   }
   const query = url.indexOf('?');
   if (query !== -1) {
-    for (const param of url.slice(query + 1).split('&')) {
-      const eq = param.indexOf('=');
-      if (eq === -1 || !isSecretParam(param.slice(0, eq))) continue;
-      const value = param.slice(eq + 1);
+    // as redactUrl reads them: between `&`, and between `;` too
+    const params = url.slice(query + 1).split('&');
+    for (const param of [
+      ...params,
+      ...params.flatMap((p) => (p.includes(';') ? p.split(';') : [])),
+    ]) {
+      const at = secretValueAt(param);
+      if (at === -1) continue;
+      const value = param.slice(at);
       add(value);
       try {
         add(decodeURIComponent(value.replaceAll('+', ' ')));
@@ -210,8 +219,11 @@ export function redactUrlsInText(text: string): string {
 
 const redactedText = (text: string) => (text.includes('://') ? redactUrlsInText(text) : text);
 
-/** The value with the URLs in its strings and keys redacted, copied only where one changed. */
-function withUrlsRedacted(value: unknown): unknown {
+/**
+ * The value with the URLs in its strings and keys redacted, copied only where one changed (the
+ * body a recording keeps; redactBodyUrls writes it for the journal).
+ */
+export function withUrlsRedacted(value: unknown): unknown {
   if (typeof value === 'string') return redactedText(value);
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
@@ -253,8 +265,8 @@ const HIDING_ESCAPES = /\\u([0-9a-fA-F]{4})|\\\//g;
  * A request body's text as the journal and recordings keep it: every URL in it (a
  * `callback_url`, an image's, a presigned one, one inside a message's text or a key) without
  * its password and credential parameters (`X-Amz-Signature`, `sig`, `token`...). The text as
- * sent when none has any; else the parsed body written again (JSON escapes would hide URLs
- * from a search of the text). A body that did not parse (`undefined`) is searched as text,
+ * sent when no URL in it holds a credential; else the parsed body written again (JSON escapes
+ * would hide URLs from a search of the text). A body that did not parse (`undefined`) is searched as text,
  * its `\u` and `\/` escapes read first. Linear in the body (the parser bounds its depth).
  */
 export function redactBodyUrls(raw: string, body: unknown): string {

@@ -4,7 +4,12 @@ import { type SetTimer, sleepWith, type Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
 import { holdOpen, pathOf, StreamCapture } from '../platform/request.js';
-import { credentialsOf, redactCredentials, redactUrl } from '../platform/secrets.js';
+import {
+  credentialsOf,
+  redactCredentials,
+  redactUrl,
+  withUrlsRedacted,
+} from '../platform/secrets.js';
 import { type SseResult, YIELD_BYTES } from '../platform/sse.js';
 import {
   blockOf,
@@ -17,12 +22,6 @@ import {
   type Recordings,
   recordedBody,
 } from './recordings.js';
-
-/** The body as a recording keeps it: what the group hides in it (keptBody) hidden. */
-const keptBody = (request: FastifyRequest, facts: RequestFacts): unknown =>
-  facts.keptBody && request.rawBody !== undefined
-    ? JSON.parse(facts.keptBody(request.rawBody, request.body))
-    : request.body;
 
 /**
  * Resolves once a response can take more (`drain`) or is gone (`close`), true; false when it
@@ -171,7 +170,7 @@ export class Upstream {
       match,
       {
         ...(query === undefined ? {} : { query }),
-        ...(request.body === undefined ? {} : { body: keptBody(request, facts) }),
+        ...(request.body === undefined ? {} : { body: withUrlsRedacted(request.body) }),
       },
       new URL(base).origin,
       response,

@@ -3,7 +3,6 @@ import type { GatewayHooks, GroupDescriptor } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import { bodyString } from '../platform/request.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import { redactBodyUrls } from '../platform/secrets.js';
 import { CallbackGuard, type CallbackGuardOptions } from './callback-guard.js';
 import { type CallbackOptions, Callbacks, DEFAULT_CALLBACK_OPTIONS } from './callbacks.js';
 import { loadClip } from './clip.js';
@@ -65,7 +64,6 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
     facts: {
       model: (request) => bodyString(request.body, 'model_name'),
       prompt: (body) => ({ prompt: bodyString(body, 'prompt'), turn: undefined }),
-      keptBody: redactBodyUrls,
     },
     service,
     callbacks,

@@ -39,6 +39,10 @@ describe('credentialsOf', () => {
     expect(credentialsOf({}, '/x')).toEqual([]);
   });
 
+  it('reads the query as redactUrl does: `;` between parameters too', () => {
+    expect(credentialsOf({}, '/x?a=1;token=sk-semicolon-key&b=2')).toEqual(['sk-semicolon-key']);
+  });
+
   it('redacts every occurrence, a longer credential before one it holds', () => {
     const credentials = credentialsOf({ authorization: 'Bearer sk-abcdefgh' }, '/');
     expect(redactCredentials('a Bearer sk-abcdefgh b sk-abcdefgh c sk-abcdefg', credentials)).toBe(
