@@ -297,6 +297,13 @@ export async function buildApp(
     return { body, headers };
   }
 
+  /** closingAnswer as the bytes written on a bare socket (no ServerResponse to write it). */
+  function closingAnswerBytes(path: string, status: number, message: string): string {
+    const { body, headers } = closingAnswer(path, status, message);
+    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+    return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${body}`;
+  }
+
   /**
    * A request Node could not parse or that timed out before it was read: answered in the
    * group's envelope, found by its path when that much is known.
@@ -316,14 +323,11 @@ export async function buildApp(
       .parser?.incoming;
     const current = incoming?.complete === false ? incoming : undefined;
     const path = current?.url ?? lastRequestPath(err.rawPacket, err.bytesParsed);
-    const { body, headers } = closingAnswer(path, status, message);
+    const answer = closingAnswerBytes(path, status, message);
     // A response already under way on the socket (a stream, and a pipelined request behind it
     // that failed) must not get these bytes in its body: the socket is only closed, as Node's
     // own handler does.
-    if (socket.writable && !answering(socket)) {
-      const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${body}`);
-    }
+    if (socket.writable && !answering(socket)) socket.write(answer);
     socket.destroy();
   }
 
@@ -400,14 +404,8 @@ export async function buildApp(
   app.server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     const target = request.url ?? '/';
     const message = 'CONNECT is not supported: the emulator is no proxy.';
-    const { body, headers } = closingAnswer(
-      target.startsWith('/') ? pathOf(target) : '/',
-      405,
-      message,
-    );
-    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
     socket.on('error', () => {});
-    socket.end(`HTTP/1.1 405 ${STATUS_CODES[405]}\r\n${lines.join('')}\r\n${body}`);
+    socket.end(closingAnswerBytes(target.startsWith('/') ? pathOf(target) : '/', 405, message));
   });
 
   app.decorate('emulator', {
