@@ -605,11 +605,6 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
   // that of the last `keepTurns` assistant turns that hold some.
   const keptFrom = firstKeptThinking(body.messages, editing.keepTurns(body.model, thinking));
   const toolNames = new Map<string, string>();
-  /** Each `tool_use` block's call and prompt block; each `tool_result`'s blocks. */
-  const uses: ToolUseSeen[] | undefined = editing.clearsTools ? [] : undefined;
-  const resultBlocks = editing.clearsTools
-    ? new Map<string, Array<readonly [number, number]>>()
-    : undefined;
   body.messages.forEach((message, i) => {
     const path: PathSegment[] = ['messages', i, 'content'];
     if (typeof message.content === 'string') {
@@ -673,7 +668,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
           // A call to upstream's own tool counts as a call does; only a client's is answered.
           if (block.type === 'tool_use') {
             toolNames.set(block.id, block.name);
-            uses?.push({ id: block.id, name: block.name, block: reader.blocks.length });
+            editing.toolUse(block.id, block.name, reader.blocks.length);
           }
           reader.text(
             `${block.name}\n${JSON.stringify(block.input)}`,
@@ -704,12 +699,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
           } else {
             reader.text(`${block.tool_use_id}\n${content ?? ''}`, at, block.cache_control, first());
           }
-          if (resultBlocks) {
-            const ranges = resultBlocks.get(block.tool_use_id);
-            const range = [from, reader.blocks.length] as const;
-            if (ranges) ranges.push(range);
-            else resultBlocks.set(block.tool_use_id, [range]);
-          }
+          editing.toolResult(block.tool_use_id, from, reader.blocks.length);
           break;
         }
         case 'thinking':
@@ -738,7 +728,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
   reader.checkImages();
   checkBreakpoints(reader.marks, Boolean(body.cache_control));
   if (body.cache_control) automaticBreakpoint(reader.blocks, ttlOf(body.cache_control) as CacheTtl);
-  const edited = editing.apply(reader.blocks, uses ?? [], resultBlocks ?? NO_RESULTS);
+  const edited = editing.apply(reader.blocks);
 
   // The results the last turn sends back, when it is the user's.
   const end = body.messages.length - 1;
@@ -801,7 +791,6 @@ function firstKeptThinking(messages: readonly MessageParam[], keep: number): num
   return 0;
 }
 
-const NO_RESULTS: ReadonlyMap<string, ReadonlyArray<readonly [number, number]>> = new Map();
 const NO_CLEARED: ReadonlySet<string> = new Set();
 
 /** The default: the model's thinking rule, nothing cleared. */
@@ -810,9 +799,10 @@ const keepTurnsByModel = (model: string, thinking: boolean) =>
 
 /** A request without `context_management` (most): nothing to allocate. */
 const NOT_EDITED: Editing = {
-  clearsTools: false,
   keepTurns: keepTurnsByModel,
   thinkingCleared: () => {},
+  toolUse: () => {},
+  toolResult: () => {},
   apply: () => ({ cleared: NO_CLEARED }),
 };
 /** The same with the beta: its answers say no edit applied. */
@@ -841,19 +831,18 @@ interface ToolUseSeen {
   block: number;
 }
 
+/** What context editing needs to see of the prompt as it is read, and what it then does. */
 interface Editing {
-  /** Whether tool uses may be cleared (their blocks are then noted while the prompt is read). */
-  clearsTools: boolean;
   /** How many of the latest assistant turns with thinking keep it in the context. */
   keepTurns(model: string, thinking: boolean): number;
   /** A thinking block left out of the context, in message `turn`. */
   thinkingCleared(turn: number, text: string): void;
+  /** A `tool_use` block, read into prompt block `block` (its name and input). */
+  toolUse(id: string, name: string, block: number): void;
+  /** A `tool_result` block, read into prompt blocks `from` to `to` (excluded). */
+  toolResult(id: string, from: number, to: number): void;
   /** Clears tool uses as asked (the blocks change in place), and says what was applied. */
-  apply(
-    blocks: PromptBlock[],
-    uses: readonly ToolUseSeen[],
-    results: ReadonlyMap<string, ReadonlyArray<readonly [number, number]>>,
-  ): {
+  apply(blocks: PromptBlock[]): {
     cleared: ReadonlySet<string>;
     applied?: AppliedEdit[];
     originalTokens?: number;
@@ -907,8 +896,9 @@ function readContextManagement(
   );
   const clearedTurns = new Set<number>();
   let clearedThinkingTokens = 0;
+  const uses: ToolUseSeen[] = [];
+  const results = new Map<string, Array<readonly [number, number]>>();
   return {
-    clearsTools: toolsEdit !== undefined,
     keepTurns(model) {
       if (!thinkingEdit) return keepTurnsByModel(model, thinking);
       const keep = thinkingEdit.keep;
@@ -920,7 +910,16 @@ function readContextManagement(
       clearedTurns.add(turn);
       clearedThinkingTokens += countTokens(text);
     },
-    apply(blocks, uses, results) {
+    toolUse(id, name, block) {
+      if (toolsEdit) uses.push({ id, name, block });
+    },
+    toolResult(id, from, to) {
+      if (!toolsEdit) return;
+      const ranges = results.get(id);
+      if (ranges) ranges.push([from, to]);
+      else results.set(id, [[from, to]]);
+    },
+    apply(blocks) {
       const applied: AppliedEdit[] = [];
       if (clearedTurns.size > 0) {
         applied.push({

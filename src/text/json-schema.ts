@@ -753,9 +753,10 @@ const named = new WeakSet<Node>();
  * Makes the names an object needs ready: the generator would name the properties
  * `minProperties` asks for (or `required` lists without defining) `prop123` and give them any
  * value, which `propertyNames` or `additionalProperties: false` refuse, and a value that a
- * `patternProperties` schema does not take. A required name gets the schema of the first pattern
- * it matches (RE2, as Ajv runs it); the rest of `minProperties` (up to GENERATED_PROPERTIES)
- * is left to fillNames.
+ * `patternProperties` schema does not take. A name meets the schema of every pattern it
+ * matches (RE2, as Ajv runs it): a required name the properties leave to the patterns, and a
+ * named property too; the rest of `minProperties` (up to GENERATED_PROPERTIES) is left to
+ * fillNames.
  */
 function wantNames(node: Node, copy: Node, aside: Node): void {
   const patterns = isNode(aside.patternProperties) ? Object.entries(aside.patternProperties) : [];
