@@ -1,6 +1,6 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -45,6 +45,17 @@ function pacedDeps() {
       },
     },
   };
+}
+
+/** A chat stream asked for on a raw socket that reads the first bytes, then never again. */
+function stalledChatStream(emu: Emulator, body: object): Socket {
+  const text = JSON.stringify(body);
+  const socket = connect(Number(new URL(emu.url).port), '127.0.0.1');
+  socket.write(
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+  );
+  socket.once('data', () => socket.pause());
+  return socket;
 }
 
 function files(dir: string): string[] {
@@ -524,13 +535,7 @@ describe('bounds and failures', () => {
       res.on('error', () => {});
     });
     const recorder = await recorderOf(upstream, { streamStallTimeoutMs: 300 });
-    const { connect } = await import('node:net');
-    const body = JSON.stringify({ ...CHAT, stream: true });
-    const socket = connect(Number(new URL(recorder.url).port), '127.0.0.1');
-    socket.write(
-      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-    socket.once('data', () => socket.pause()); // reads the first bytes, then never again
+    const socket = stalledChatStream(recorder, { ...CHAT, stream: true });
     const entry = await recorder.waitFor({ path: '/v1/chat/completions' }, 10_000);
     expect(entry).toMatchObject({ source: 'upstream', status: 200, aborted: true });
     socket.destroy();
@@ -566,13 +571,7 @@ describe('bounds and failures', () => {
       replayPacing: 'instant',
       streamStallTimeoutMs: 300,
     });
-    const { connect } = await import('node:net');
-    const text = JSON.stringify(body);
-    const socket = connect(Number(new URL(replayer.url).port), '127.0.0.1');
-    socket.write(
-      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
-    );
-    socket.once('data', () => socket.pause()); // reads the first bytes, then never again
+    const socket = stalledChatStream(replayer, body);
     const entry = await replayer.waitFor({ path: '/v1/chat/completions' }, 10_000);
     expect(entry).toMatchObject({ source: 'replay', status: 200, aborted: true });
     // cut well before the 24 MB recorded: what the socket and its buffers held
