@@ -18,7 +18,7 @@ import {
   spendSchema,
 } from '../text/json-schema.js';
 import { decodeImage, PDF_MAX_PAGES, PDF_PAGE_TOKENS, pdfPages } from '../text/media.js';
-import { keepsAllThinking, refusesPrefill, takesOneSampler } from '../text/models.js';
+import { compacts, keepsAllThinking, refusesPrefill, takesOneSampler } from '../text/models.js';
 import {
   type CacheTtl,
   countPrompt,
@@ -30,6 +30,7 @@ import { ToolsMemo } from '../text/tools-memo.js';
 import type {
   CacheControl,
   ClearToolUsesEdit,
+  CompactEdit,
   ContentBlockParam,
   ContextManagementResponse,
   CountTokensRequest,
@@ -60,6 +61,22 @@ export interface MessagesPrompt {
   applied?: ContextManagementResponse['applied_edits'];
   /** With `context_management`: the prompt's tokens before its edits. */
   originalTokens?: number;
+  /** A `compact_20260112` edit's settings (README "Compaction"). */
+  compaction?: Compaction;
+  /** The compaction beta is on: usage lists its iterations. */
+  iterations: boolean;
+  /** How many of `blocks` come before the messages (tools, output schema, system). */
+  head: number;
+}
+
+/** What a `compact_20260112` edit asks for. */
+export interface Compaction {
+  /** Input tokens past which the conversation is summarized first. */
+  trigger: number;
+  /** The reply stops after the summary (`stop_reason: "compaction"`). */
+  pause: boolean;
+  /** The prompt the summary is written with (the default's, when none is sent). */
+  instructions: string | undefined;
 }
 
 type AppliedEdit = ContextManagementResponse['applied_edits'][number];
@@ -333,10 +350,13 @@ class BlockReader {
   readonly blocks: PromptBlock[] = [];
   readonly marks: Breakpoint[] = [];
   images = 0;
+  /** Blocks read now are checked but left out of the prompt (before a compaction block). */
+  dropping = false;
   /** Image sides to check once the request's image count is known. */
   private readonly sides: Array<{ path: PathSegment[]; side: number }> = [];
 
   add(block: PromptBlock, path: PathSegment[], cache: CacheControl | null | undefined) {
+    if (this.dropping) return;
     const ttl = ttlOf(cache);
     if (ttl) {
       block.cache = ttl;
@@ -516,6 +536,7 @@ function checkToolPairs(messages: readonly MessageParam[]): void {
 
 /** Blocks that only one role may send. */
 const ASSISTANT_ONLY = new Set<string>([
+  'compaction',
   'tool_use',
   'thinking',
   'redacted_thinking',
@@ -564,7 +585,12 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
   const interleaved = betas.has(INTERLEAVED_THINKING) && (body.tools?.length ?? 0) > 0;
   const thinking = readThinking(body, choice, interleaved);
   const final = body.messages[body.messages.length - 1];
-  if (final?.role === 'assistant' && final.content !== '' && refusesPrefill(body.model)) {
+  if (
+    final?.role === 'assistant' &&
+    final.content !== '' &&
+    !onlyCompaction(final) &&
+    refusesPrefill(body.model)
+  ) {
     throw new GatewayError(
       400,
       'This model does not support assistant message prefill. The conversation must end with a user message.',
@@ -596,6 +622,10 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
     }
   }
 
+  // What the prompt holds before the messages; a compaction block drops the messages before it.
+  const head = reader.blocks.length;
+  const [compactedAt, compactedBlock] = lastCompaction(body.messages, betas, editing);
+
   let lastAssistant = -1;
   body.messages.forEach((m, i) => {
     if (m.role === 'assistant') lastAssistant = i;
@@ -607,6 +637,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
   const toolNames = new Map<string, string>();
   body.messages.forEach((message, i) => {
     const path: PathSegment[] = ['messages', i, 'content'];
+    reader.dropping = i < compactedAt;
     if (typeof message.content === 'string') {
       // "all messages must have non-empty content except for the optional final assistant
       // message": an empty last assistant turn prefills nothing. @see
@@ -623,13 +654,16 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
       return;
     }
     let opens: 'user' | 'assistant' | undefined = message.role;
+    // (a block left out before a compaction does not open the turn)
     const first = () => {
+      if (reader.dropping) return undefined;
       const role = opens;
       opens = undefined;
       return role;
     };
     message.content.forEach((block, j) => {
       const at = [...path, j];
+      reader.dropping = i < compactedAt || (i === compactedAt && j < compactedBlock);
       if (message.role === 'user' && ASSISTANT_ONLY.has(block.type)) {
         throw fieldError(
           [...at, 'type'],
@@ -668,7 +702,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
           // A call to upstream's own tool counts as a call does; only a client's is answered.
           if (block.type === 'tool_use') {
             toolNames.set(block.id, block.name);
-            editing.toolUse(block.id, block.name, reader.blocks.length);
+            if (!reader.dropping) editing.toolUse(block.id, block.name, reader.blocks.length);
           }
           reader.text(
             `${block.name}\n${JSON.stringify(block.input)}`,
@@ -699,19 +733,28 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
           } else {
             reader.text(`${block.tool_use_id}\n${content ?? ''}`, at, block.cache_control, first());
           }
-          editing.toolResult(block.tool_use_id, from, reader.blocks.length);
+          if (!reader.dropping) editing.toolResult(block.tool_use_id, from, reader.blocks.length);
           break;
         }
         case 'thinking':
           if (!verifyThinking(block.thinking, block.signature)) {
             throw fieldError(at, 'Invalid `signature` in `thinking` block');
           }
+          if (reader.dropping) break;
           if (i >= keptFrom) reader.text(block.thinking, at, undefined, first());
           else editing.thinkingCleared(i, block.thinking);
           break;
         case 'redacted_thinking':
+          if (reader.dropping) break;
           if (i >= keptFrom) reader.text(block.data, at, undefined, first());
           else editing.thinkingCleared(i, block.data);
+          break;
+        case 'compaction':
+          // The summary stands for everything before it (checked by lastCompaction); one that
+          // wrote nothing (null) is no block at all.
+          if (typeof block.content === 'string') {
+            reader.text(block.content, at, block.cache_control, first());
+          }
           break;
         case 'container_upload':
           reader.text(block.file_id, at, block.cache_control, first());
@@ -722,8 +765,10 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
       }
     });
     // A turn whose every block was left out (earlier thinking) is still a turn: its framing.
+    reader.dropping = i < compactedAt;
     if (opens !== undefined) reader.add({ text: '', tokens: 0, opens }, path, undefined);
   });
+  reader.dropping = false;
   checkToolPairs(body.messages);
   reader.checkImages();
   checkBreakpoints(reader.marks, Boolean(body.cache_control));
@@ -768,7 +813,53 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
     turn,
     ...(edited.applied ? { applied: edited.applied } : {}),
     ...(edited.originalTokens === undefined ? {} : { originalTokens: edited.originalTokens }),
+    ...(editing.compaction ? { compaction: editing.compaction } : {}),
+    iterations: betas.has(COMPACT),
+    head,
   };
+}
+
+/** An assistant turn of compaction blocks only: what a paused compaction is sent back as. */
+const onlyCompaction = (message: MessageParam) =>
+  typeof message.content !== 'string' && message.content.every((b) => b.type === 'compaction');
+
+/**
+ * Checks the `compaction` blocks of the conversation and finds the last one with a summary:
+ * upstream drops everything before it. [message, block], or [-1, -1] when there is none.
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction
+ */
+function lastCompaction(
+  messages: readonly MessageParam[],
+  betas: ReadonlySet<string>,
+  editing: Editing,
+): [number, number] {
+  let found: [number, number] = [-1, -1];
+  messages.forEach((message, i) => {
+    if (typeof message.content === 'string') return;
+    message.content.forEach((block, j) => {
+      if (block.type !== 'compaction') return;
+      if (!betas.has(COMPACT)) {
+        throw fieldError(
+          ['messages', i, 'content', j],
+          `Input tag 'compaction' found using 'type' does not match any of the expected tags (a compaction block takes the ${COMPACT} beta)`,
+        );
+      }
+      if (!editing.compaction) {
+        throw new GatewayError(
+          400,
+          '`compaction` blocks require a `compact_20260112` strategy in `context_management.edits`.',
+        );
+      }
+      if (block.content === '') {
+        throw fieldError(
+          ['messages', i, 'content', j, 'compaction', 'content'],
+          "content can't be empty",
+        );
+      }
+      if (typeof block.content === 'string') found = [i, j];
+    });
+  });
+  return found;
 }
 
 const isThinking = (block: ContentBlockParam) =>
@@ -799,6 +890,7 @@ const keepTurnsByModel = (model: string, thinking: boolean) =>
 
 /** A request without `context_management` (most): nothing to allocate. */
 const NOT_EDITED: Editing = {
+  compaction: undefined,
   keepTurns: keepTurnsByModel,
   thinkingCleared: () => {},
   toolUse: () => {},
@@ -813,6 +905,12 @@ const NOT_EDITED_BETA: Editing = {
 
 /** Context editing's beta. */
 const CONTEXT_MANAGEMENT = 'context-management-2025-06-27';
+/** Compaction's beta: it takes `context_management` too, with `compact_20260112`. */
+const COMPACT = 'compact-2026-01-12';
+
+/** A `compact_20260112` edit's default trigger, and the least one it takes (input tokens). */
+export const COMPACTION_TRIGGER = 150_000;
+export const COMPACTION_MIN_TRIGGER = 50_000;
 
 /**
  * What replaces a tool result context editing clears (upstream says only that a placeholder
@@ -833,6 +931,8 @@ interface ToolUseSeen {
 
 /** What context editing needs to see of the prompt as it is read, and what it then does. */
 interface Editing {
+  /** A `compact_20260112` edit, applied once the prompt is read and counted (routes). */
+  compaction: Compaction | undefined;
   /** How many of the latest assistant turns with thinking keep it in the context. */
   keepTurns(model: string, thinking: boolean): number;
   /** A thinking block left out of the context, in message `turn`. */
@@ -863,13 +963,16 @@ function readContextManagement(
   thinking: boolean,
 ): Editing {
   const config = body.context_management;
-  if (config !== undefined && !betas.has(CONTEXT_MANAGEMENT)) {
+  const beta = betas.has(CONTEXT_MANAGEMENT) || betas.has(COMPACT);
+  if (config !== undefined && !beta) {
     throw new GatewayError(400, 'context_management: Extra inputs are not permitted');
   }
   if (config === undefined) return betas.has(CONTEXT_MANAGEMENT) ? NOT_EDITED_BETA : NOT_EDITED;
   const edits = config?.edits ?? [];
   const seen = new Set<string>();
+  let compaction: Compaction | undefined;
   edits.forEach((edit, i) => {
+    if (edit.type === 'compact_20260112') compaction = readCompaction(edit, i, body.model, betas);
     if (seen.has(edit.type)) {
       throw fieldError(
         ['context_management', 'edits', i],
@@ -899,6 +1002,7 @@ function readContextManagement(
   const uses: ToolUseSeen[] = [];
   const results = new Map<string, Array<readonly [number, number]>>();
   return {
+    compaction,
     keepTurns(model) {
       if (!thinkingEdit) return keepTurnsByModel(model, thinking);
       const keep = thinkingEdit.keep;
@@ -933,12 +1037,48 @@ function readContextManagement(
       const cleared = toolsEdit
         ? clearToolUses(toolsEdit, blocks, total, uses, results, applied)
         : NO_CLEARED;
+      // (a compaction is not an applied edit: its summary block says it happened)
       return {
         cleared,
-        ...(betas.has(CONTEXT_MANAGEMENT) ? { applied } : {}),
+        ...(beta ? { applied } : {}),
         ...(config ? { originalTokens: total + clearedThinkingTokens } : {}),
       };
     },
+  };
+}
+
+/**
+ * A `compact_20260112` edit: its beta, a model that compacts, a trigger of at least
+ * COMPACTION_MIN_TRIGGER input tokens (upstream's words).
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction
+ */
+function readCompaction(
+  edit: CompactEdit,
+  i: number,
+  model: string,
+  betas: ReadonlySet<string>,
+): Compaction {
+  const at = ['context_management', 'edits', i];
+  if (!betas.has(COMPACT)) {
+    throw fieldError(
+      at,
+      "Input tag 'compact_20260112' found using 'type' does not match any of the expected tags: 'clear_thinking_20251015', 'clear_tool_uses_20250919'",
+    );
+  }
+  if (!compacts(model)) {
+    throw fieldError(at, `\`compact_20260112\` is not supported on ${model}`);
+  }
+  const trigger = edit.trigger?.value ?? COMPACTION_TRIGGER;
+  if (trigger < COMPACTION_MIN_TRIGGER) {
+    throw fieldError(
+      [...at, 'compact_20260112'],
+      `trigger.value must be at least ${COMPACTION_MIN_TRIGGER}`,
+    );
+  }
+  return {
+    trigger,
+    pause: edit.pause_after_compaction === true,
+    instructions: edit.instructions ?? undefined,
   };
 }
 

@@ -5,17 +5,38 @@ import type { Ids } from '../platform/ids.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
 import { countPrompt, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
+import { compactedPrompt, compactionIteration, iteration, summarize } from './compaction.js';
 import { MessagesErrorSchema } from './error-schemas.js';
 import { messagesErrorType } from './errors.js';
 import { betasOf, readPrompt } from './prompt.js';
 import {
   CountTokensRequestSchema,
   CountTokensResponseSchema,
+  type Iteration,
   MessageSchema,
   MessageStreamEventSchema,
   MessagesRequestSchema,
+  type Usage,
 } from './schemas.js';
-import { buildMessage, messageStream, messageUsage, outputLimit, planMessage } from './service.js';
+import {
+  buildMessage,
+  type MessageDone,
+  messageStream,
+  messageUsage,
+  outputLimit,
+  planMessage,
+} from './service.js';
+
+/** A compaction that pauses: its summary is the whole reply (README "Compaction"). */
+const PAUSED: MessageDone = {
+  content: [],
+  stopReason: 'compaction',
+  stopSequence: null,
+  outputTokens: 0,
+};
+
+/** No tokens: the top-level usage of a paused compaction, which counts message steps only. */
+const NO_CACHE = { total: 0, input: 0, creation: 0, read: 0, creation5m: 0, creation1h: 0 };
 
 const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
 
@@ -65,34 +86,57 @@ export const messagesRoutes =
         const body = request.body;
         const prompt = readPrompt(body, betasOf(request.headers));
         const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
-        const scan = promptCache.scan(
-          `${request.owner}\n${body.model}`,
-          prompt.blocks,
-          request.session,
-        );
-        const limit = outputLimit(body, scan.total);
-        const done = await planMessage(
-          body,
-          prompt.turn,
-          replies,
-          ids,
-          limit,
-          matchContext(request),
-        );
+        const scope = `${request.owner}\n${body.model}`;
+        const scan = promptCache.scan(scope, prompt.blocks, request.session);
+        // The whole prompt must fit the window, compaction or not: the summary is written from it.
+        let limit = outputLimit(body, scan.total);
+        const compaction =
+          prompt.compaction && scan.total > prompt.compaction.trigger
+            ? prompt.compaction
+            : undefined;
+        const summary = compaction ? summarize(body.messages) : undefined;
+        const blocks =
+          summary === undefined
+            ? prompt.blocks
+            : compactedPrompt(prompt.blocks, prompt.head, summary);
+        if (summary !== undefined) limit = outputLimit(body, countPrompt(blocks));
+        const done = compaction?.pause
+          ? PAUSED
+          : await planMessage(body, prompt.turn, replies, ids, limit, matchContext(request));
         // Everything that can refuse the request has run: only now may the cache change.
-        const cache = promptCache.commit(scan, request.receivedAt);
-        const usage = messageUsage(cache, done.outputTokens);
+        const read = promptCache.commit(scan, request.receivedAt);
+        let usage: Usage;
+        let content = done.content;
+        if (compaction && summary !== undefined) {
+          const steps: Iteration[] = [compactionIteration(read, compaction, summary)];
+          content = [{ type: 'compaction', content: summary }, ...content];
+          if (compaction.pause) usage = { ...messageUsage(NO_CACHE, 0), iterations: steps };
+          else {
+            // The reply is written from the compacted prompt, a step (and a cache lookup) of its own.
+            const cache = promptCache.commit(
+              promptCache.scan(scope, blocks, request.session),
+              request.receivedAt,
+            );
+            steps.push(iteration(cache, done.outputTokens, body.model));
+            usage = { ...messageUsage(cache, done.outputTokens), iterations: steps };
+          }
+        } else {
+          usage = messageUsage(read, done.outputTokens);
+          if (prompt.iterations)
+            usage.iterations = [iteration(read, done.outputTokens, body.model)];
+        }
         const who = {
           id: ids.next('message'),
           model: body.model,
           ...(prompt.applied ? { management: { applied_edits: prompt.applied } } : {}),
         };
-        if (!pacing) return buildMessage(who, done, usage);
+        const message = { ...done, content };
+        if (!pacing) return buildMessage(who, message, usage);
         return sendTextStream({
           request,
           reply,
           streaming,
-          produce: messageStream(who, done, usage, pacing),
+          produce: messageStream(who, message, usage, pacing),
           errorFrame: errorEvent,
         });
       },

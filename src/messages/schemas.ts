@@ -170,6 +170,20 @@ const ContainerUploadBlockSchema = obj({
   cache_control: Cache,
 });
 
+/**
+ * A summary compaction wrote (the `compact-2026-01-12` beta), sent back in an assistant turn:
+ * everything before it is dropped from the context. `content: null` (a compaction that wrote
+ * nothing) is kept as a no-op. Like upstream, no `encrypted_content` (which an SDK's block
+ * model may add: upstream refuses it as an extra input).
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction
+ * @see https://github.com/anthropics/anthropic-sdk-python/issues/1828
+ */
+const CompactionBlockSchema = obj({
+  type: Type.Literal('compaction'),
+  content: Type.Optional(Nullable(Type.String())),
+  cache_control: Cache,
+});
+
 const ContentBlockParam = Tagged('type', [
   TextBlockSchema,
   ImageBlockSchema,
@@ -182,6 +196,7 @@ const ContentBlockParam = Tagged('type', [
   ServerToolUseBlockSchema,
   ...SERVER_TOOL_RESULTS.map(serverToolResult),
   ContainerUploadBlockSchema,
+  CompactionBlockSchema,
 ]);
 
 const Content = Type.Union([Type.String(), Type.Array(ContentBlockParam, { minItems: 1 })], {
@@ -269,8 +284,8 @@ const ToolNames = Type.Array(Type.String({ maxLength: 256 }), { maxItems: MAX_ME
 
 /**
  * Context editing (the `context-management-2025-06-27` beta): clearing old tool results (and
- * calls) past a threshold, and thinking from earlier turns. Compaction (`compact_20260112`, a
- * beta of its own that writes a summary) is not emulated.
+ * calls) past a threshold, and thinking from earlier turns; and compaction (`compact_20260112`,
+ * the `compact-2026-01-12` beta), which writes a summary of the conversation past its trigger.
  * @see https://platform.claude.com/docs/en/build-with-claude/context-editing
  * @see https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/types/beta/beta_clear_tool_uses_20250919_edit_param.py
  * @see https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/types/beta/beta_clear_thinking_20251015_edit_param.py
@@ -292,16 +307,37 @@ export const ClearThinkingEditSchema = obj({
     ]),
   ),
 });
+/**
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction
+ * @see https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/types/beta/beta_compact_20260112_edit_param.py
+ */
+export const CompactEditSchema = obj({
+  type: Type.Literal('compact_20260112'),
+  trigger: Type.Optional(
+    Nullable(
+      obj({
+        type: Type.Literal('input_tokens'),
+        value: Type.Integer({ description: 'at least 50000' }),
+      }),
+    ),
+  ),
+  pause_after_compaction: Type.Optional(Nullable(Type.Boolean())),
+  instructions: Type.Optional(Nullable(Type.String())),
+});
 export const ContextManagementSchema = obj({
   edits: Type.Optional(
-    Type.Array(Tagged('type', [ClearToolUsesEditSchema, ClearThinkingEditSchema]), {
-      maxItems: 8,
-    }),
+    Type.Array(
+      Tagged('type', [ClearToolUsesEditSchema, ClearThinkingEditSchema, CompactEditSchema]),
+      {
+        maxItems: 8,
+      },
+    ),
   ),
 });
 export type ContextManagement = Static<typeof ContextManagementSchema>;
 export type ClearToolUsesEdit = Static<typeof ClearToolUsesEditSchema>;
 export type ClearThinkingEdit = Static<typeof ClearThinkingEditSchema>;
+export type CompactEdit = Static<typeof CompactEditSchema>;
 
 /** The fields count_tokens shares with messages. */
 const prompt = {
@@ -384,8 +420,26 @@ export type CustomTool = Static<typeof CustomToolSchema>;
 export type ToolParam = Static<typeof Tool>;
 export type CacheControl = Static<typeof CacheControlSchema>;
 
-export const StopReasonSchema = Literals(STOP_REASONS);
+/** A reply's stop reasons, and `compaction` (a compaction that pauses, README "Compaction"). */
+export const StopReasonSchema = Literals([...STOP_REASONS, 'compaction']);
 export type StopReason = Static<typeof StopReasonSchema>;
+
+const iterationFields = {
+  input_tokens: Type.Integer(),
+  output_tokens: Type.Integer(),
+  cache_creation_input_tokens: Type.Integer(),
+  cache_read_input_tokens: Type.Integer(),
+  cache_creation: Type.Object({
+    ephemeral_5m_input_tokens: Type.Integer(),
+    ephemeral_1h_input_tokens: Type.Integer(),
+  }),
+};
+/** One sampling step of a request. @see https://platform.claude.com/docs/en/build-with-claude/compaction */
+export const IterationSchema = Type.Union([
+  Type.Object({ type: Type.Literal('compaction'), ...iterationFields }),
+  Type.Object({ type: Type.Literal('message'), ...iterationFields, model: Type.String() }),
+]);
+export type Iteration = Static<typeof IterationSchema>;
 
 export const UsageSchema = Type.Object({
   input_tokens: Type.Integer(),
@@ -397,6 +451,12 @@ export const UsageSchema = Type.Object({
   }),
   output_tokens: Type.Integer(),
   service_tier: Literals(['standard', 'priority', 'batch']),
+  iterations: Type.Optional(
+    Type.Array(IterationSchema, {
+      description:
+        "with the compact-2026-01-12 beta: each sampling step (a compaction, the message); the top-level tokens are the message steps'",
+    }),
+  ),
 });
 export type Usage = Static<typeof UsageSchema>;
 
@@ -413,6 +473,10 @@ export const ResponseBlockSchema = Type.Union([
     id: Type.String(),
     name: Type.String(),
     input: Type.Unknown(),
+  }),
+  Type.Object({
+    type: Type.Literal('compaction'),
+    content: Type.Union([Type.String(), Type.Null()]),
   }),
 ]);
 export type ResponseBlock = Static<typeof ResponseBlockSchema>;
@@ -485,7 +549,8 @@ export const MessageStreamEventSchema = Type.Union(
       type: Type.Literal('content_block_start'),
       index: BlockIndex,
       content_block: Type.Union(ResponseBlockSchema.anyOf, {
-        description: 'the block with its text, thinking, signature and input empty',
+        description:
+          "the block with its text, thinking, signature and input empty (a compaction's content null)",
       }),
     }),
     Type.Object({ type: Type.Literal('ping') }),
@@ -497,6 +562,7 @@ export const MessageStreamEventSchema = Type.Union(
         Type.Object({ type: Type.Literal('thinking_delta'), thinking: Type.String() }),
         Type.Object({ type: Type.Literal('signature_delta'), signature: Type.String() }),
         Type.Object({ type: Type.Literal('input_json_delta'), partial_json: Type.String() }),
+        Type.Object({ type: Type.Literal('compaction_delta'), content: Type.String() }),
       ]),
     }),
     Type.Object({ type: Type.Literal('content_block_stop'), index: BlockIndex }),
@@ -512,6 +578,7 @@ export const MessageStreamEventSchema = Type.Union(
           cache_creation_input_tokens: Type.Integer(),
           cache_read_input_tokens: Type.Integer(),
           output_tokens: Type.Integer(),
+          iterations: Type.Optional(Type.Array(IterationSchema)),
         },
         { description: 'cumulative' },
       ),

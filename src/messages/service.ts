@@ -194,7 +194,9 @@ const blockStart = (index: number, block: ResponseBlock) => {
         ? { type: 'thinking', thinking: '', signature: '' }
         : block.type === 'tool_use'
           ? { type: 'tool_use', id: block.id, name: block.name, input: {} }
-          : block;
+          : block.type === 'compaction'
+            ? { type: 'compaction', content: null }
+            : block;
   return JSON.stringify({ type: 'content_block_start', index, content_block: empty });
 };
 
@@ -230,15 +232,27 @@ function blockDeltas(index: number, block: ResponseBlock) {
           template: deltaTemplate(index, 'input_json_delta', 'partial_json'),
         },
       ];
+    case 'compaction':
+      // The summary in one delta, whatever its length.
+      return [
+        {
+          text: block.content ?? '',
+          tokens: 0,
+          template: deltaTemplate(index, 'compaction_delta', 'content'),
+        },
+      ];
     default:
       return [];
   }
 }
 
+/** message_start's usage: the steps (compaction's iterations) come with message_delta. */
+const startUsage = ({ iterations: _, ...usage }: Usage): Usage => usage;
+
 /**
  * The event stream: message_start; per content block content_block_start, its deltas
  * (`thinking_delta` then one `signature_delta`; `text_delta`; `input_json_delta`), 4 tokens
- * each, and content_block_stop, with a ping after the first start; message_delta (cumulative
+ * each (a compaction's summary: one `compaction_delta`), and content_block_stop, with a ping after the first start; message_delta (cumulative
  * usage); message_stop. The first delta waits `firstMs`, every later delta and each block's
  * stop `betweenMs`.
  * @see https://platform.claude.com/docs/en/build-with-claude/streaming
@@ -260,7 +274,7 @@ export const messageStream = (
         model: who.model,
         stop_reason: null,
         stop_sequence: null,
-        usage: { ...usage, output_tokens: Math.min(1, usage.output_tokens) },
+        usage: { ...startUsage(usage), output_tokens: Math.min(1, usage.output_tokens) },
         // (the edits applied come with message_delta)
         ...(who.management ? { context_management: null } : {}),
       },
@@ -300,6 +314,7 @@ export const messageStream = (
           cache_creation_input_tokens: usage.cache_creation_input_tokens,
           cache_read_input_tokens: usage.cache_read_input_tokens,
           output_tokens: usage.output_tokens,
+          ...(usage.iterations ? { iterations: usage.iterations } : {}),
         },
         ...(who.management ? { context_management: who.management } : {}),
       }),

@@ -272,7 +272,7 @@ describe('context editing: the beta and its rules', () => {
     [
       { edits: [{ type: 'compact_20260112' }] },
       {},
-      'context_management.edits.0.type: must be one of "clear_tool_uses_20250919", "clear_thinking_20251015"',
+      "context_management.edits.0: Input tag 'compact_20260112' found using 'type' does not match any of the expected tags: 'clear_thinking_20251015', 'clear_tool_uses_20250919'",
     ],
     [
       {

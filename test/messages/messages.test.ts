@@ -341,7 +341,7 @@ describe('messages validation', () => {
     ],
     [
       { ...base, messages: [{ role: 'user', content: [{ type: 'video', text: 'x' }] }] },
-      'messages.0.content.0.type: must be one of "text", "image", "document", "search_result", "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "tool_search_tool_result", "container_upload"',
+      'messages.0.content.0.type: must be one of "text", "image", "document", "search_result", "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "tool_search_tool_result", "container_upload", "compaction"',
     ],
     [
       { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x', extra: 1 }] }] },
