@@ -63,8 +63,9 @@ export function summarize(messages: readonly MessageParam[]): string {
     }
   }
   const used = [...calls].map(([name, n]) => `${name} ×${n}`).join(', ');
+  const total = counts.user + counts.assistant;
   const lines = [
-    `Summary of the conversation so far: ${counts.user + counts.assistant} messages (${counts.user} from the user, ${counts.assistant} from the assistant)${used === '' ? '' : `; tool calls: ${used}`}.`,
+    `Summary of the conversation so far: ${total} message${total === 1 ? '' : 's'} (${counts.user} from the user, ${counts.assistant} from the assistant)${used === '' ? '' : `; tool calls: ${used}`}.`,
   ];
   if (earlier !== undefined) {
     lines.push(`Before that: ${truncateTokens(earlier, EARLIER_SUMMARY_TOKENS).text}`);

@@ -1,4 +1,6 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
+import { generateText, type ModelMessage } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator.js';
 import { DEFAULT_COMPACTION_PROMPT } from '../../src/messages/compaction.js';
@@ -490,6 +492,56 @@ describe('compaction through the official SDK', () => {
       });
       expect(next.content.some((block) => block.type === 'compaction')).toBe(false);
       expect(next.usage.input_tokens).toBeLessThan(1000);
+    } finally {
+      await emulator.close();
+    }
+  });
+});
+
+describe('compaction through the Vercel AI SDK', () => {
+  it('generateText: the summary is a text part marked as compaction, sent back as a compaction block', async () => {
+    const emulator = await startEmulator({ logLevel: 'silent' });
+    try {
+      const anthropic = createAnthropic({
+        baseURL: `${emulator.url}/messages-api/v1`,
+        apiKey: 'sk-local',
+        headers: { 'msgapi-version': '2023-06-01' },
+      });
+      const providerOptions = {
+        anthropic: {
+          contextManagement: {
+            edits: [
+              {
+                type: 'compact_20260112' as const,
+                trigger: { type: 'input_tokens' as const, value: 50_000 },
+              },
+            ],
+          },
+        },
+      };
+      const messages: ModelMessage[] = [
+        { role: 'system', content: SYSTEM },
+        { role: 'user', content: `Read this: ${HUGE}` },
+      ];
+      const first = await generateText({ model: anthropic(MODEL), messages, providerOptions });
+      const summary = first.content[0];
+      expect(summary).toMatchObject({
+        type: 'text',
+        text: expect.stringMatching(
+          /^Summary of the conversation so far: 1 message \(1 from the user, 0 from the assistant\)\.\n/,
+        ),
+        providerMetadata: { anthropic: { type: 'compaction' } },
+      });
+      const next = await generateText({
+        model: anthropic(MODEL),
+        messages: [...messages, ...first.response.messages, { role: 'user', content: 'And then?' }],
+        providerOptions,
+      });
+      // the huge message is before the summary sent back: dropped
+      expect(next.usage.inputTokens).toBeLessThan(1000);
+      expect(
+        next.content.some((part) => part.providerMetadata?.anthropic?.type === 'compaction'),
+      ).toBe(false);
     } finally {
       await emulator.close();
     }
