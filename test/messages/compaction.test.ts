@@ -540,7 +540,10 @@ describe('compaction through the Vercel AI SDK', () => {
       // the huge message is before the summary sent back: dropped
       expect(next.usage.inputTokens).toBeLessThan(1000);
       expect(
-        next.content.some((part) => part.providerMetadata?.anthropic?.type === 'compaction'),
+        next.content.some(
+          (part) =>
+            'providerMetadata' in part && part.providerMetadata?.anthropic?.type === 'compaction',
+        ),
       ).toBe(false);
     } finally {
       await emulator.close();
