@@ -1,7 +1,15 @@
 import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
 import { decodeBase64 } from '../platform/image.js';
 import { countTokens } from '../platform/tokens.js';
-import type { OutputFormat, ToolChoice, ToolDef, ToolResult, Turn } from '../text/agent.js';
+import {
+  type CustomFormat,
+  type OutputFormat,
+  type ToolChoice,
+  type ToolDef,
+  type ToolResult,
+  type Turn,
+  wholeMatch,
+} from '../text/agent.js';
 import {
   type Budget,
   generationBudget,
@@ -11,6 +19,7 @@ import {
   schemaProblem,
   spendSchema,
 } from '../text/json-schema.js';
+import { LarkError, parseLark } from '../text/lark.js';
 import { decodeImage, PDF_PAGE_TOKENS, parseDataUrl, pdfPages } from '../text/media.js';
 import {
   defaultEffortOf,
@@ -22,7 +31,12 @@ import {
 import type { ChatPromptPart } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
 import { ToolsMemo } from '../text/tools-memo.js';
-import type { ChatCompletionRequest, ChatMessage, FunctionDefinition } from './schemas.js';
+import type {
+  ChatCompletionRequest,
+  ChatMessage,
+  CustomTool,
+  FunctionDefinition,
+} from './schemas.js';
 import { strictSchemaProblem } from './strict-schema.js';
 
 /**
@@ -165,11 +179,51 @@ function readFunction(fn: FunctionDefinition, path: PathSegment[], schema: objec
   return { name: fn.name, schema, path: [...path, 'parameters'] };
 }
 
-/** Functions counted, then read (see countFunction). */
-function readFunctions(fns: readonly FunctionDefinition[], at: (i: number) => PathSegment[]) {
+/** Functions counted, then read (see countFunction); custom tools read as they come. */
+function readFunctions(
+  fns: ReadonlyArray<FunctionDefinition | CustomTool>,
+  at: (i: number) => PathSegment[],
+): ToolDef[] {
   const budget = schemaBudget();
-  const schemas = fns.map((fn, i) => countFunction(fn, at(i), budget));
-  return fns.map((fn, i) => readFunction(fn, at(i), schemas[i] as object));
+  const schemas = fns.map((fn, i) =>
+    'custom' in fn ? undefined : countFunction(fn, at(i), budget),
+  );
+  return fns.map((fn, i) =>
+    'custom' in fn ? readCustom(fn, at(i)) : readFunction(fn, at(i), schemas[i] as object),
+  );
+}
+
+/**
+ * A custom tool: its name, and its format (free text, or a grammar the emulator can derive a
+ * text from: a regex RE2 runs, a Lark grammar of the subset lark.ts reads).
+ * @see https://platform.openai.com/docs/guides/function-calling#custom-tools
+ */
+function readCustom(tool: CustomTool, path: PathSegment[]): ToolDef {
+  const { name, format } = tool.custom;
+  checkName(name, bracket([...path, 'custom', 'name']));
+  const def = (custom: CustomFormat): ToolDef => ({
+    name,
+    schema: { type: 'string' },
+    path: [...path, 'custom'],
+    custom,
+  });
+  if (format === undefined || format.type === 'text') return def({ kind: 'text' });
+  const { definition, syntax } = format.grammar;
+  const param = bracket([...path, 'custom', 'format', 'grammar', 'definition']);
+  const invalid = (problem: string) =>
+    refuse(`Invalid grammar for custom tool '${name}': ${problem}`, param, 'invalid_value');
+  if (syntax === 'regex') {
+    const schema = wholeMatch(definition);
+    const problem = schemaProblem(schema) ?? generationProblem(schema);
+    if (problem !== undefined) throw invalid(problem);
+    return def({ kind: 'regex', pattern: definition });
+  }
+  try {
+    return def({ kind: 'lark', grammar: parseLark(definition) });
+  } catch (err) {
+    if (err instanceof LarkError) throw invalid(err.message);
+    throw err;
+  }
 }
 
 interface ReadTools {
@@ -208,8 +262,8 @@ function readToolsOnce(body: ChatCompletionRequest): ReadTools {
     }
     return {
       tools: readFunctions(
-        body.tools.map((tool) => tool.function),
-        (i) => ['tools', i, 'function'],
+        body.tools.map((tool) => (tool.type === 'custom' ? tool : tool.function)),
+        (i) => (body.tools?.[i]?.type === 'custom' ? ['tools', i] : ['tools', i, 'function']),
       ),
       legacy: false,
     };
@@ -243,10 +297,10 @@ function readChoice(body: ChatCompletionRequest, tools: ToolDef[], legacy: boole
   if (choice === undefined || choice === 'auto') return { mode: 'auto', parallel };
   if (choice === 'none') return { mode: 'none', parallel };
   if (choice === 'required') return { mode: 'any', parallel };
-  const known = (name: string) => {
-    if (!tools.some((tool) => tool.name === name)) {
+  const known = (name: string, custom = false) => {
+    if (!tools.some((tool) => tool.name === name && (tool.custom !== undefined) === custom)) {
       throw refuse(
-        `Invalid value for '${param}': no function named '${name}' was specified in the '${legacy ? 'functions' : 'tools'}' parameter.`,
+        `Invalid value for '${param}': no ${custom ? 'custom tool' : 'function'} named '${name}' was specified in the '${legacy ? 'functions' : 'tools'}' parameter.`,
         param,
       );
     }
@@ -255,8 +309,14 @@ function readChoice(body: ChatCompletionRequest, tools: ToolDef[], legacy: boole
   if ('name' in choice) return { mode: 'named', name: known(choice.name), parallel };
   if (choice.type === 'function')
     return { mode: 'named', name: known(choice.function.name), parallel };
+  if (choice.type === 'custom')
+    return { mode: 'named', name: known(choice.custom.name, true), parallel };
   // allowed_tools: the model may use only these, on auto or required.
-  const allowed = new Set(choice.allowed_tools.tools.map((t) => known(t.function.name)));
+  const allowed = new Set(
+    choice.allowed_tools.tools.map((t) =>
+      t.type === 'custom' ? known(t.custom.name, true) : known(t.function.name),
+    ),
+  );
   tools.splice(0, tools.length, ...tools.filter((tool) => allowed.has(tool.name)));
   return { mode: choice.allowed_tools.mode === 'required' ? 'any' : 'auto', parallel };
 }
@@ -383,12 +443,18 @@ function checkToolPairs(messages: readonly ChatMessage[]): void {
   unanswered(messages.length);
 }
 
+/** A call of the history as a name and its text (a function's arguments, a custom input). */
+const callOf = (
+  call: NonNullable<Extract<ChatMessage, { role: 'assistant' }>['tool_calls']>[number],
+) =>
+  call.type === 'custom' ? { name: call.custom.name, arguments: call.custom.input } : call.function;
+
 /** The tool results the conversation ends with, named after the calls they answer. */
 function trailingResults(messages: readonly ChatMessage[]): ToolResult[] {
   const names = new Map<string, string>();
   for (const message of messages) {
     if (message.role === 'assistant') {
-      for (const call of message.tool_calls ?? []) names.set(call.id, call.function.name);
+      for (const call of message.tool_calls ?? []) names.set(call.id, callOf(call).name);
     }
   }
   const results: ToolResult[] = [];
@@ -460,7 +526,7 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
     const calls =
       message.role === 'assistant'
         ? [
-            ...(message.tool_calls ?? []).map((c) => c.function),
+            ...(message.tool_calls ?? []).map(callOf),
             ...(message.function_call ? [message.function_call] : []),
           ]
         : [];

@@ -39,11 +39,18 @@ const TextOnly = Type.Union([Type.String(), Type.Array(ChatTextPartSchema)], {
   description: 'a string or an array of text parts',
 });
 
-export const ToolCallSchema = Type.Object({
+export const FunctionToolCallSchema = Type.Object({
   id: Type.String({ minLength: 1 }),
   type: Type.Literal('function'),
   function: Type.Object({ name: Type.String(), arguments: Type.String() }),
 });
+/** A call of a custom tool: its input is free text (or what the tool's grammar derives). */
+export const CustomToolCallSchema = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  type: Type.Literal('custom'),
+  custom: Type.Object({ name: Type.String(), input: Type.String() }),
+});
+export const ToolCallSchema = Tagged('type', [FunctionToolCallSchema, CustomToolCallSchema]);
 
 const name = Type.Optional(Type.String({ minLength: 1, maxLength: 64 }));
 
@@ -98,7 +105,36 @@ export const ChatToolSchema = Type.Object({
   function: FunctionDefinitionSchema,
 });
 
+/**
+ * A tool whose input is free text, or text of a grammar (Lark or a regex).
+ * @see https://platform.openai.com/docs/guides/function-calling#custom-tools
+ * @see https://github.com/openai/openai-node/blob/master/src/resources/chat/completions/completions.ts
+ */
+export const CustomToolSchema = Type.Object({
+  type: Type.Literal('custom'),
+  custom: Type.Object({
+    name: Type.String({ description: "a-z, A-Z, 0-9, '_' and '-', at most 64 characters" }),
+    description: Type.Optional(Type.String()),
+    format: Type.Optional(
+      Tagged('type', [
+        Type.Object({ type: Type.Literal('text') }),
+        Type.Object({
+          type: Type.Literal('grammar'),
+          grammar: Type.Object({
+            definition: Type.String({ minLength: 1 }),
+            syntax: Literals(['lark', 'regex']),
+          }),
+        }),
+      ]),
+    ),
+  }),
+});
+
 const NamedFunction = Type.Object({ name: Type.String() });
+const NamedTool = Tagged('type', [
+  Type.Object({ type: Type.Literal('function'), function: NamedFunction }),
+  Type.Object({ type: Type.Literal('custom'), custom: NamedFunction }),
+]);
 
 export const ChatCompletionRequestSchema = Type.Object({
   model: Type.String({ minLength: 1, maxLength: 256 }),
@@ -128,25 +164,26 @@ export const ChatCompletionRequestSchema = Type.Object({
   logprobs: N(Type.Boolean()),
   top_logprobs: N(Type.Integer({ minimum: 0, maximum: 20 })),
   logit_bias: N(Type.Record(Type.String(), Type.Number({ minimum: -100, maximum: 100 }))),
-  tools: Type.Optional(Type.Array(ChatToolSchema, { minItems: 1 })),
+  tools: Type.Optional(
+    Type.Array(Tagged('type', [ChatToolSchema, CustomToolSchema]), { minItems: 1 }),
+  ),
   tool_choice: N(
     Type.Union(
       [
         Literals(['none', 'auto', 'required']),
         Type.Object({ type: Type.Literal('function'), function: NamedFunction }),
+        Type.Object({ type: Type.Literal('custom'), custom: NamedFunction }),
         Type.Object({
           type: Type.Literal('allowed_tools'),
           allowed_tools: Type.Object({
             mode: Literals(['auto', 'required']),
-            tools: Type.Array(
-              Type.Object({ type: Type.Literal('function'), function: NamedFunction }),
-            ),
+            tools: Type.Array(NamedTool),
           }),
         }),
       ],
       {
         description:
-          '"none", "auto", "required", {type: "function", function: {name}} or {type: "allowed_tools", ...}',
+          '"none", "auto", "required", {type: "function", function: {name}}, {type: "custom", custom: {name}} or {type: "allowed_tools", ...}',
       },
     ),
   ),
@@ -198,6 +235,7 @@ export const ChatCompletionRequestSchema = Type.Object({
 export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>;
 export type ChatMessage = Static<typeof ChatMessageSchema>;
 export type ChatTool = Static<typeof ChatToolSchema>;
+export type CustomTool = Static<typeof CustomToolSchema>;
 export type FunctionDefinition = Static<typeof FunctionDefinitionSchema>;
 
 const Severity = Type.Object({ filtered: Type.Boolean(), severity: Type.String() });
@@ -349,11 +387,19 @@ const ChunkDelta = Type.Object({
       Type.Object({
         index: Type.Integer(),
         id: Type.Optional(Type.String()),
-        type: Type.Optional(Type.Literal('function')),
-        function: Type.Object({
-          name: Type.Optional(Type.String()),
-          arguments: Type.String({ description: 'a piece of the arguments JSON' }),
-        }),
+        type: Type.Optional(Literals(['function', 'custom'])),
+        function: Type.Optional(
+          Type.Object({
+            name: Type.Optional(Type.String()),
+            arguments: Type.String({ description: 'a piece of the arguments JSON' }),
+          }),
+        ),
+        custom: Type.Optional(
+          Type.Object({
+            name: Type.Optional(Type.String()),
+            input: Type.String({ description: "a piece of a custom tool's input" }),
+          }),
+        ),
       }),
     ),
   ),

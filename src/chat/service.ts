@@ -61,7 +61,10 @@ export function systemFingerprint(model: string): string {
 
 export interface ChatCall {
   id: string;
+  /** A function's call, or a custom tool's (README "Custom tools"). */
+  type: 'function' | 'custom';
   name: string;
+  /** The arguments' JSON; a custom tool's input text. */
   arguments: string;
 }
 
@@ -125,6 +128,12 @@ export async function planChat(
   const chosen = await replies.replies(turn, body.n ?? 1, context);
   // A scripted reply is the same for every choice: its (possibly long) thinking counted once.
   const thinkingTokens = lastCounted();
+  const custom = new Set(turn.tools.flatMap((tool) => (tool.custom ? [tool.name] : [])));
+  /** A call's text: a custom tool's input as it is (a string), a function's arguments as JSON. */
+  const textOf = (call: { name: string; input: unknown }) =>
+    custom.has(call.name) && typeof call.input === 'string'
+      ? call.input
+      : JSON.stringify(call.input);
   const choices = chosen.map((reply): ChatChoicePlan => {
     let reasoningTokens = 0;
     if (turn.thinking && reply.thinking !== undefined) {
@@ -146,7 +155,7 @@ export async function planChat(
         filtered: blocked.term,
       };
     }
-    const args = reply.calls.map((call) => JSON.stringify(call.input));
+    const args = reply.calls.map(textOf);
     const callTokens = reply.calls.reduce(
       (sum, call, i) => sum + countTokens(call.name) + countTokens(args[i] as string),
       0,
@@ -155,6 +164,7 @@ export async function planChat(
     const made = done.reason === 'end' && fits ? reply.calls : [];
     const calls = (legacy ? made.slice(0, 1) : made).map((call, i) => ({
       id: ids.next('tool_call'),
+      type: custom.has(call.name) ? ('custom' as const) : ('function' as const),
       name: call.name,
       arguments: args[i] as string,
     }));
@@ -263,11 +273,15 @@ export function responseMessage(choice: ChatChoicePlan, legacy: boolean): ChatRe
   return {
     role: 'assistant',
     content: choice.text,
-    tool_calls: choice.calls.map((call) => ({
-      id: call.id,
-      type: 'function',
-      function: { name: call.name, arguments: call.arguments },
-    })),
+    tool_calls: choice.calls.map((call) =>
+      call.type === 'custom'
+        ? { id: call.id, type: 'custom', custom: { name: call.name, input: call.arguments } }
+        : {
+            id: call.id,
+            type: 'function',
+            function: { name: call.name, arguments: call.arguments },
+          },
+    ),
     refusal: null,
     annotations: [],
   };

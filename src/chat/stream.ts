@@ -112,16 +112,26 @@ export const chatStream = (
       }
       for (let k = 0; k < choice.calls.length; k++) {
         const call = choice.calls[k] as ChatPlan['choices'][number]['calls'][number];
+        // A custom tool's call streams its input as a function's does its arguments.
+        // @see https://github.com/openai/openai-openapi/issues/576
+        const custom = call.type === 'custom';
         const opening = legacy
           ? { function_call: { name: call.name, arguments: '' } }
           : {
               tool_calls: [
-                {
-                  index: k,
-                  id: call.id,
-                  type: 'function',
-                  function: { name: call.name, arguments: '' },
-                },
+                custom
+                  ? {
+                      index: k,
+                      id: call.id,
+                      type: 'custom',
+                      custom: { name: call.name, input: '' },
+                    }
+                  : {
+                      index: k,
+                      id: call.id,
+                      type: 'function',
+                      function: { name: call.name, arguments: '' },
+                    },
               ],
             };
         let ms = pause();
@@ -132,7 +142,9 @@ export const chatStream = (
           frame(
             legacy
               ? { function_call: { arguments: piece } }
-              : { tool_calls: [{ index: k, function: { arguments: piece } }] },
+              : custom
+                ? { tool_calls: [{ index: k, custom: { input: piece } }] }
+                : { tool_calls: [{ index: k, function: { arguments: piece } }] },
           ),
         );
         const pieces = jsonPieces(call.arguments, ARGUMENT_TOKENS_PER_DELTA);

@@ -4,6 +4,7 @@ import { fnv1a } from '../platform/hash.js';
 import { countTokens, shorten } from '../platform/tokens.js';
 import { replyOfHash } from './default-reply.js';
 import { type Budget, schemaInstance, UnsatisfiableSchemaError } from './json-schema.js';
+import { LarkError, type LarkGrammar, sampleLark } from './lark.js';
 
 /**
  * What an agent sends, the same for chat and messages once each group has read its own wire
@@ -42,7 +43,18 @@ export interface ToolDef {
   schema: object;
   /** Where the schema is in the request, for an error about it. */
   path: PathSegment[];
+  /** A chat custom tool: its input is text, of this format (README "Custom tools"). */
+  custom?: CustomFormat;
 }
+
+/** What a custom tool's input is: free text, or text its grammar derives. */
+export type CustomFormat =
+  | { kind: 'text' }
+  | { kind: 'regex'; pattern: string }
+  | { kind: 'lark'; grammar: LarkGrammar };
+
+/** A regex format or terminal as a JSON schema: a string the whole of which matches. */
+export const wholeMatch = (pattern: string) => ({ type: 'string', pattern: `^(?:${pattern})$` });
 
 export type ToolMode = 'none' | 'auto' | 'any' | 'named';
 
@@ -170,9 +182,23 @@ export function chooseTools(turn: Turn): ToolDef[] {
 export const turnSeed = (turn: Turn, salt: string) =>
   promptHashWith(turn, `\n${salt}\n${turn.variant}`);
 
-/** Tool input for `tool`, made from its schema. */
-export const toolInput = (turn: Turn, tool: ToolDef) =>
-  instanceFor(tool.schema, tool.path, turnSeed(turn, `tool:${tool.name}`), turn.budget);
+/** Tool input for `tool`, made from its schema (a custom tool's: text of its format). */
+export const toolInput = (turn: Turn, tool: ToolDef): Promise<unknown> => {
+  const seed = turnSeed(turn, `tool:${tool.name}`);
+  const format = tool.custom;
+  if (!format) return instanceFor(tool.schema, tool.path, seed, turn.budget);
+  if (format.kind === 'text') return Promise.resolve(replyOfHash(seed, turn.variant).text);
+  if (format.kind === 'regex') {
+    return instanceFor(wholeMatch(format.pattern), tool.path, seed, turn.budget);
+  }
+  let terminal = 0;
+  return sampleLark(format.grammar, async (source) =>
+    String(await instanceFor(wholeMatch(source), tool.path, seed + terminal++, turn.budget)),
+  ).catch((err: unknown) => {
+    if (err instanceof LarkError) throw fieldError(tool.path, err.message);
+    throw err;
+  });
+};
 
 const snippet = (text: string) => shorten(text.replace(/\s+/g, ' ').trim(), 200);
 

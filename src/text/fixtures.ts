@@ -24,11 +24,15 @@ import { FINISH_REASONS, STOP_REASONS } from './agent.js';
 const ToolCallSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 128 }),
-    input: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    input: Type.Optional(
+      Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.String()], {
+        description: "an object (a function's arguments) or a string (a chat custom tool's input)",
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    description: 'a tool to call; input omitted = made from its schema',
+    description: 'a tool to call; input omitted = made from its schema (or format)',
   },
 );
 
