@@ -26,13 +26,22 @@ export interface LarkGrammar {
   rules: Map<string, Item[][]>;
   /** `%ignore` names whitespace: the sample separates its tokens with a space. */
   spaced: boolean;
+  /** The least count of tokens each rule derives (see costs). */
+  cost: Map<string, number>;
 }
 
-/** Rules at most, and the grammar's length (upstream bounds it; this is the emulator's bound). */
+/**
+ * The emulator's bounds on what one grammar may make it do (upstream publishes its own only as
+ * refusals): its length, its rules, how deep its groups nest, the work of finding the shortest
+ * derivation, and the sample's steps, characters and regex terminals.
+ */
 export const MAX_LARK_CHARS = 100_000;
 const MAX_RULES = 1000;
-/** Characters a sample may have at most: past it the grammar is refused as one that cannot end. */
-const MAX_SAMPLE_CHARS = 100_000;
+const MAX_DEPTH = 64;
+const MAX_COST_WORK = 2_000_000;
+export const MAX_SAMPLE_STEPS = 20_000;
+const MAX_SAMPLE_CHARS = 20_000;
+const MAX_REGEX_TERMINALS = 200;
 
 /** Lark's `common` terminals, as texts they match (a value each, not a pattern). */
 const COMMON: Record<string, string> = {
@@ -104,6 +113,7 @@ function tokenize(text: string): Token[] {
 /** A recursive-descent reader of one statement's expansions. */
 class Reader {
   private at = 0;
+  private depth = 0;
   constructor(private readonly tokens: Token[]) {}
 
   private peek(): Token | undefined {
@@ -182,15 +192,13 @@ class Reader {
     const token = this.peek();
     if (token === undefined) throw new LarkError('unexpected end of a rule');
     this.at++;
-    if (token.t === 'op' && token.v === '(') {
+    if (token.t === 'op' && (token.v === '(' || token.v === '[')) {
+      if (++this.depth > MAX_DEPTH) throw new LarkError(`groups nest deeper than ${MAX_DEPTH}`);
       const alternatives = this.alternatives();
-      this.expect(')');
-      return { kind: 'group', alternatives };
-    }
-    if (token.t === 'op' && token.v === '[') {
-      const alternatives = this.alternatives();
-      this.expect(']');
-      return { kind: 'repeat', item: { kind: 'group', alternatives }, min: 0 };
+      this.expect(token.v === '(' ? ')' : ']');
+      this.depth--;
+      const group: Item = { kind: 'group', alternatives };
+      return token.v === '(' ? group : { kind: 'repeat', item: group, min: 0 };
     }
     if (token.t === 'string') {
       if (this.isOp('..')) {
@@ -254,7 +262,13 @@ export function parseLark(definition: string): LarkGrammar {
   if (!rules.has('start')) throw new LarkError('no "start" rule');
   for (const [name, alternatives] of rules) checkRefs(name, alternatives, rules);
   const spaced = ignored.some((what) => /^(WS|WS_INLINE|NEWLINE|"\s+"|\/\\s\+?\/)$/.test(what));
-  return { rules, spaced };
+  const cost = costs(rules);
+  const least = cost.get('start') as number;
+  if (least === Number.POSITIVE_INFINITY) throw new LarkError('"start" derives no finite text');
+  if (least > MAX_SAMPLE_CHARS) {
+    throw new LarkError(`its shortest text has more than ${MAX_SAMPLE_CHARS} tokens`);
+  }
+  return { rules, spaced, cost };
 }
 
 function importCommon(args: string, rules: Map<string, Item[][]>): void {
@@ -288,10 +302,12 @@ function checkRefs(name: string, alternatives: Item[][], rules: Map<string, Item
  * The least count of tokens each rule derives (Infinity for a rule that never ends): the
  * fixed point of the rules' costs, which the sampler follows down to terminals.
  */
-function costs(grammar: LarkGrammar): Map<string, number> {
+function costs(rules: Map<string, Item[][]>): Map<string, number> {
   const cost = new Map<string, number>();
-  for (const name of grammar.rules.keys()) cost.set(name, Number.POSITIVE_INFINITY);
+  for (const name of rules.keys()) cost.set(name, Number.POSITIVE_INFINITY);
+  let work = 0;
   const itemCost = (item: Item): number => {
+    if (++work > MAX_COST_WORK) throw new LarkError('the grammar is too large to derive from');
     switch (item.kind) {
       case 'literal':
       case 'regex':
@@ -307,7 +323,7 @@ function costs(grammar: LarkGrammar): Map<string, number> {
   const altCost = (alt: Item[]) => alt.reduce((sum, item) => sum + itemCost(item), 0);
   for (let changed = true; changed; ) {
     changed = false;
-    for (const [name, alternatives] of grammar.rules) {
+    for (const [name, alternatives] of rules) {
       const next = Math.min(...alternatives.map(altCost));
       if (next < (cost.get(name) as number)) {
         cost.set(name, next);
@@ -329,11 +345,16 @@ export type RegexSampler = (source: string) => Promise<string>;
  * ignores whitespace. Throws LarkError when `start` derives nothing finite.
  */
 export async function sampleLark(grammar: LarkGrammar, regex: RegexSampler): Promise<string> {
-  const cost = costs(grammar);
-  if (cost.get('start') === Number.POSITIVE_INFINITY) {
-    throw new LarkError('"start" derives no finite text');
-  }
-  const altCost = (alt: Item[]): number => alt.reduce((sum, item) => sum + itemCost(item), 0);
+  const { cost } = grammar;
+  const memo = new WeakMap<Item[], number>();
+  const altCost = (alt: Item[]): number => {
+    let known = memo.get(alt);
+    if (known === undefined) {
+      known = alt.reduce((sum, item) => sum + itemCost(item), 0);
+      memo.set(alt, known);
+    }
+    return known;
+  };
   const itemCost = (item: Item): number => {
     switch (item.kind) {
       case 'literal':
@@ -349,6 +370,8 @@ export async function sampleLark(grammar: LarkGrammar, regex: RegexSampler): Pro
   };
   const cheapest = (alternatives: Item[][]) =>
     alternatives.reduce((best, alt) => (altCost(alt) < altCost(best) ? alt : best));
+  let steps = 0;
+  let regexes = 0;
   let chars = 0;
   const emit = (out: string[], text: string) => {
     chars += text.length + 1;
@@ -358,11 +381,19 @@ export async function sampleLark(grammar: LarkGrammar, regex: RegexSampler): Pro
     if (text !== '') out.push(text);
   };
   const walk = async (item: Item, out: string[]): Promise<void> => {
+    if (++steps > MAX_SAMPLE_STEPS) {
+      throw new LarkError(`its shortest text takes more than ${MAX_SAMPLE_STEPS} steps to make`);
+    }
     switch (item.kind) {
       case 'literal':
         emit(out, item.text);
         return;
       case 'regex':
+        if (++regexes > MAX_REGEX_TERMINALS) {
+          throw new LarkError(
+            `its shortest text has more than ${MAX_REGEX_TERMINALS} regex terminals`,
+          );
+        }
         emit(out, await regex(item.source));
         return;
       case 'ref': {

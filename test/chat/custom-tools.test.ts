@@ -294,8 +294,48 @@ describe('Lark sampling', () => {
     expect(() => parseLark('%declare X\nstart: "a"')).toThrow('%declare is not supported');
     expect(() => parseLark('start: "a"\nstart: "b"')).toThrow('"start" is defined twice');
     expect(() => parseLark('start: "a" ]')).toThrow('unexpected text in the definition of "start"');
-    return expect(sampleLark(parseLark('start: "x" start'), async () => '')).rejects.toThrow(
-      '"start" derives no finite text',
+    expect(() => parseLark('start: "x" start')).toThrow('"start" derives no finite text');
+  });
+
+  it('is bounded: nesting, the shortest text, the steps and the regex terminals it takes', async () => {
+    expect(() => parseLark(`start: ${'('.repeat(1000)}"a"${')'.repeat(1000)}`)).toThrow(
+      'groups nest deeper than 64',
+    );
+    expect(() => parseLark('start: "a" ~ 1000000000')).toThrow(
+      'its shortest text has more than 20000 tokens',
+    );
+    expect(() => parseLark(`start: "a"\n${'r: "b"\n'.repeat(2000)}`)).toThrow('is defined twice');
+    const many = Array.from({ length: 1001 }, (_, i) => `r${i}: "b"`).join('\n');
+    expect(() => parseLark(`start: "a"\n${many}`)).toThrow('more than 1000 rules');
+    // optional items cost no token but a step each
+    await expect(
+      sampleLark(parseLark('start: x ~ 1000000000\nx: ["a"]'), async () => ''),
+    ).rejects.toThrow('its shortest text takes more than 20000 steps to make');
+    await expect(sampleLark(parseLark('start: /a/ ~ 201'), async () => 'a')).rejects.toThrow(
+      'its shortest text has more than 200 regex terminals',
+    );
+  });
+
+  it('refuses through the API what it cannot sample, naming the tool (a 400, never a hang)', async () => {
+    const tool = {
+      type: 'custom',
+      custom: {
+        name: 'loop',
+        format: {
+          type: 'grammar',
+          grammar: { syntax: 'lark', definition: 'start: x ~ 1000000000\nx: ["a"]' },
+        },
+      },
+    };
+    const res = await t.chat({
+      model: 'gpt-test',
+      tools: [tool],
+      tool_choice: 'required',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.message).toBe(
+      "Invalid value for 'tools[0].custom': its shortest text takes more than 20000 steps to make.",
     );
   });
 });
