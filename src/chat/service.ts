@@ -108,6 +108,8 @@ const EFFORT_FACTOR: Record<string, number> = {
   max: 4,
 };
 
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 /**
  * Each choice's reply, cut as a model would cut it: reasoning first (it counts against
  * `max_completion_tokens`), then content (stop sequences, the limit, the content filter), then
@@ -128,7 +130,9 @@ export async function planChat(
   const chosen = await replies.replies(turn, body.n ?? 1, context);
   // A scripted reply is the same for every choice: its (possibly long) thinking counted once.
   const thinkingTokens = lastCounted();
-  const custom = new Set(turn.tools.flatMap((tool) => (tool.custom ? [tool.name] : [])));
+  const custom: ReadonlySet<string> = turn.tools.some((tool) => tool.custom)
+    ? new Set(turn.tools.flatMap((tool) => (tool.custom ? [tool.name] : [])))
+    : NO_NAMES;
   /** A call's text: a custom tool's input as it is (a string), a function's arguments as JSON. */
   const textOf = (call: { name: string; input: unknown }) =>
     custom.has(call.name) && typeof call.input === 'string'
