@@ -367,6 +367,46 @@ const MIX: Array<[number, (i: number) => unknown]> = [
                 { tool_choice: 'required' },
               ),
             },
+            // a custom tool's Lark grammar whose shortest text never ends in time, and one
+            // nested past the bound (each a 400, not a hang or a stack overflow)
+            {
+              path: CHAT,
+              body: chatBody(i, {
+                tool_choice: 'required',
+                tools: [
+                  {
+                    type: 'custom',
+                    custom: {
+                      name: 'g',
+                      format: {
+                        type: 'grammar',
+                        grammar: { syntax: 'lark', definition: `start: x ~ ${1e9 + i}\nx: ["a"]` },
+                      },
+                    },
+                  },
+                ],
+              }),
+            },
+            {
+              path: CHAT,
+              body: chatBody(i, {
+                tools: [
+                  {
+                    type: 'custom',
+                    custom: {
+                      name: 'g',
+                      format: {
+                        type: 'grammar',
+                        grammar: {
+                          syntax: 'lark',
+                          definition: `start: ${deep(20_000, '(', ')', `"${i}"`)}`,
+                        },
+                      },
+                    },
+                  },
+                ],
+              }),
+            },
             // a large enum, each time another one (Ajv compiled each for seconds)
             {
               path: CHAT,

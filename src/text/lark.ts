@@ -26,8 +26,8 @@ export interface LarkGrammar {
   rules: Map<string, Item[][]>;
   /** `%ignore` names whitespace: the sample separates its tokens with a space. */
   spaced: boolean;
-  /** The least count of tokens each rule derives (see costs). */
-  cost: Map<string, number>;
+  /** The shortest derivation (see derive). */
+  derivation: Derivation;
 }
 
 /**
@@ -262,13 +262,7 @@ export function parseLark(definition: string): LarkGrammar {
   if (!rules.has('start')) throw new LarkError('no "start" rule');
   for (const [name, alternatives] of rules) checkRefs(name, alternatives, rules);
   const spaced = ignored.some((what) => /^(WS|WS_INLINE|NEWLINE|"\s+"|\/\\s\+?\/)$/.test(what));
-  const cost = costs(rules);
-  const least = cost.get('start') as number;
-  if (least === Number.POSITIVE_INFINITY) throw new LarkError('"start" derives no finite text');
-  if (least > MAX_SAMPLE_CHARS) {
-    throw new LarkError(`its shortest text has more than ${MAX_SAMPLE_CHARS} tokens`);
-  }
-  return { rules, spaced, cost };
+  return { rules, spaced, derivation: derive(rules) };
 }
 
 function importCommon(args: string, rules: Map<string, Item[][]>): void {
@@ -298,40 +292,112 @@ function checkRefs(name: string, alternatives: Item[][], rules: Map<string, Item
   for (const alt of alternatives) alt.forEach(visit);
 }
 
+/** How short a derivation is: its tokens, then its height (which breaks ties without a cycle). */
+interface Size {
+  tokens: number;
+  height: number;
+}
+const NEVER: Size = { tokens: Number.POSITIVE_INFINITY, height: Number.POSITIVE_INFINITY };
+const NOTHING: Size = { tokens: 0, height: 0 };
+const smaller = (a: Size, b: Size) =>
+  a.tokens < b.tokens || (a.tokens === b.tokens && a.height < b.height);
+
 /**
- * The least count of tokens each rule derives (Infinity for a rule that never ends): the
- * fixed point of the rules' costs, which the sampler follows down to terminals.
+ * The shortest derivation of every rule: each rule's alternative of the fewest tokens, the
+ * lowest first among equals. The fixed point of the rules' sizes, so that sampling follows a
+ * rule to one of lower height each time, and ends. Throws LarkError past MAX_COST_WORK.
  */
-function costs(rules: Map<string, Item[][]>): Map<string, number> {
-  const cost = new Map<string, number>();
-  for (const name of rules.keys()) cost.set(name, Number.POSITIVE_INFINITY);
+function derive(rules: Map<string, Item[][]>): Derivation {
+  const sizes = new Map<string, Size>();
+  for (const name of rules.keys()) sizes.set(name, NEVER);
   let work = 0;
-  const itemCost = (item: Item): number => {
+  const itemSize = (item: Item): Size => {
     if (++work > MAX_COST_WORK) throw new LarkError('the grammar is too large to derive from');
+    switch (item.kind) {
+      case 'literal':
+      case 'regex':
+        return { tokens: 1, height: 0 };
+      case 'ref':
+        return sizes.get(item.name) ?? NEVER;
+      case 'group':
+        return item.alternatives.map(altSize).reduce((a, b) => (smaller(b, a) ? b : a));
+      case 'repeat': {
+        if (item.min === 0) return NOTHING;
+        const inner = itemSize(item.item);
+        return { tokens: item.min * inner.tokens, height: inner.height };
+      }
+    }
+  };
+  const altSize = (alt: Item[]): Size => {
+    let tokens = 0;
+    let height = 0;
+    for (const item of alt) {
+      const size = itemSize(item);
+      tokens += size.tokens;
+      height = Math.max(height, size.height);
+    }
+    return { tokens, height: height + 1 };
+  };
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [name, alternatives] of rules) {
+      const best = alternatives.map(altSize).reduce((a, b) => (smaller(b, a) ? b : a));
+      if (smaller(best, sizes.get(name) as Size)) {
+        sizes.set(name, best);
+        changed = true;
+      }
+    }
+  }
+  // Each rule's and group's chosen alternative, and the steps its derivation takes.
+  const chosen = new Map<Item[][], Item[]>();
+  const choose = (alternatives: Item[][]): Item[] => {
+    let alt = chosen.get(alternatives);
+    if (alt === undefined) {
+      alt = alternatives.reduce((a, b) => (smaller(altSize(b), altSize(a)) ? b : a));
+      chosen.set(alternatives, alt);
+    }
+    return alt;
+  };
+  const stepsMemo = new Map<Item[][], number>();
+  const steps = (alternatives: Item[][]): number => {
+    let known = stepsMemo.get(alternatives);
+    if (known === undefined) {
+      known = 1;
+      for (const item of choose(alternatives)) known += itemSteps(item);
+      known = Math.min(known, MAX_SAMPLE_STEPS + 1);
+      stepsMemo.set(alternatives, known);
+    }
+    return known;
+  };
+  const itemSteps = (item: Item): number => {
     switch (item.kind) {
       case 'literal':
       case 'regex':
         return 1;
       case 'ref':
-        return cost.get(item.name) ?? Number.POSITIVE_INFINITY;
+        return steps(rules.get(item.name) as Item[][]);
       case 'group':
-        return Math.min(...item.alternatives.map(altCost));
+        return steps(item.alternatives);
       case 'repeat':
-        return item.min === 0 ? 0 : item.min * itemCost(item.item);
+        return 1 + Math.min(item.min * itemSteps(item.item), MAX_SAMPLE_STEPS + 1);
     }
   };
-  const altCost = (alt: Item[]) => alt.reduce((sum, item) => sum + itemCost(item), 0);
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const [name, alternatives] of rules) {
-      const next = Math.min(...alternatives.map(altCost));
-      if (next < (cost.get(name) as number)) {
-        cost.set(name, next);
-        changed = true;
-      }
-    }
+  const start = rules.get('start') as Item[][];
+  if ((sizes.get('start') as Size).tokens === Number.POSITIVE_INFINITY) {
+    throw new LarkError('"start" derives no finite text');
   }
-  return cost;
+  if ((sizes.get('start') as Size).tokens > MAX_SAMPLE_CHARS) {
+    throw new LarkError(`its shortest text has more than ${MAX_SAMPLE_CHARS} tokens`);
+  }
+  if (steps(start) > MAX_SAMPLE_STEPS) {
+    throw new LarkError(`its shortest text takes more than ${MAX_SAMPLE_STEPS} steps to make`);
+  }
+  return { choose };
+}
+
+/** The shortest derivation found: the alternative taken of each rule and group. */
+interface Derivation {
+  choose(alternatives: Item[][]): Item[];
 }
 
 /** Terminals are named in capitals (`NAME`, `_NAME`); rules in lower case. */
@@ -341,63 +407,37 @@ const isTerminal = (name: string) => /^_?[A-Z]/.test(name);
 export type RegexSampler = (source: string) => Promise<string>;
 
 /**
- * A text `start` derives: its shortest derivation, tokens separated by a space when the grammar
- * ignores whitespace. Throws LarkError when `start` derives nothing finite.
+ * A text `start` derives: its shortest derivation (checked when the grammar was read to take at
+ * most MAX_SAMPLE_STEPS steps), tokens separated by a space when the grammar ignores whitespace.
+ * Throws LarkError past MAX_REGEX_TERMINALS regex terminals or MAX_SAMPLE_CHARS characters.
  */
 export async function sampleLark(grammar: LarkGrammar, regex: RegexSampler): Promise<string> {
-  const { cost } = grammar;
-  const memo = new WeakMap<Item[], number>();
-  const altCost = (alt: Item[]): number => {
-    let known = memo.get(alt);
-    if (known === undefined) {
-      known = alt.reduce((sum, item) => sum + itemCost(item), 0);
-      memo.set(alt, known);
-    }
-    return known;
-  };
-  const itemCost = (item: Item): number => {
-    switch (item.kind) {
-      case 'literal':
-      case 'regex':
-        return 1;
-      case 'ref':
-        return cost.get(item.name) as number;
-      case 'group':
-        return Math.min(...item.alternatives.map(altCost));
-      case 'repeat':
-        return item.min === 0 ? 0 : item.min * itemCost(item.item);
-    }
-  };
-  const cheapest = (alternatives: Item[][]) =>
-    alternatives.reduce((best, alt) => (altCost(alt) < altCost(best) ? alt : best));
-  let steps = 0;
+  const { rules, derivation } = grammar;
   let regexes = 0;
   let chars = 0;
-  const emit = (out: string[], text: string) => {
-    chars += text.length + 1;
+  const add = (out: string[], text: string) => {
+    chars += text.length;
     if (chars > MAX_SAMPLE_CHARS) {
       throw new LarkError(`its shortest text is longer than ${MAX_SAMPLE_CHARS} characters`);
     }
     if (text !== '') out.push(text);
   };
   const walk = async (item: Item, out: string[]): Promise<void> => {
-    if (++steps > MAX_SAMPLE_STEPS) {
-      throw new LarkError(`its shortest text takes more than ${MAX_SAMPLE_STEPS} steps to make`);
-    }
     switch (item.kind) {
       case 'literal':
-        emit(out, item.text);
+        add(out, item.text);
         return;
-      case 'regex':
+      case 'regex': {
         if (++regexes > MAX_REGEX_TERMINALS) {
           throw new LarkError(
             `its shortest text has more than ${MAX_REGEX_TERMINALS} regex terminals`,
           );
         }
-        emit(out, await regex(item.source));
+        add(out, await regex(item.source));
         return;
+      }
       case 'ref': {
-        const alternative = cheapest(grammar.rules.get(item.name) as Item[][]);
+        const alternative = derivation.choose(rules.get(item.name) as Item[][]);
         if (!isTerminal(item.name)) {
           for (const next of alternative) await walk(next, out);
           return;
@@ -405,11 +445,12 @@ export async function sampleLark(grammar: LarkGrammar, regex: RegexSampler): Pro
         // A terminal is one token, however it is made.
         const parts: string[] = [];
         for (const next of alternative) await walk(next, parts);
-        emit(out, parts.join(''));
+        // (its characters were counted as they were made)
+        if (parts.length > 0) out.push(parts.join(''));
         return;
       }
       case 'group':
-        for (const next of cheapest(item.alternatives)) await walk(next, out);
+        for (const next of derivation.choose(item.alternatives)) await walk(next, out);
         return;
       case 'repeat':
         for (let i = 0; i < item.min; i++) await walk(item.item, out);
