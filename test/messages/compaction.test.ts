@@ -436,6 +436,12 @@ describe('compaction: compact_20260112', () => {
       'messages.0.content.0.encrypted_content: Extra inputs are not permitted',
     ],
     [
+      'on-demand compaction (not emulated)',
+      { context_management: undefined, compaction: { type: 'summarize' } },
+      { 'anthropic-beta': 'compact-2026-09-04' },
+      'compaction: Extra inputs are not permitted',
+    ],
+    [
       'a compaction block in a user turn',
       { messages: [{ role: 'user', content: [{ type: 'compaction', content: 's' }] }] },
       BETA,
