@@ -325,11 +325,16 @@ function checkThinkingLeads(messages: Request['messages'], last: number): void {
   );
   if (!calls) return;
   const content = messages[i]?.content;
-  const first = typeof content === 'string' ? { type: 'text' } : content?.[0];
+  // (a compaction's summary may come first: the turn starts after it)
+  const at =
+    typeof content === 'string'
+      ? 0
+      : Math.max(0, content?.findIndex((b) => b.type !== 'compaction') ?? 0);
+  const first = typeof content === 'string' ? { type: 'text' } : content?.[at];
   if (first?.type === 'thinking' || first?.type === 'redacted_thinking') return;
   throw new GatewayError(
     400,
-    `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first?.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at ${DOCS}`,
+    `messages.${i}.content.${at}.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first?.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at ${DOCS}`,
   );
 }
 

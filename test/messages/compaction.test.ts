@@ -285,6 +285,35 @@ describe('compaction: compact_20260112', () => {
     ]);
   });
 
+  it('with thinking and tools, the turn sent back starts with the summary, then its thinking (which leads the turn)', async () => {
+    const thinking = { type: 'enabled', budget_tokens: 2000 };
+    const question = [{ role: 'user', content: `Please search this. ${HUGE}` }];
+    const first = await ask({ thinking, max_tokens: 4000, messages: question });
+    expect(first.statusCode).toBe(200);
+    const body = first.json();
+    expect(body.content.map((b: { type: string }) => b.type)).toEqual([
+      'compaction',
+      'thinking',
+      'text',
+      'tool_use',
+    ]);
+    const use = body.content[3];
+    const answer = {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: use.id, content: 'found' }],
+    };
+    const next = [...question, { role: 'assistant', content: body.content }, answer];
+    const res = await ask({ thinking, max_tokens: 4000, messages: next });
+    expect(res.statusCode).toBe(200);
+    // a turn whose thinking does not follow the summary is still refused, naming that block
+    const without = [...question, { role: 'assistant', content: [body.content[0], use] }, answer];
+    const refused = await ask({ thinking, max_tokens: 4000, messages: without });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.message).toMatch(
+      /^messages\.1\.content\.1\.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`\./,
+    );
+  });
+
   it('streams the summary as one compaction_delta; message_delta carries the iterations', async () => {
     const json = (await ask()).json();
     const res = await ask({ stream: true });
