@@ -14,13 +14,13 @@ import {
   parseFaultHeader,
 } from './faults.js';
 import type { Feature } from './features.js';
-import type { Journal } from './journal.js';
+import { JOURNAL_BODY_LIMIT, type Journal } from './journal.js';
 import { heldWeight } from './json-body.js';
 import { type MatchContext, type MatchTarget, matchWork, regexScan } from './match.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
 import { BODY_LIMIT, type GatewayRuntime, holdOpen, pathOf } from './request.js';
-import { redactBodyUrls, redactUrl } from './secrets.js';
+import { journalBody, redactUrl } from './secrets.js';
 import { ownerIn, readSession } from './session.js';
 import { normalizeError } from './validation.js';
 
@@ -495,6 +495,11 @@ export function setupGatewayGroup(
   ): void {
     hooks.metrics?.request(name, status);
     const capture = request.streamCapture;
+    // (the credentials of the URLs it carries hidden, in what the journal keeps of it)
+    const kept =
+      request.rawBody === undefined
+        ? undefined
+        : journalBody(request.rawBody, request.body, JOURNAL_BODY_LIMIT);
     journal.record({
       id: request.id,
       group: name,
@@ -508,9 +513,8 @@ export function setupGatewayGroup(
       status,
       durationMs,
       headers: request.headers,
-      // (the credentials of the URLs it carries hidden)
-      rawBody:
-        request.rawBody === undefined ? undefined : redactBodyUrls(request.rawBody, request.body),
+      rawBody: kept?.text,
+      bodyBytes: kept?.bytes,
       response: capture ? capture.bytes() : request.responseBody,
       responseTruncated: capture?.truncated === true,
       fault: request.fault,

@@ -37,6 +37,8 @@ export interface JournalInput {
   /** The request's own headers object; secret values are blanked in it when recorded. */
   headers: Headers;
   rawBody: string | undefined;
+  /** The body's length when `rawBody` holds only its beginning (see journalBody). */
+  bodyBytes?: number | undefined;
   /** What was answered: the JSON body, or the first bytes of an event stream as sent. */
   response: string | Buffer | undefined;
   /** The stream went on past what `response` holds. */
@@ -48,7 +50,7 @@ export interface JournalInput {
   bytesSent: number | undefined;
 }
 
-interface StoredEntry extends Omit<JournalInput, 'rawBody' | 'responseTruncated'> {
+interface StoredEntry extends Omit<JournalInput, 'rawBody' | 'bodyBytes' | 'responseTruncated'> {
   body: string | undefined;
   bodyBytes: number;
   /** A stream's first bytes stay bytes (they are decoded only when shown). */
@@ -198,7 +200,7 @@ export class Journal implements Feature {
       durationMs: input.durationMs,
       headers: redactInPlace(input.headers),
       body: raw === undefined || raw.length <= JOURNAL_BODY_LIMIT ? raw : preview(raw),
-      bodyBytes: raw?.length ?? 0,
+      bodyBytes: input.bodyBytes ?? raw?.length ?? 0,
       response: response === undefined ? undefined : firstOf(response),
       // A cut stream counts as longer than the limit, so it reads as truncated.
       responseBytes: input.responseTruncated ? JOURNAL_BODY_LIMIT + 1 : (response?.length ?? 0),

@@ -280,3 +280,47 @@ export function redactBodyUrls(raw: string, body: unknown): string {
   const redacted = withUrlsRedacted(body);
   return redacted === body ? raw : JSON.stringify(redacted);
 }
+
+/**
+ * A request body as the journal keeps it (README "Journal"): whole, redacted as redactBodyUrls
+ * does, up to `limit` characters; past it only its first `limit` characters, searched as text
+ * (JSON escapes read first) and a URL the cut leaves unfinished (its credentials may be cut in
+ * two) replaced whole, so that a large body costs its beginning, not a redaction of all of it
+ * (15 MB of URLs held the event loop 0.85 s). `bytes`: the length the journal reports.
+ */
+export function journalBody(
+  raw: string,
+  body: unknown,
+  limit: number,
+): { text: string; bytes: number } {
+  if (raw.length <= limit) {
+    const text = redactBodyUrls(raw, body);
+    return { text, bytes: text.length };
+  }
+  const read = raw
+    .slice(0, limit)
+    .replace(HIDING_ESCAPES, (_match, hex: string | undefined) =>
+      hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16)),
+    );
+  let text = redactedText(read);
+  const open = unfinishedUrl(text);
+  if (open !== -1) text = `${text.slice(0, open)}${REDACTED}`;
+  // At most `limit` characters (a redaction may lengthen them), copied: a slice would be a view
+  // that keeps the whole body alive for as long as the journal keeps the entry.
+  return {
+    text: Buffer.from(text.slice(0, limit), 'utf16le').toString('utf16le'),
+    bytes: raw.length,
+  };
+}
+
+/** Where a URL that runs to the end of the text starts, or -1. */
+function unfinishedUrl(text: string): number {
+  const at = text.lastIndexOf('://');
+  if (at === -1) return -1;
+  for (let k = at + 3; k < text.length; k++) if (URL_END.test(text[k] as string)) return -1;
+  let start = at;
+  while (start > 0 && at - start < MAX_SCHEME && SCHEME_CHAR.test(text[start - 1] as string)) {
+    start--;
+  }
+  return start;
+}

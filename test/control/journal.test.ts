@@ -117,6 +117,24 @@ describe('credentials in URLs a body carries', () => {
   });
 });
 
+describe('credentials in URLs a large body carries', () => {
+  it('are hidden in what the journal keeps of it (its first 8 KiB), the body reported truncated', async () => {
+    t = await buildTestApp();
+    const url = (i: number) => `https://u:SECRET${i}@h.example/x?X-Amz-Signature=SIG${i}`;
+    const content = Array.from({ length: 1000 }, (_, i) => `see ${url(i)}`).join(' ');
+    const res = await t.chat({ model: 'm', messages: [{ role: 'user', content }] });
+    expect(res.statusCode).toBe(200);
+    const [entry] = await journal();
+    const detail = await t.inject({ url: `/_emulator/journal/${entry?.id}` });
+    const shown = detail.json();
+    expect(shown.body_truncated).toBe(true);
+    expect(typeof shown.body).toBe('string');
+    expect(shown.body.length).toBeLessThanOrEqual(8192);
+    expect(shown.body).toContain('see https://u:[REDACTED]@h.example/x?X-Amz-Signature=[REDACTED]');
+    expect(detail.body).not.toMatch(/SECRET|SIG\d/);
+  });
+});
+
 describe('POST /_emulator/journal/verify', () => {
   const verify = (body: object, headers: Record<string, string> = {}) =>
     t.inject({ method: 'POST', url: '/_emulator/journal/verify', payload: body, headers });

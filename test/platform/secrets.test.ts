@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   credentialsOf,
+  journalBody,
   MIN_ECHOED_CREDENTIAL,
   redactBodyUrls,
   redactCredentials,
@@ -141,5 +142,38 @@ describe('redactBodyUrls, wherever a URL stands', () => {
     expect(redactBodyUrls(raw, undefined)).toBe(raw);
     const many = `{"a":${`"https://h/?token=${secret}\\`.repeat(20_000)}`;
     expect(redactBodyUrls(many, undefined)).not.toContain(secret);
+  });
+});
+
+describe('journalBody', () => {
+  it('keeps a body up to the limit whole, redacted as redactBodyUrls does', () => {
+    const body = { url: 'https://u:secret@h.example/a?token=t1&v=2' };
+    const raw = JSON.stringify(body);
+    const text = redactBodyUrls(raw, body);
+    expect(journalBody(raw, body, 8192)).toEqual({ text, bytes: text.length });
+    expect(text).not.toContain('secret');
+  });
+
+  it('past the limit, redacts only its beginning (escapes read first), the length as sent', () => {
+    const url = (i: number) => `https://u:secret${i}@h.example/x?sig=s${i}&v=${i}`;
+    const content = Array.from({ length: 2000 }, (_, i) => `see ${url(i)} `).join('');
+    // URLs JSON escapes hide from a search of the text: `\/` and `\u0068`
+    const raw = `{"a":"https:\\/\\/u:hidden1@h.example\\/","b":"\\u0068ttps://u:hidden2@h.example/",${JSON.stringify({ messages: [{ role: 'user', content }] }).slice(1)}`;
+    expect(JSON.parse(raw).a).toBe('https://u:hidden1@h.example/');
+    const { text, bytes } = journalBody(raw, JSON.parse(raw), 1000);
+    expect(bytes).toBe(raw.length);
+    expect(text.length).toBeLessThanOrEqual(1000);
+    expect(text).not.toMatch(/secret|hidden|sig=s/);
+    expect(text).toContain('https://u:[REDACTED]@h.example/x?sig=[REDACTED]&v=0');
+  });
+
+  it('replaces a URL the cut leaves unfinished whole: a password cut in two is not half shown', () => {
+    const raw = JSON.stringify({ a: 'x'.repeat(980), url: 'https://user:longpassword@h.example/' });
+    const cut = raw.indexOf('longpass') + 4;
+    const { text } = journalBody(raw, JSON.parse(raw), cut);
+    expect(text).toBe(`${raw.slice(0, raw.indexOf('https://'))}[REDACTED]`);
+    // a finished URL before the cut is kept (redacted as usual)
+    const done = JSON.stringify({ url: 'https://h.example/a', rest: 'y'.repeat(2000) });
+    expect(journalBody(done, JSON.parse(done), 100).text).toBe(done.slice(0, 100));
   });
 });
