@@ -1,7 +1,8 @@
 import { countTokens, truncateTokens } from '../platform/tokens.js';
 import type { CacheUsage, PromptBlock } from '../text/prompt-cache.js';
-import type { Compaction } from './prompt.js';
-import type { Iteration, MessageParam } from './schemas.js';
+import { type Compaction, type MessagesPrompt, textOf } from './prompt.js';
+import type { Iteration, MessageParam, Usage } from './schemas.js';
+import { cacheTokens, messageUsage } from './service.js';
 
 /**
  * Compaction (`compact_20260112`, README "Compaction"): past its trigger, the conversation is
@@ -23,35 +24,19 @@ const EARLIER_SUMMARY_TOKENS = 2000;
 /** Tokens of the user's latest message a summary quotes, at most. */
 const LATEST_MESSAGE_TOKENS = 500;
 
-/** The text a message's text blocks hold. */
-const textOf = (message: MessageParam): string =>
-  typeof message.content === 'string'
-    ? message.content
-    : message.content
-        .map((block) => (block.type === 'text' ? block.text : ''))
-        .filter((text) => text !== '')
-        .join('\n');
-
 /**
- * The summary of a conversation: what came after its last summary (the messages before one
- * are already in it), that summary itself, and the user's latest message, in a few lines.
+ * The summary of a conversation: what came after its last summary (`summarized`, which
+ * readPrompt found: the messages before it are already in it), that summary itself, and the
+ * user's latest message, in a few lines.
  */
-export function summarize(messages: readonly MessageParam[]): string {
-  let from = 0;
-  let earlier: string | undefined;
-  messages.forEach((message, i) => {
-    if (typeof message.content === 'string') return;
-    for (const block of message.content) {
-      if (block.type === 'compaction' && typeof block.content === 'string') {
-        from = i;
-        earlier = block.content;
-      }
-    }
-  });
+export function summarize(
+  messages: readonly MessageParam[],
+  summarized: MessagesPrompt['summarized'],
+): string {
   const counts = { user: 0, assistant: 0 };
   const calls = new Map<string, number>();
   let latest = '';
-  for (const message of messages.slice(from)) {
+  for (const message of messages.slice(summarized?.message ?? 0)) {
     counts[message.role]++;
     if (message.role === 'user') {
       const text = textOf(message);
@@ -67,8 +52,8 @@ export function summarize(messages: readonly MessageParam[]): string {
   const lines = [
     `Summary of the conversation so far: ${total} message${total === 1 ? '' : 's'} (${counts.user} from the user, ${counts.assistant} from the assistant)${used === '' ? '' : `; tool calls: ${used}`}.`,
   ];
-  if (earlier !== undefined) {
-    lines.push(`Before that: ${truncateTokens(earlier, EARLIER_SUMMARY_TOKENS).text}`);
+  if (summarized !== undefined) {
+    lines.push(`Before that: ${truncateTokens(summarized.summary, EARLIER_SUMMARY_TOKENS).text}`);
   }
   if (latest !== '') {
     lines.push(`The user's latest message: ${truncateTokens(latest, LATEST_MESSAGE_TOKENS).text}`);
@@ -80,46 +65,47 @@ export function summarize(messages: readonly MessageParam[]): string {
  * The prompt the reply is written from once the conversation is summarized: what comes before
  * the messages (tools, system; their cache breakpoints kept), then the summary.
  */
-export const compactedPrompt = (
-  blocks: readonly PromptBlock[],
-  head: number,
-  summary: string,
-): PromptBlock[] => [
-  ...blocks.slice(0, head).map((block) => ({ ...block })),
+export const compactedPrompt = (prompt: MessagesPrompt, summary: string): PromptBlock[] => [
+  ...prompt.blocks.slice(0, prompt.head),
   { text: summary, opens: 'assistant' },
 ];
 
-/** One step's usage, as `usage.iterations` lists it. */
-export function iteration(
-  cache: Pick<CacheUsage, 'input' | 'creation' | 'read' | 'creation5m' | 'creation1h'>,
-  outputTokens: number,
-  model?: string,
-): Iteration {
-  const fields = {
-    input_tokens: cache.input,
-    output_tokens: outputTokens,
-    cache_creation_input_tokens: cache.creation,
-    cache_read_input_tokens: cache.read,
-    cache_creation: {
-      ephemeral_5m_input_tokens: cache.creation5m,
-      ephemeral_1h_input_tokens: cache.creation1h,
-    },
-  };
+/** One step's usage, as `usage.iterations` lists it: a compaction's, or (with a model) the message's. */
+export function iteration(cache: CacheUsage, outputTokens: number, model?: string): Iteration {
+  const { input_tokens, ...cached } = cacheTokens(cache);
+  const fields = { input_tokens, output_tokens: outputTokens, ...cached };
   return model === undefined
     ? { type: 'compaction', ...fields }
     : { type: 'message', ...fields, model };
 }
 
-/** The compaction step: it reads the whole prompt and the summarizing prompt, writes the summary. */
-export const compactionIteration = (
-  cache: CacheUsage,
+/** No tokens: a paused compaction's top-level usage, which counts message steps only. */
+const NO_TOKENS: CacheUsage = {
+  total: 0,
+  input: 0,
+  creation: 0,
+  read: 0,
+  creation5m: 0,
+  creation1h: 0,
+};
+
+/**
+ * The usage of a compacted reply: the summarizing step (the whole prompt and the summarizing
+ * prompt in, the summary out; `read` its cache account), then the message step (`reply`, the
+ * compacted prompt's account), whose tokens are the top-level ones; a paused compaction has no
+ * message step, and 0 at the top.
+ */
+export function compactedUsage(
+  read: CacheUsage,
+  reply: CacheUsage | undefined,
   compaction: Compaction,
   summary: string,
-): Iteration =>
-  iteration(
-    {
-      ...cache,
-      input: cache.input + countTokens(compaction.instructions ?? DEFAULT_COMPACTION_PROMPT),
-    },
-    countTokens(summary),
-  );
+  outputTokens: number,
+  model: string,
+): Usage {
+  const instructions = countTokens(compaction.instructions ?? DEFAULT_COMPACTION_PROMPT);
+  const steps = [iteration({ ...read, input: read.input + instructions }, countTokens(summary))];
+  if (reply === undefined) return { ...messageUsage(NO_TOKENS, 0), iterations: steps };
+  steps.push(iteration(reply, outputTokens, model));
+  return { ...messageUsage(reply, outputTokens), iterations: steps };
+}

@@ -67,6 +67,8 @@ export interface MessagesPrompt {
   iterations: boolean;
   /** How many of `blocks` come before the messages (tools, output schema, system). */
   head: number;
+  /** The last summary a compaction wrote, sent back in message `message`: what came before it is dropped. */
+  summarized?: { message: number; summary: string };
 }
 
 /** What a `compact_20260112` edit asks for. */
@@ -157,7 +159,8 @@ interface Breakpoint {
 const blocksOf = (content: MessageParam['content']): ContentBlockParam[] =>
   typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 
-const textOf = (message: MessageParam) =>
+/** The text of a message's text blocks (a string content as it is). */
+export const textOf = (message: MessageParam) =>
   blocksOf(message.content)
     .map((b) => (b.type === 'text' ? b.text : ''))
     .filter((t) => t !== '')
@@ -629,7 +632,9 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
 
   // What the prompt holds before the messages; a compaction block drops the messages before it.
   const head = reader.blocks.length;
-  const [compactedAt, compactedBlock] = lastCompaction(body.messages, betas, editing);
+  const summarized = lastCompaction(body.messages, betas, editing);
+  const compactedAt = summarized?.message ?? -1;
+  const compactedBlock = summarized?.block ?? -1;
 
   let lastAssistant = -1;
   body.messages.forEach((m, i) => {
@@ -770,7 +775,6 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
       }
     });
     // A turn whose every block was left out (earlier thinking) is still a turn: its framing.
-    reader.dropping = i < compactedAt;
     if (opens !== undefined) reader.add({ text: '', tokens: 0, opens }, path, undefined);
   });
   reader.dropping = false;
@@ -821,6 +825,7 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
     ...(editing.compaction ? { compaction: editing.compaction } : {}),
     iterations: betas.has(COMPACT),
     head,
+    ...(summarized ? { summarized: { message: compactedAt, summary: summarized.summary } } : {}),
   };
 }
 
@@ -830,15 +835,15 @@ const onlyCompaction = (message: MessageParam) =>
 
 /**
  * Checks the `compaction` blocks of the conversation and finds the last one with a summary:
- * upstream drops everything before it. [message, block], or [-1, -1] when there is none.
+ * upstream drops everything before it. Undefined when there is none.
  * @see https://platform.claude.com/docs/en/build-with-claude/compaction
  */
 function lastCompaction(
   messages: readonly MessageParam[],
   betas: ReadonlySet<string>,
   editing: Editing,
-): [number, number] {
-  let found: [number, number] = [-1, -1];
+): { message: number; block: number; summary: string } | undefined {
+  let found: { message: number; block: number; summary: string } | undefined;
   messages.forEach((message, i) => {
     if (typeof message.content === 'string') return;
     message.content.forEach((block, j) => {
@@ -861,7 +866,9 @@ function lastCompaction(
           "content can't be empty",
         );
       }
-      if (typeof block.content === 'string') found = [i, j];
+      if (typeof block.content === 'string') {
+        found = { message: i, block: j, summary: block.content };
+      }
     });
   });
   return found;
@@ -914,8 +921,8 @@ const CONTEXT_MANAGEMENT = 'context-management-2025-06-27';
 const COMPACT = 'compact-2026-01-12';
 
 /** A `compact_20260112` edit's default trigger, and the least one it takes (input tokens). */
-export const COMPACTION_TRIGGER = 150_000;
-export const COMPACTION_MIN_TRIGGER = 50_000;
+const COMPACTION_TRIGGER = 150_000;
+const COMPACTION_MIN_TRIGGER = 50_000;
 
 /**
  * What replaces a tool result context editing clears (upstream says only that a placeholder

@@ -5,14 +5,13 @@ import type { Ids } from '../platform/ids.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
 import { countPrompt, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
-import { compactedPrompt, compactionIteration, iteration, summarize } from './compaction.js';
+import { compactedPrompt, compactedUsage, iteration, summarize } from './compaction.js';
 import { MessagesErrorSchema } from './error-schemas.js';
 import { messagesErrorType } from './errors.js';
 import { betasOf, readPrompt } from './prompt.js';
 import {
   CountTokensRequestSchema,
   CountTokensResponseSchema,
-  type Iteration,
   MessageSchema,
   MessageStreamEventSchema,
   MessagesRequestSchema,
@@ -34,9 +33,6 @@ const PAUSED: MessageDone = {
   stopSequence: null,
   outputTokens: 0,
 };
-
-/** No tokens: the top-level usage of a paused compaction, which counts message steps only. */
-const NO_CACHE = { total: 0, input: 0, creation: 0, read: 0, creation5m: 0, creation1h: 0 };
 
 const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
 
@@ -90,16 +86,20 @@ export const messagesRoutes =
         const scan = promptCache.scan(scope, prompt.blocks, request.session);
         // The whole prompt must fit the window, compaction or not: the summary is written from it.
         let limit = outputLimit(body, scan.total);
+        // Past a compaction's trigger, the reply is written from tools, system and a summary.
         const compaction =
           prompt.compaction && scan.total > prompt.compaction.trigger
             ? prompt.compaction
             : undefined;
-        const summary = compaction ? summarize(body.messages) : undefined;
-        const blocks =
+        const summary = compaction && summarize(body.messages, prompt.summarized);
+        const compacted =
           summary === undefined
-            ? prompt.blocks
-            : compactedPrompt(prompt.blocks, prompt.head, summary);
-        if (summary !== undefined) limit = outputLimit(body, countPrompt(blocks));
+            ? undefined
+            : {
+                summary,
+                scan: promptCache.scan(scope, compactedPrompt(prompt, summary), request.session),
+              };
+        if (compacted) limit = outputLimit(body, compacted.scan.total);
         const done = compaction?.pause
           ? PAUSED
           : await planMessage(body, prompt.turn, replies, ids, limit, matchContext(request));
@@ -107,19 +107,14 @@ export const messagesRoutes =
         const read = promptCache.commit(scan, request.receivedAt);
         let usage: Usage;
         let content = done.content;
-        if (compaction && summary !== undefined) {
-          const steps: Iteration[] = [compactionIteration(read, compaction, summary)];
+        if (compaction && compacted) {
+          const { summary } = compacted;
           content = [{ type: 'compaction', content: summary }, ...content];
-          if (compaction.pause) usage = { ...messageUsage(NO_CACHE, 0), iterations: steps };
-          else {
-            // The reply is written from the compacted prompt, a step (and a cache lookup) of its own.
-            const cache = promptCache.commit(
-              promptCache.scan(scope, blocks, request.session),
-              request.receivedAt,
-            );
-            steps.push(iteration(cache, done.outputTokens, body.model));
-            usage = { ...messageUsage(cache, done.outputTokens), iterations: steps };
-          }
+          // The reply's step is a cache lookup of its own, after the summarizing step's.
+          const reply = compaction.pause
+            ? undefined
+            : promptCache.commit(compacted.scan, request.receivedAt);
+          usage = compactedUsage(read, reply, compaction, summary, done.outputTokens, body.model);
         } else {
           usage = messageUsage(read, done.outputTokens);
           if (prompt.iterations)

@@ -130,18 +130,19 @@ export function outputLimit(body: MessagesRequest, inputTokens: number): number 
   return Math.min(body.max_tokens, limits.contextWindow - inputTokens);
 }
 
+/** A prompt-cache account's tokens as usage (and each of its iterations) writes them. */
+export const cacheTokens = (cache: CacheUsage) => ({
+  input_tokens: cache.input,
+  cache_creation_input_tokens: cache.creation,
+  cache_read_input_tokens: cache.read,
+  cache_creation: {
+    ephemeral_5m_input_tokens: cache.creation5m,
+    ephemeral_1h_input_tokens: cache.creation1h,
+  },
+});
+
 export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {
-  return {
-    input_tokens: cache.input,
-    cache_creation_input_tokens: cache.creation,
-    cache_read_input_tokens: cache.read,
-    cache_creation: {
-      ephemeral_5m_input_tokens: cache.creation5m,
-      ephemeral_1h_input_tokens: cache.creation1h,
-    },
-    output_tokens: outputTokens,
-    service_tier: 'standard',
-  };
+  return { ...cacheTokens(cache), output_tokens: outputTokens, service_tier: 'standard' };
 }
 
 export interface MessageIdentity {
