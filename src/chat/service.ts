@@ -255,6 +255,15 @@ export const choiceLogprobs = (choice: ChatChoicePlan, top: number): ChoiceLogpr
   refusal: null,
 });
 
+/**
+ * A call as the wire names it, with `text` as its arguments (a function's) or input (a custom
+ * tool's): the message's whole call, or a stream's opening of it (`text` empty).
+ */
+export const wireCall = (call: ChatCall, text: string) =>
+  call.type === 'custom'
+    ? { type: 'custom' as const, custom: { name: call.name, input: text } }
+    : { type: 'function' as const, function: { name: call.name, arguments: text } };
+
 /** The message of one choice: content, or tool calls (a `function_call` for legacy functions). */
 export function responseMessage(choice: ChatChoicePlan, legacy: boolean): ChatResponseMessage {
   const message: ChatResponseMessage = {
@@ -277,15 +286,7 @@ export function responseMessage(choice: ChatChoicePlan, legacy: boolean): ChatRe
   return {
     role: 'assistant',
     content: choice.text,
-    tool_calls: choice.calls.map((call) =>
-      call.type === 'custom'
-        ? { id: call.id, type: 'custom', custom: { name: call.name, input: call.arguments } }
-        : {
-            id: call.id,
-            type: 'function',
-            function: { name: call.name, arguments: call.arguments },
-          },
-    ),
+    tool_calls: choice.calls.map((call) => ({ id: call.id, ...wireCall(call, call.arguments) })),
     refusal: null,
     annotations: [],
   };

@@ -8,6 +8,7 @@ import {
   SAFE_PROMPT_FILTERS,
   servedTier,
   systemFingerprint,
+  wireCall,
 } from './service.js';
 
 /** Tokens of tool-call arguments per delta. */
@@ -117,23 +118,7 @@ export const chatStream = (
         const custom = call.type === 'custom';
         const opening = legacy
           ? { function_call: { name: call.name, arguments: '' } }
-          : {
-              tool_calls: [
-                custom
-                  ? {
-                      index: k,
-                      id: call.id,
-                      type: 'custom',
-                      custom: { name: call.name, input: '' },
-                    }
-                  : {
-                      index: k,
-                      id: call.id,
-                      type: 'function',
-                      function: { name: call.name, arguments: '' },
-                    },
-              ],
-            };
+          : { tool_calls: [{ index: k, id: call.id, ...wireCall(call, '') }] };
         let ms = pause();
         if (ms > 0 || sink.due) yield ms;
         if (sink.stopped) return;
