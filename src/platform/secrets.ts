@@ -198,11 +198,7 @@ export function redactUrlsInText(text: string): string {
   for (;;) {
     const at = text.indexOf('://', from);
     if (at === -1) break;
-    let start = at;
-    while (start > last && at - start < MAX_SCHEME && SCHEME_CHAR.test(text[start - 1] as string)) {
-      start--;
-    }
-    while (start < at && !LETTER.test(text[start] as string)) start++;
+    const start = schemeStart(text, at, last);
     let end = at + 3;
     while (end < text.length && !URL_END.test(text[end] as string)) end++;
     from = end > at + 3 ? end : at + 3;
@@ -215,6 +211,19 @@ export function redactUrlsInText(text: string): string {
     }
   }
   return last === 0 ? text : out + text.slice(last);
+}
+
+/**
+ * Where the URL whose `://` is at `at` starts: its scheme read back (at most MAX_SCHEME
+ * characters, not before `floor`) from its first letter; `at` when it has none.
+ */
+function schemeStart(text: string, at: number, floor: number): number {
+  let start = at;
+  while (start > floor && at - start < MAX_SCHEME && SCHEME_CHAR.test(text[start - 1] as string)) {
+    start--;
+  }
+  while (start < at && !LETTER.test(text[start] as string)) start++;
+  return start;
 }
 
 const redactedText = (text: string) => (text.includes('://') ? redactUrlsInText(text) : text);
@@ -261,6 +270,12 @@ export function withUrlsRedacted(value: unknown): unknown {
 /** JSON's escapes that can hide a URL from a search of the text (`https:\/\/`, `\u0068ttps`). */
 const HIDING_ESCAPES = /\\u([0-9a-fA-F]{4})|\\\//g;
 
+/** JSON text with the escapes that could hide a URL read (HIDING_ESCAPES). */
+const readEscapes = (text: string) =>
+  text.replace(HIDING_ESCAPES, (_match, hex: string | undefined) =>
+    hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16)),
+  );
+
 /**
  * A request body's text as the journal and recordings keep it: every URL in it (a
  * `callback_url`, an image's, a presigned one, one inside a message's text or a key) without
@@ -271,9 +286,7 @@ const HIDING_ESCAPES = /\\u([0-9a-fA-F]{4})|\\\//g;
  */
 export function redactBodyUrls(raw: string, body: unknown): string {
   if (body === undefined) {
-    const read = raw.replace(HIDING_ESCAPES, (_match, hex: string | undefined) =>
-      hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16)),
-    );
+    const read = readEscapes(raw);
     const redacted = redactedText(read);
     return redacted === read ? raw : redacted;
   }
@@ -297,12 +310,7 @@ export function journalBody(
     const text = redactBodyUrls(raw, body);
     return { text, bytes: text.length };
   }
-  const read = raw
-    .slice(0, limit)
-    .replace(HIDING_ESCAPES, (_match, hex: string | undefined) =>
-      hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16)),
-    );
-  let text = redactedText(read);
+  let text = redactedText(readEscapes(raw.slice(0, limit)));
   const open = unfinishedUrl(text);
   if (open !== -1) text = `${text.slice(0, open)}${REDACTED}`;
   // At most `limit` characters (a redaction may lengthen them), copied: a slice would be a view
@@ -318,9 +326,5 @@ function unfinishedUrl(text: string): number {
   const at = text.lastIndexOf('://');
   if (at === -1) return -1;
   for (let k = at + 3; k < text.length; k++) if (URL_END.test(text[k] as string)) return -1;
-  let start = at;
-  while (start > 0 && at - start < MAX_SCHEME && SCHEME_CHAR.test(text[start - 1] as string)) {
-    start--;
-  }
-  return start;
+  return schemeStart(text, at, 0);
 }
