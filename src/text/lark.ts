@@ -1,8 +1,8 @@
 /**
  * Lark grammars, as a chat custom tool's `format` gives them: read into rules, then sampled,
  * so that a call's input is a text the grammar derives. The shortest derivation is taken (every
- * rule, `start` first, by the alternative that ends soonest; a repetition at its least), so that
- * sampling always ends; a regex terminal is given a value by the generator JSON schemas use
+ * rule, `start` first, by its alternative of the fewest tokens, the least deep among equals; a
+ * repetition at its least), so that sampling always ends; a regex terminal is given a value by the generator JSON schemas use
  * (`pattern`). The common Lark subset: rules and terminals (`name: ...`, `NAME: ...`, priorities,
  * `?`/`!` prefixes), `|`, `->` aliases, `( )`, `[ ]`, `?`, `*`, `+`, `~ n` and `~ n..m`, string
  * literals (`"..."i`), ranges (`"a".."z"`), `/regex/flags`, `%import common.X` (and
@@ -35,11 +35,11 @@ export interface LarkGrammar {
  * refusals): its length, its rules, how deep its groups nest, the work of finding the shortest
  * derivation, and the sample's steps, characters and regex terminals.
  */
-export const MAX_LARK_CHARS = 100_000;
+const MAX_LARK_CHARS = 100_000;
 const MAX_RULES = 1000;
 const MAX_DEPTH = 64;
 const MAX_COST_WORK = 2_000_000;
-export const MAX_SAMPLE_STEPS = 20_000;
+const MAX_SAMPLE_STEPS = 20_000;
 const MAX_SAMPLE_CHARS = 20_000;
 const MAX_REGEX_TERMINALS = 200;
 
