@@ -218,6 +218,17 @@ const chatBody = (i: number, extra: object = {}) =>
 /** A chat request offering one function `f` with these parameters. */
 const chatTool = (i: number, parameters: object, extra: object = {}) =>
   chatBody(i, { tools: [{ type: 'function', function: { name: 'f', parameters } }], ...extra });
+/** A chat request whose one custom tool, which it must call, takes text of a Lark grammar. */
+const larkTool = (i: number, definition: string) =>
+  chatBody(i, {
+    tool_choice: 'required',
+    tools: [
+      {
+        type: 'custom',
+        custom: { name: 'g', format: { type: 'grammar', grammar: { syntax: 'lark', definition } } },
+      },
+    ],
+  });
 const messagesBody = (i: number, extra: object = {}) =>
   JSON.stringify({
     model: 'claude-like',
@@ -369,44 +380,8 @@ const MIX: Array<[number, (i: number) => unknown]> = [
             },
             // a custom tool's Lark grammar whose shortest text never ends in time, and one
             // nested past the bound (each a 400, not a hang or a stack overflow)
-            {
-              path: CHAT,
-              body: chatBody(i, {
-                tool_choice: 'required',
-                tools: [
-                  {
-                    type: 'custom',
-                    custom: {
-                      name: 'g',
-                      format: {
-                        type: 'grammar',
-                        grammar: { syntax: 'lark', definition: `start: x ~ ${1e9 + i}\nx: ["a"]` },
-                      },
-                    },
-                  },
-                ],
-              }),
-            },
-            {
-              path: CHAT,
-              body: chatBody(i, {
-                tools: [
-                  {
-                    type: 'custom',
-                    custom: {
-                      name: 'g',
-                      format: {
-                        type: 'grammar',
-                        grammar: {
-                          syntax: 'lark',
-                          definition: `start: ${deep(20_000, '(', ')', `"${i}"`)}`,
-                        },
-                      },
-                    },
-                  },
-                ],
-              }),
-            },
+            { path: CHAT, body: larkTool(i, `start: x ~ ${1e9 + i}\nx: ["a"]`) },
+            { path: CHAT, body: larkTool(i, `start: ${deep(20_000, '(', ')', `"${i}"`)}`) },
             // a large enum, each time another one (Ajv compiled each for seconds)
             {
               path: CHAT,
