@@ -70,6 +70,12 @@ const count = async (messages: unknown, extra: object = {}) => {
   return res.json().input_tokens as number;
 };
 
+/** A conversation sent back starting at a compaction block, then a user's word. */
+const summaryThenHi = (block: object) => [
+  { role: 'assistant', content: [block] },
+  { role: 'user', content: 'hi' },
+];
+
 const zeroCache = {
   cache_creation_input_tokens: 0,
   cache_read_input_tokens: 0,
@@ -419,10 +425,7 @@ describe('compaction: compact_20260112', () => {
       'a compaction block without the beta',
       {
         context_management: undefined,
-        messages: [
-          { role: 'assistant', content: [{ type: 'compaction', content: 's' }] },
-          { role: 'user', content: 'hi' },
-        ],
+        messages: summaryThenHi({ type: 'compaction', content: 's' }),
       },
       {},
       "messages.0.content.0: Input tag 'compaction' found using 'type' does not match any of the expected tags (a compaction block takes the compact-2026-01-12 beta)",
@@ -431,10 +434,7 @@ describe('compaction: compact_20260112', () => {
       'a compaction block without a compact edit',
       {
         context_management: undefined,
-        messages: [
-          { role: 'assistant', content: [{ type: 'compaction', content: 's' }] },
-          { role: 'user', content: 'hi' },
-        ],
+        messages: summaryThenHi({ type: 'compaction', content: 's' }),
       },
       BETA,
       '`compaction` blocks require a `compact_20260112` strategy in `context_management.edits`.',
@@ -442,10 +442,7 @@ describe('compaction: compact_20260112', () => {
     [
       'an empty summary',
       {
-        messages: [
-          { role: 'assistant', content: [{ type: 'compaction', content: '' }] },
-          { role: 'user', content: 'hi' },
-        ],
+        messages: summaryThenHi({ type: 'compaction', content: '' }),
       },
       BETA,
       "messages.0.content.0.compaction.content: content can't be empty",
@@ -453,13 +450,7 @@ describe('compaction: compact_20260112', () => {
     [
       'encrypted_content sent back with a summary',
       {
-        messages: [
-          {
-            role: 'assistant',
-            content: [{ type: 'compaction', content: 's', encrypted_content: null }],
-          },
-          { role: 'user', content: 'hi' },
-        ],
+        messages: summaryThenHi({ type: 'compaction', content: 's', encrypted_content: null }),
       },
       BETA,
       'messages.0.content.0.encrypted_content: Extra inputs are not permitted',
