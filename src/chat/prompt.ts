@@ -213,8 +213,10 @@ function readCustom(tool: CustomTool, path: PathSegment[]): ToolDef {
   const invalid = (problem: string) =>
     refuse(`Invalid grammar for custom tool '${name}': ${problem}`, param, 'invalid_value');
   if (syntax === 'regex') {
-    const schema = wholeMatch(definition);
-    const problem = schemaProblem(schema) ?? generationProblem(schema);
+    // (checked as sent, so that a refusal quotes the client's pattern, then as it is used)
+    const problem =
+      generationProblem({ type: 'string', pattern: definition }) ??
+      generationProblem(wholeMatch(definition));
     if (problem !== undefined) throw invalid(problem);
     return def({ kind: 'regex', pattern: definition });
   }

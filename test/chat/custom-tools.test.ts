@@ -246,6 +246,18 @@ describe('custom tools (chat)', () => {
       'tools[0].custom.format.grammar.definition',
     ],
     [
+      'a regex grammar that is not a regex',
+      {
+        type: 'custom',
+        custom: {
+          name: 'x',
+          format: { type: 'grammar', grammar: { syntax: 'regex', definition: '(a' } },
+        },
+      },
+      "Invalid grammar for custom tool 'x': a pattern: Invalid regular expression: /(a/u: Unterminated group",
+      'tools[0].custom.format.grammar.definition',
+    ],
+    [
       'a bad custom tool name',
       { type: 'custom', custom: { name: 'no spaces' } },
       "Invalid 'tools[0].custom.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
