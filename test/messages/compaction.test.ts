@@ -320,6 +320,38 @@ describe('compaction: compact_20260112', () => {
     );
   });
 
+  it('streams a paused compaction as the summary alone: stop_reason "compaction", no message step', async () => {
+    const json = (await ask(compact({ pause_after_compaction: true }))).json();
+    const res = await ask({ stream: true, ...compact({ pause_after_compaction: true }) });
+    const frames = parseSse(res.body);
+    expect(frames.map((f) => f.event)).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+    expect(frames[5]?.data).toEqual({
+      type: 'message_delta',
+      delta: { stop_reason: 'compaction', stop_sequence: null },
+      usage: {
+        input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 0,
+        iterations: json.usage.iterations,
+      },
+      context_management: { applied_edits: [] },
+    });
+  });
+
+  it('compacts on a model name the emulator does not know (a gateway may rename its models)', async () => {
+    const body = (await ask({ model: 'claude-like' })).json();
+    expect(body.content[0]).toEqual({ type: 'compaction', content: SUMMARY });
+  });
+
   it('streams the summary as one compaction_delta; message_delta carries the iterations', async () => {
     const json = (await ask()).json();
     const res = await ask({ stream: true });
