@@ -253,8 +253,8 @@ const startUsage = ({ iterations: _, ...usage }: Usage): Usage => usage;
 /**
  * The event stream: message_start; per content block content_block_start, its deltas
  * (`thinking_delta` then one `signature_delta`; `text_delta`; `input_json_delta`), 4 tokens
- * each (a compaction's summary: one `compaction_delta`), and content_block_stop, with a ping after the first start; message_delta (cumulative
- * usage); message_stop. The first delta waits `firstMs`, every later delta and each block's
+ * each (a compaction's summary: one `compaction_delta`), and content_block_stop, with a ping
+ * after the first start; message_delta (cumulative usage, and the iterations); message_stop. The first delta waits `firstMs`, every later delta and each block's
  * stop `betweenMs`.
  * @see https://platform.claude.com/docs/en/build-with-claude/streaming
  */
