@@ -1,8 +1,11 @@
+import { fieldError } from '../platform/errors.js';
 import { countTokens, truncateTokens } from '../platform/tokens.js';
+import { compacts } from '../text/models.js';
 import type { CacheUsage, PromptBlock } from '../text/prompt-cache.js';
-import { type Compaction, type MessagesPrompt, textOf } from './prompt.js';
-import type { Iteration, MessageParam, Usage } from './schemas.js';
-import { cacheTokens, messageUsage } from './service.js';
+import { type MessagesPrompt, textOf } from './prompt.js';
+import type { Iteration, MessageParam, MessagesRequest, Usage } from './schemas.js';
+import { cacheTokens, type MessageDone, messageUsage } from './service.js';
+import { signCompaction } from './signed-compaction.js';
 
 /**
  * Compaction (`compact_20260112`, README "Compaction"): past its trigger, the conversation is
@@ -79,6 +82,13 @@ export function iteration(cache: CacheUsage, outputTokens: number, model?: strin
     : { type: 'message', ...fields, model };
 }
 
+/** The summarizing step: the whole prompt and the summarizing prompt in, `output` tokens out. */
+const summarizing = (read: CacheUsage, instructions: string | undefined, output: number) =>
+  iteration(
+    { ...read, input: read.input + countTokens(instructions ?? DEFAULT_COMPACTION_PROMPT) },
+    output,
+  );
+
 /** No tokens: a paused compaction's top-level usage, which counts message steps only. */
 const NO_TOKENS: CacheUsage = {
   total: 0,
@@ -98,14 +108,68 @@ const NO_TOKENS: CacheUsage = {
 export function compactedUsage(
   read: CacheUsage,
   reply: CacheUsage | undefined,
-  compaction: Compaction,
+  compaction: { instructions: string | undefined },
   summary: string,
   outputTokens: number,
   model: string,
 ): Usage {
-  const instructions = countTokens(compaction.instructions ?? DEFAULT_COMPACTION_PROMPT);
-  const steps = [iteration({ ...read, input: read.input + instructions }, countTokens(summary))];
+  const steps = [summarizing(read, compaction.instructions, countTokens(summary))];
   if (reply === undefined) return { ...messageUsage(NO_TOKENS, 0), iterations: steps };
   steps.push(iteration(reply, outputTokens, model));
   return { ...messageUsage(reply, outputTokens), iterations: steps };
+}
+
+/**
+ * What a compaction request (top-level `compaction`, on demand) may not carry, in the order
+ * upstream lists it: `context_management`, `stop_sequences`, a structured-output format, a
+ * forced tool; a model from before compaction. (readPrompt refuses an empty conversation,
+ * with nothing to summarize, and one ending on a tool call with no result yet.)
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction-on-demand
+ */
+export function checkCompactionRequest(body: MessagesRequest): void {
+  const refuse = (path: string[]) => {
+    throw fieldError(path, 'cannot be combined with `compaction`');
+  };
+  if (body.context_management != null) refuse(['context_management']);
+  if (body.stop_sequences?.length) refuse(['stop_sequences']);
+  if (body.output_config?.format != null) refuse(['output_config', 'format']);
+  if (body.output_format != null) refuse(['output_format']);
+  const choice = body.tool_choice?.type;
+  if (choice === 'any' || choice === 'tool') refuse(['tool_choice', 'type']);
+  if (!compacts(body.model)) {
+    throw fieldError(['compaction'], `not supported on ${body.model}`);
+  }
+}
+
+/**
+ * The answer to a compaction request: the signed summary alone (`stop_reason: "compaction"`),
+ * or, when the summary does not fit `limit` (max_tokens, or what the context window leaves),
+ * no block and the reason it stopped. Usage: zero at the top, the summarizing step in
+ * `iterations` (`read`: the conversation's cache account).
+ */
+export function compactionAnswer(
+  messages: readonly MessageParam[],
+  prompt: MessagesPrompt,
+  instructions: string | undefined,
+  read: CacheUsage,
+  limit: number,
+  maxTokens: number,
+): { done: MessageDone; usage: Usage } {
+  const summary = summarize(messages, prompt.summarized);
+  const tokens = countTokens(summary);
+  const fits = tokens <= limit;
+  const done: MessageDone = {
+    content: fits
+      ? [{ type: 'compaction', content: summary, signature: signCompaction(summary) }]
+      : [],
+    stopReason: fits
+      ? 'compaction'
+      : limit < maxTokens
+        ? 'model_context_window_exceeded'
+        : 'max_tokens',
+    stopSequence: null,
+    outputTokens: 0,
+  };
+  const step = summarizing(read, instructions, fits ? tokens : limit);
+  return { done, usage: { ...messageUsage(NO_TOKENS, 0), iterations: [step] } };
 }

@@ -41,6 +41,7 @@ import type {
   ToolParam,
 } from './schemas.js';
 import { SERVER_TOOL_RESULTS } from './schemas.js';
+import { compactionError, ON_DEMAND, verifyCompaction } from './signed-compaction.js';
 
 /**
  * Reads a messages request in one pass: upstream's rules beyond the JSON schema (each refusal a
@@ -69,6 +70,8 @@ export interface MessagesPrompt {
   head: number;
   /** The last summary a compaction wrote, sent back in message `message`: what came before it is dropped. */
   summarized?: { message: number; summary: string };
+  /** On-demand compaction (top-level `compaction`): the summary is the whole answer. */
+  summarize?: { instructions: string | undefined };
 }
 
 /** What a `compact_20260112` edit asks for. */
@@ -581,11 +584,30 @@ export function betasOf(headers: IncomingHttpHeaders): ReadonlySet<string> {
 /** With tools, thinking may span the turn: its budget may then exceed `max_tokens`. */
 const INTERLEAVED_THINKING = 'interleaved-thinking-2025-05-14';
 
-export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS): MessagesPrompt {
+/**
+ * Reads a request's prompt, refusing what upstream refuses. `counting`: for count_tokens, which
+ * takes a top-level `compaction` and ignores it (the count is of the conversation as sent).
+ */
+export function readPrompt(
+  body: Request,
+  betas: ReadonlySet<string> = NO_BETAS,
+  counting = false,
+): MessagesPrompt {
   if (body.thread !== undefined) {
     throw new GatewayError(400, 'thread: message threads are not supported by this gateway', {
       extra: { details: { error_code: 'thread_unsupported_request', unsupported: [] } },
     });
+  }
+  const asked = readSummarize(body, betas);
+  const summarize = counting ? undefined : asked;
+  if (body.messages.length === 0) {
+    // (checked here rather than by the schema: a compaction request says it its own way)
+    throw asked
+      ? compactionError(
+          'compaction_nothing_to_summarize',
+          'messages: there is no `user` or `assistant` content to summarize',
+        )
+      : fieldError(['messages'], 'must have at least 1 item(s)');
   }
   const reader = new BlockReader();
   const { defs, names } = readTools(body.tools ?? [], reader);
@@ -597,6 +619,8 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
     final?.role === 'assistant' &&
     final.content !== '' &&
     !onlyCompaction(final) &&
+    // (nothing is sampled after a compaction request's conversation)
+    !summarize &&
     refusesPrefill(body.model)
   ) {
     throw new GatewayError(
@@ -674,7 +698,8 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
     message.content.forEach((block, j) => {
       const at = [...path, j];
       reader.dropping = i < compactedAt || (i === compactedAt && j < compactedBlock);
-      if (message.role === 'user' && ASSISTANT_ONLY.has(block.type)) {
+      // (a signed compaction may open a user turn: lastCompaction checked that it comes first)
+      if (message.role === 'user' && ASSISTANT_ONLY.has(block.type) && !isSigned(block)) {
         throw fieldError(
           [...at, 'type'],
           `"${block.type}" blocks may only appear in assistant messages`,
@@ -826,8 +851,30 @@ export function readPrompt(body: Request, betas: ReadonlySet<string> = NO_BETAS)
     iterations: betas.has(COMPACT),
     head,
     ...(summarized ? { summarized: { message: compactedAt, summary: summarized.summary } } : {}),
+    ...(summarize ? { summarize } : {}),
   };
 }
+
+/**
+ * A top-level `compaction` (on demand): its beta, and the instructions that replace the
+ * summarizing prompt (blank ones count as absent). count_tokens takes it too, and ignores it.
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction-on-demand
+ */
+function readSummarize(body: Request, betas: ReadonlySet<string>) {
+  if (body.compaction === undefined || body.compaction === null) return undefined;
+  if (!betas.has(ON_DEMAND)) {
+    throw fieldError(
+      ['compaction'],
+      `requires the ${ON_DEMAND} beta (msgapi-beta or anthropic-beta)`,
+    );
+  }
+  const instructions = body.compaction.instructions ?? undefined;
+  return { instructions: instructions?.trim() ? instructions : undefined };
+}
+
+/** A compaction block signed by an on-demand compaction. */
+const isSigned = (block: ContentBlockParam) =>
+  block.type === 'compaction' && typeof block.signature === 'string';
 
 /** An assistant turn of compaction blocks only: what a paused compaction is sent back as. */
 const onlyCompaction = (message: MessageParam) =>
@@ -835,43 +882,95 @@ const onlyCompaction = (message: MessageParam) =>
 
 /**
  * Checks the `compaction` blocks of the conversation and finds the last one with a summary:
- * upstream drops everything before it. Undefined when there is none.
+ * upstream drops everything before it. Undefined when there is none. A threshold compaction's
+ * block (unsigned) needs a `compact_20260112` edit; an on-demand one (signed) its beta, to come
+ * first in `messages` (what it summarizes is not sent again), alone, and unchanged.
  * @see https://platform.claude.com/docs/en/build-with-claude/compaction
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction-on-demand
  */
 function lastCompaction(
   messages: readonly MessageParam[],
   betas: ReadonlySet<string>,
   editing: Editing,
 ): { message: number; block: number; summary: string } | undefined {
-  let found: { message: number; block: number; summary: string } | undefined;
+  const blocks: Array<{ i: number; j: number; block: CompactionBlock }> = [];
   messages.forEach((message, i) => {
     if (typeof message.content === 'string') return;
     message.content.forEach((block, j) => {
-      if (block.type !== 'compaction') return;
-      if (!betas.has(COMPACT)) {
-        throw fieldError(
-          ['messages', i, 'content', j],
-          `Input tag 'compaction' found using 'type' does not match any of the expected tags (a compaction block takes the ${COMPACT} beta)`,
-        );
-      }
-      if (!editing.compaction) {
-        throw new GatewayError(
-          400,
-          '`compaction` blocks require a `compact_20260112` strategy in `context_management.edits`.',
-        );
-      }
-      if (block.content === '') {
-        throw fieldError(
-          ['messages', i, 'content', j, 'compaction', 'content'],
-          "content can't be empty",
-        );
-      }
-      if (typeof block.content === 'string') {
-        found = { message: i, block: j, summary: block.content };
-      }
+      if (block.type === 'compaction') blocks.push({ i, j, block });
     });
   });
+  if (blocks.length === 0) return undefined;
+  if (
+    blocks.some(({ block }) => isSigned(block)) &&
+    blocks.filter(({ block }) => typeof block.content === 'string').length > 1
+  ) {
+    throw compactionError(
+      'compaction_block_ambiguous',
+      'messages: more than one `compaction` block has content; send only the block the conversation returned last',
+    );
+  }
+  let found: { message: number; block: number; summary: string } | undefined;
+  for (const { i, j, block } of blocks) {
+    const at = ['messages', i, 'content', j];
+    if (!betas.has(COMPACT) && !betas.has(ON_DEMAND)) {
+      throw fieldError(
+        at,
+        `Input tag 'compaction' found using 'type' does not match any of the expected tags (a compaction block takes the ${COMPACT} or ${ON_DEMAND} beta)`,
+      );
+    }
+    if (block.content === '') {
+      throw fieldError([...at, 'compaction', 'content'], "content can't be empty");
+    }
+    if (isSigned(block)) checkSigned(block, i, j, at, betas, editing);
+    else if (!editing.compaction) {
+      throw new GatewayError(
+        400,
+        '`compaction` blocks require a `compact_20260112` strategy in `context_management.edits`.',
+      );
+    }
+    if (typeof block.content === 'string') {
+      found = { message: i, block: j, summary: block.content };
+    }
+  }
   return found;
+}
+
+type CompactionBlock = Extract<ContentBlockParam, { type: 'compaction' }>;
+
+/** A signed (on-demand) compaction block sent back, at `messages[i].content[j]`. */
+function checkSigned(
+  block: CompactionBlock,
+  i: number,
+  j: number,
+  at: PathSegment[],
+  betas: ReadonlySet<string>,
+  editing: Editing,
+): void {
+  if (!betas.has(ON_DEMAND)) {
+    throw fieldError([...at, 'compaction', 'signature'], `requires the ${ON_DEMAND} beta`);
+  }
+  if (i !== 0 || j !== 0) {
+    throw compactionError(
+      'compaction_block_misplaced',
+      '`compaction` block must be sent first, in place of the messages it summarizes; remove those messages',
+      at,
+    );
+  }
+  if (editing.compaction) {
+    throw fieldError(
+      ['context_management', 'edits'],
+      '`compact_20260112` cannot run on a request that carries a signed `compaction` block',
+    );
+  }
+  verifyCompaction(block.content, block.signature as string, at);
+  if (block.tool_changes && block.tool_changes.length > 0) {
+    throw compactionError(
+      'compaction_tool_changes_mismatch',
+      '`tool_changes` differs from what was returned with the block',
+      [...at, 'tool_changes'],
+    );
+  }
 }
 
 const isThinking = (block: ContentBlockParam) =>

@@ -1,11 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { statusMessage } from '../platform/errors.js';
 import { matchContext } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
+import type { Pacing } from '../platform/sse.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
 import { countPrompt, type PromptCache } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
-import { compactedPrompt, compactedUsage, iteration, summarize } from './compaction.js';
+import {
+  checkCompactionRequest,
+  compactedPrompt,
+  compactedUsage,
+  compactionAnswer,
+  iteration,
+  summarize,
+} from './compaction.js';
 import { MessagesErrorSchema } from './error-schemas.js';
 import { messagesErrorType } from './errors.js';
 import { betasOf, readPrompt } from './prompt.js';
@@ -20,6 +29,7 @@ import {
 import {
   buildMessage,
   type MessageDone,
+  type MessageIdentity,
   messageStream,
   messageUsage,
   outputLimit,
@@ -83,9 +93,30 @@ export const messagesRoutes =
         const prompt = readPrompt(body, betasOf(request.headers));
         const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
         const scope = `${request.owner}\n${body.model}`;
+        if (prompt.summarize) checkCompactionRequest(body);
         const scan = promptCache.scan(scope, prompt.blocks, request.session);
         // The whole prompt must fit the window, compaction or not: the summary is written from it.
         let limit = outputLimit(body, scan.total);
+        if (prompt.summarize) {
+          // On demand: the summary is the whole answer, written from the whole conversation.
+          const read = promptCache.commit(scan, request.receivedAt);
+          const { done, usage } = compactionAnswer(
+            body.messages,
+            prompt,
+            prompt.summarize.instructions,
+            read,
+            limit,
+            body.max_tokens,
+          );
+          return answer(
+            request,
+            reply,
+            { id: ids.next('message'), model: body.model },
+            done,
+            usage,
+            pacing,
+          );
+        }
         // Past a compaction's trigger, the reply is written from tools, system and a summary.
         const compaction =
           prompt.compaction && scan.total > prompt.compaction.trigger
@@ -125,17 +156,28 @@ export const messagesRoutes =
           model: body.model,
           ...(prompt.applied ? { management: { applied_edits: prompt.applied } } : {}),
         };
-        const message = { ...done, content };
-        if (!pacing) return buildMessage(who, message, usage);
-        return sendTextStream({
-          request,
-          reply,
-          streaming,
-          produce: messageStream(who, message, usage, pacing),
-          errorFrame: errorEvent,
-        });
+        return answer(request, reply, who, { ...done, content }, usage, pacing);
       },
     );
+
+    /** The message as JSON, or streamed with `pacing`. */
+    function answer(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      who: MessageIdentity,
+      message: MessageDone,
+      usage: Usage,
+      pacing: Pacing | undefined,
+    ) {
+      if (!pacing) return buildMessage(who, message, usage);
+      return sendTextStream({
+        request,
+        reply,
+        streaming,
+        produce: messageStream(who, message, usage, pacing),
+        errorFrame: errorEvent,
+      });
+    }
 
     app.post(
       '/v1/messages/count_tokens',
@@ -148,7 +190,7 @@ export const messagesRoutes =
         },
       },
       async (request) => {
-        const read = readPrompt(request.body, betasOf(request.headers));
+        const read = readPrompt(request.body, betasOf(request.headers), true);
         return {
           input_tokens: countPrompt(read.blocks),
           ...(read.originalTokens === undefined

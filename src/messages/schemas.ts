@@ -171,17 +171,33 @@ const ContainerUploadBlockSchema = obj({
 });
 
 /**
- * A summary compaction wrote (the `compact-2026-01-12` beta), sent back in an assistant turn:
- * everything before it is dropped from the context. `content: null` (a compaction that wrote
- * nothing) is kept as a no-op. Like upstream, no `encrypted_content` (which an SDK's block
- * model may add: upstream refuses it as an extra input).
+ * A summary compaction wrote, sent back: at a threshold (the `compact-2026-01-12` beta) in an
+ * assistant turn, everything before it dropped from the context; on demand (the
+ * `compact-2026-09-04` beta) signed, first in `messages`, in place of what it summarizes.
+ * `content: null` (a compaction that wrote nothing) is kept as a no-op. Like upstream, no
+ * `encrypted_content` (which an SDK's block model may add: upstream refuses it as an extra
+ * input). `tool_changes` goes back as it came (the emulator never sends any).
  * @see https://platform.claude.com/docs/en/build-with-claude/compaction
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction-on-demand
  * @see https://github.com/anthropics/anthropic-sdk-python/issues/1828
  */
 const CompactionBlockSchema = obj({
   type: Type.Literal('compaction'),
   content: Type.Optional(Nullable(Type.String())),
+  signature: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
+  tool_changes: Type.Optional(Nullable(Type.Array(Type.Unknown(), { maxItems: 1000 }))),
   cache_control: Cache,
+});
+
+/**
+ * On-demand compaction (the `compact-2026-09-04` beta): the request asks for a summary of the
+ * conversation and nothing else. `instructions` replace the summarizing prompt; empty or
+ * whitespace counts as absent.
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction-on-demand
+ */
+const SummarizeSchema = obj({
+  type: Type.Literal('summarize'),
+  instructions: Type.Optional(Nullable(Type.String({ maxLength: 16_384 }))),
 });
 
 const ContentBlockParam = Tagged('type', [
@@ -338,11 +354,17 @@ export type ContextManagement = Static<typeof ContextManagementSchema>;
 export type ClearToolUsesEdit = Static<typeof ClearToolUsesEditSchema>;
 export type ClearThinkingEdit = Static<typeof ClearThinkingEditSchema>;
 export type CompactEdit = Static<typeof CompactEditSchema>;
+export type Summarize = Static<typeof SummarizeSchema>;
 
 /** The fields count_tokens shares with messages. */
 const prompt = {
   model: Type.String({ minLength: 1, maxLength: 256 }),
-  messages: Type.Array(MessageParamSchema, { minItems: 1, maxItems: 100_000 }),
+  // At least one, which readPrompt checks: a compaction request refuses an empty list its own way.
+  messages: Type.Array(MessageParamSchema, {
+    maxItems: 100_000,
+    description:
+      'at least one message (an empty list is a 400: for a compaction request, compaction_nothing_to_summarize)',
+  }),
   system: Type.Optional(System),
   // Upstream publishes no cap; the emulator's bounds what one request makes it read (650 000
   // server tools in 31 MB held the loop for 2 s).
@@ -359,6 +381,8 @@ const prompt = {
   cache_control: Cache,
   /** Taken with the `context-management-2025-06-27` beta only (see readPrompt). */
   context_management: Type.Optional(Nullable(ContextManagementSchema)),
+  /** Taken with the `compact-2026-09-04` beta only; count_tokens takes it and ignores it. */
+  compaction: Type.Optional(Nullable(SummarizeSchema)),
 };
 
 export const MessagesRequestSchema = obj({
@@ -454,7 +478,7 @@ export const UsageSchema = Type.Object({
   iterations: Type.Optional(
     Type.Array(IterationSchema, {
       description:
-        "with the compact-2026-01-12 beta: each sampling step (a compaction, the message); the top-level tokens are the message steps'",
+        "with the compact-2026-01-12 beta, and in an on-demand compaction's answer: each sampling step (a compaction, the message); the top-level tokens are the message steps'",
     }),
   ),
 });
@@ -477,6 +501,9 @@ export const ResponseBlockSchema = Type.Union([
   Type.Object({
     type: Type.Literal('compaction'),
     content: Type.Union([Type.String(), Type.Null()]),
+    signature: Type.Optional(
+      Type.String({ description: 'on demand (compact-2026-09-04): send the block back as it is' }),
+    ),
   }),
 ]);
 export type ResponseBlock = Static<typeof ResponseBlockSchema>;
@@ -550,7 +577,7 @@ export const MessageStreamEventSchema = Type.Union(
       index: BlockIndex,
       content_block: Type.Union(ResponseBlockSchema.anyOf, {
         description:
-          "the block with its text, thinking, signature and input empty (a compaction's content null)",
+          "the block with its text, thinking, signature and input empty (a compaction's content null); a signed compaction (on demand) whole, with no deltas",
       }),
     }),
     Type.Object({ type: Type.Literal('ping') }),

@@ -195,7 +195,7 @@ const blockStart = (index: number, block: ResponseBlock) => {
         ? { type: 'thinking', thinking: '', signature: '' }
         : block.type === 'tool_use'
           ? { type: 'tool_use', id: block.id, name: block.name, input: {} }
-          : block.type === 'compaction'
+          : block.type === 'compaction' && block.signature === undefined
             ? { type: 'compaction', content: null }
             : block;
   return JSON.stringify({ type: 'content_block_start', index, content_block: empty });
@@ -234,7 +234,9 @@ function blockDeltas(index: number, block: ResponseBlock) {
         },
       ];
     case 'compaction':
-      // The summary in one delta, whatever its length.
+      // A signed (on-demand) block comes whole in its start; a threshold's summary in one
+      // delta, whatever its length.
+      if (block.signature !== undefined) return [];
       return [
         {
           text: block.content ?? '',
@@ -253,10 +255,12 @@ const startUsage = ({ iterations: _, ...usage }: Usage): Usage => usage;
 /**
  * The event stream: message_start; per content block content_block_start, its deltas
  * (`thinking_delta` then one `signature_delta`; `text_delta`; `input_json_delta`), 4 tokens
- * each (a compaction's summary: one `compaction_delta`), and content_block_stop, with a ping
- * after the first start; message_delta (cumulative usage, and the iterations); message_stop. The first delta waits `firstMs`, every later delta and each block's
- * stop `betweenMs`.
+ * each (a threshold compaction's summary: one `compaction_delta`; an on-demand one's none: it
+ * starts whole), and content_block_stop, with a ping after the first start; message_delta
+ * (cumulative usage, and the iterations); message_stop. The first delta waits `firstMs`,
+ * every later delta and each block's stop `betweenMs`.
  * @see https://platform.claude.com/docs/en/build-with-claude/streaming
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction-on-demand
  */
 export const messageStream = (
   who: MessageIdentity,

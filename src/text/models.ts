@@ -170,12 +170,14 @@ export const takesOneSampler = (model: string): boolean =>
 export const refusesPrefill = (model: string): boolean => CLAUDE_4_6_ON.test(model);
 
 /**
- * Claude models from before compaction (`compact_20260112`): the 3 family and older, Haiku,
- * Opus and Sonnet before 4.6. Another name (the 4.6 models and later, Mythos, a gateway's own
- * name) may compact.
+ * Claude models from before compaction (`compact_20260112`, and on demand): the 3 family and
+ * older, Haiku before 5, Opus and Sonnet before 4.6. Another name (the 4.6 models and later,
+ * Haiku 5.5, Mythos, a gateway's own name) may compact.
  * @see https://platform.claude.com/docs/en/build-with-claude/compaction
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction-background
  */
-const BEFORE_COMPACTION = /^claude-(\d|instant|haiku-|(opus|sonnet)-4(-[0-5])?(-\d{8})?$)/;
+const BEFORE_COMPACTION =
+  /^claude-(\d|instant|haiku-[0-4](?!\d)|(opus|sonnet)-4(-[0-5])?(-\d{8})?$)/;
 
 export const compacts = (model: string): boolean => !BEFORE_COMPACTION.test(model);
 
