@@ -900,7 +900,14 @@ function lastCompaction(
       if (block.type === 'compaction') blocks.push({ i, j, block });
     });
   });
-  if (blocks.length === 0) return undefined;
+  const first = blocks[0];
+  if (first === undefined) return undefined;
+  if (!betas.has(COMPACT) && !betas.has(ON_DEMAND)) {
+    throw fieldError(
+      ['messages', first.i, 'content', first.j],
+      `Input tag 'compaction' found using 'type' does not match any of the expected tags (a compaction block takes the ${COMPACT} or ${ON_DEMAND} beta)`,
+    );
+  }
   if (
     blocks.some(({ block }) => isSigned(block)) &&
     blocks.filter(({ block }) => typeof block.content === 'string').length > 1
@@ -913,12 +920,6 @@ function lastCompaction(
   let found: { message: number; block: number; summary: string } | undefined;
   for (const { i, j, block } of blocks) {
     const at = ['messages', i, 'content', j];
-    if (!betas.has(COMPACT) && !betas.has(ON_DEMAND)) {
-      throw fieldError(
-        at,
-        `Input tag 'compaction' found using 'type' does not match any of the expected tags (a compaction block takes the ${COMPACT} or ${ON_DEMAND} beta)`,
-      );
-    }
     if (block.content === '') {
       throw fieldError([...at, 'compaction', 'content'], "content can't be empty");
     }

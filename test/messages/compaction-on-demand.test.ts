@@ -355,6 +355,19 @@ describe('on-demand compaction: refused as upstream refuses it', () => {
       "messages.0.content.0: Input tag 'compaction' found using 'type' does not match any of the expected tags (a compaction block takes the compact-2026-01-12 or compact-2026-09-04 beta)",
     ],
     [
+      'two blocks with content, without either beta (the tag is refused first)',
+      {
+        messages: [
+          { role: 'assistant', content: [BLOCK] },
+          { role: 'user', content: 'Hi.' },
+          { role: 'assistant', content: [BLOCK] },
+        ],
+        compaction: null,
+      },
+      {},
+      "messages.0.content.0: Input tag 'compaction' found using 'type' does not match any of the expected tags (a compaction block takes the compact-2026-01-12 or compact-2026-09-04 beta)",
+    ],
+    [
       'a signed block with the threshold beta only',
       { messages: signedFirst, compaction: null },
       { 'anthropic-beta': 'compact-2026-01-12' },
