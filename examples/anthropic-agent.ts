@@ -49,19 +49,33 @@ export async function anthropicAgent(base = 'http://127.0.0.1:4010') {
   });
 
   // Or let the SDK's tool runner run the loop.
+  const weather = betaZodTool({
+    name: 'get_weather',
+    description: 'Current weather for a city',
+    inputSchema: z.object({ city: z.string() }),
+    run: async ({ city }) => JSON.stringify({ city, temperature: 21 }),
+  });
   const final = await client.beta.messages.toolRunner({
     model: 'claude-like',
     max_tokens: 1024,
     messages: [question],
-    tools: [
-      betaZodTool({
-        name: 'get_weather',
-        description: 'Current weather for a city',
-        inputSchema: z.object({ city: z.string() }),
-        run: async ({ city }) => JSON.stringify({ city, temperature: 21 }),
-      }),
-    ],
+    tools: [weather],
   });
 
-  return { turn, answer, final };
+  // A long loop can swap its history for a summary (compaction on demand, a beta): asked for
+  // during a turn, the summary replaces the messages once the turn is done, and the loop goes on.
+  const runner = client.beta.messages.toolRunner({
+    model: 'claude-like',
+    max_tokens: 1024,
+    betas: ['compact-2026-09-04'],
+    messages: [question],
+    tools: [weather],
+  });
+  const stops: string[] = [];
+  for await (const message of runner) {
+    if (stops.length === 0) runner.compactBeforeNextTurn();
+    stops.push(message.stop_reason ?? '');
+  }
+
+  return { turn, answer, final, stops, history: runner.params.messages };
 }

@@ -55,8 +55,8 @@ describe('README agent examples', () => {
     ).toBe(true);
   });
 
-  it('Anthropic SDK: a streamed turn with thinking and tool use, the answer, and the tool runner', async () => {
-    const { turn, answer, final } = await anthropicAgent(emulator.url);
+  it('Anthropic SDK: a streamed turn with thinking and tool use, the answer, and the tool runner, compacting on demand', async () => {
+    const { turn, answer, final, stops, history } = await anthropicAgent(emulator.url);
     expect(turn.content.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use']);
     const thinking = turn.content[0];
     expect(thinking?.type === 'thinking' && thinking.signature).toBe(
@@ -70,6 +70,13 @@ describe('README agent examples', () => {
     );
     expect(final.stop_reason).toBe('end_turn');
     expect(final.content[0]?.type === 'text' && final.content[0].text).toMatch(ANSWER);
+    // compacted after the first turn: the loop went on from the summary
+    expect(stops).toEqual(['tool_use', 'compaction', 'tool_use', 'end_turn']);
+    const first = history[0];
+    expect(first?.role).toBe('assistant');
+    expect(Array.isArray(first?.content) && first.content.map((b) => b.type)).toEqual([
+      'compaction',
+    ]);
   });
 
   it('Vercel AI SDK: generateText runs the tool loop and generateObject gives a film, with both providers', async () => {
