@@ -40,6 +40,13 @@ export function summarize(
   const calls = new Map<string, number>();
   let latest = '';
   for (const message of messages.slice(summarized?.message ?? 0)) {
+    // (a turn of compaction blocks alone is the earlier summary, quoted below, not a message)
+    if (
+      typeof message.content !== 'string' &&
+      message.content.every((b) => b.type === 'compaction')
+    ) {
+      continue;
+    }
     counts[message.role]++;
     if (message.role === 'user') {
       const text = textOf(message);

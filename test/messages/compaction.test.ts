@@ -214,7 +214,7 @@ describe('compaction: compact_20260112', () => {
     const body = (await ask({ messages })).json();
     expect(body.content[0]).toEqual({
       type: 'compaction',
-      content: `Summary of the conversation so far: 2 messages (1 from the user, 1 from the assistant).\nBefore that: ${earlier}\nThe user's latest message: ${truncateTokens(`${HUGE}\nMore?`, 500).text}`,
+      content: `Summary of the conversation so far: 1 message (1 from the user, 0 from the assistant).\nBefore that: ${earlier}\nThe user's latest message: ${truncateTokens(`${HUGE}\nMore?`, 500).text}`,
     });
   });
 
