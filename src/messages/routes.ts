@@ -28,11 +28,13 @@ import {
 } from './schemas.js';
 import {
   buildMessage,
+  checkPrewarm,
   type MessageDone,
   type MessageIdentity,
   messageStream,
   messageUsage,
   outputLimit,
+  PREWARMED,
   planMessage,
 } from './service.js';
 
@@ -90,6 +92,7 @@ export const messagesRoutes =
       },
       async (request, reply) => {
         const body = request.body;
+        if (body.max_tokens === 0) checkPrewarm(body);
         const prompt = readPrompt(body, betasOf(request.headers));
         const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
         const scope = `${request.owner}\n${body.model}`;
@@ -116,6 +119,18 @@ export const messagesRoutes =
             usage,
             pacing,
           );
+        }
+        const who = {
+          id: ids.next('message'),
+          model: body.model,
+          ...(prompt.applied ? { management: { applied_edits: prompt.applied } } : {}),
+        };
+        if (body.max_tokens === 0) {
+          // Pre-warming: the prompt is read and cached, nothing is generated (no summary either).
+          const read = promptCache.commit(scan, request.receivedAt);
+          const usage = messageUsage(read, 0);
+          if (prompt.iterations) usage.iterations = [iteration(read, 0, body.model)];
+          return buildMessage(who, PREWARMED, usage);
         }
         // Past a compaction's trigger, the reply is written from tools, system and a summary.
         const compaction =
@@ -151,11 +166,6 @@ export const messagesRoutes =
           if (prompt.iterations)
             usage.iterations = [iteration(read, done.outputTokens, body.model)];
         }
-        const who = {
-          id: ids.next('message'),
-          model: body.model,
-          ...(prompt.applied ? { management: { applied_edits: prompt.applied } } : {}),
-        };
         return answer(request, reply, who, { ...done, content }, usage, pacing);
       },
     );

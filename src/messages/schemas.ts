@@ -387,7 +387,11 @@ const prompt = {
 
 export const MessagesRequestSchema = obj({
   ...prompt,
-  max_tokens: Type.Integer({ minimum: 1 }),
+  /** 0: the prompt is read and cached, nothing generated (upstream's cache pre-warming). */
+  max_tokens: Type.Integer({
+    minimum: 0,
+    description: '0 populates the prompt cache without generating a response',
+  }),
   stream: Type.Optional(Type.Boolean()),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),

@@ -1,4 +1,4 @@
-import { fieldError, GatewayError } from '../platform/errors.js';
+import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
 import type { Ids } from '../platform/ids.js';
 import type { MatchContext } from '../platform/match.js';
 import {
@@ -129,6 +129,33 @@ export function outputLimit(body: MessagesRequest, inputTokens: number): number 
   }
   return Math.min(body.max_tokens, limits.contextWindow - inputTokens);
 }
+
+/**
+ * `max_tokens: 0` (cache pre-warming): refused with what implies output a zero budget cannot
+ * make, as upstream lists it: `stream`, manual thinking, a structured-output format, a forced
+ * tool, and a compaction request.
+ * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching#pre-warming-the-cache
+ */
+export function checkPrewarm(body: MessagesRequest): void {
+  const refuse = (path: PathSegment[]) => {
+    throw fieldError(path, 'not allowed with max_tokens: 0, which generates nothing');
+  };
+  if (body.stream === true) refuse(['stream']);
+  if (body.thinking?.type === 'enabled') refuse(['thinking', 'type']);
+  if (body.output_config?.format != null) refuse(['output_config', 'format']);
+  if (body.output_format != null) refuse(['output_format']);
+  const choice = body.tool_choice?.type;
+  if (choice === 'any' || choice === 'tool') refuse(['tool_choice', 'type']);
+  if (body.compaction != null) refuse(['compaction']);
+}
+
+/** The answer to a pre-warming request: nothing, stopped by its zero budget. */
+export const PREWARMED: MessageDone = {
+  content: [],
+  stopReason: 'max_tokens',
+  stopSequence: null,
+  outputTokens: 0,
+};
 
 /** A prompt-cache account's tokens as usage (and each of its iterations) writes them. */
 export const cacheTokens = (cache: CacheUsage) => ({

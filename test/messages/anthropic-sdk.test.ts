@@ -186,14 +186,14 @@ describe('official @anthropic-ai/sdk against the emulator', () => {
     expect(auth).toBeInstanceOf(Anthropic.AuthenticationError);
 
     const bad = await client.messages
-      .create({ model: 'm', max_tokens: 0, messages: [{ role: 'user', content: 'x' }] })
+      .create({ model: 'm', max_tokens: -1, messages: [{ role: 'user', content: 'x' }] })
       .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(Anthropic.BadRequestError);
     expect((bad as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
       type: 'error',
       error: {
         type: 'invalid_request_error',
-        message: 'max_tokens: must be greater than or equal to 1',
+        message: 'max_tokens: must be greater than or equal to 0',
       },
     });
 

@@ -323,7 +323,7 @@ describe('messages validation', () => {
   const base = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] };
   it.each([
     [{ model: 'm', messages: base.messages }, 'max_tokens: Field required'],
-    [{ ...base, max_tokens: 0 }, 'max_tokens: must be greater than or equal to 1'],
+    [{ ...base, max_tokens: -1 }, 'max_tokens: must be greater than or equal to 0'],
     [{ ...base, max_tokens: 2.5 }, 'max_tokens: must be an integer'],
     [{ ...base, model: undefined }, 'model: Field required'],
     [{ ...base, messages: [] }, 'messages: must have at least 1 item(s)'],
