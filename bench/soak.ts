@@ -207,6 +207,7 @@ let lastHuge = 0;
 let lastOversize = 0;
 const deep = (depth: number, open: string, close: string, inner = '1') =>
   `${open.repeat(depth)}${inner}${close.repeat(depth)}`;
+const EPHEMERAL = { type: 'ephemeral' };
 const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length] as T;
 const chatBody = (i: number, extra: object = {}) =>
   JSON.stringify({
@@ -293,6 +294,41 @@ const MIX: Array<[number, (i: number) => unknown]> = [
         body: messagesBody(i, { stream: true }),
         expect: 200,
       }),
+  ],
+  [
+    3,
+    (i) => {
+      // Compaction on demand of a long tool loop, a pre-warm of a cached system prompt, and a
+      // signed block sent back forged.
+      const loop = [
+        { role: 'user', content: `Soak search ${i}` },
+        { role: 'assistant', content: [{ type: 'tool_use', id: `t${i}`, name: 's', input: {} }] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: 'found '.repeat(5000) }],
+        },
+        { role: 'assistant', content: 'Done.' },
+      ];
+      const cached = [{ type: 'text', text: 'rule '.repeat(2000), cache_control: EPHEMERAL }];
+      const forged = { type: 'compaction', content: `Summary ${i}`, signature: 'A'.repeat(44) };
+      const bodies = [
+        messagesBody(i, { max_tokens: 4096, compaction: { type: 'summarize' }, messages: loop }),
+        messagesBody(i, { max_tokens: 0, system: cached }),
+        messagesBody(i, {
+          messages: [
+            { role: 'assistant', content: [forged] },
+            { role: 'user', content: 'Go on.' },
+          ],
+        }),
+      ];
+      return send({
+        label: 'compaction, pre-warm',
+        path: MESSAGES,
+        headers: { ...msgapi, ...json, 'anthropic-beta': 'compact-2026-09-04' },
+        body: pick(bodies, i),
+        expect: pick([200, 200, 400], i),
+      });
+    },
   ],
   [
     8,
