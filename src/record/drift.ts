@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import { signCompaction } from '../messages/signed-compaction.js';
 import { REDACTED } from '../platform/request.js';
-import { type RecordedResponse, type Recording, Recordings } from './recordings.js';
+import { signThinking } from '../text/agent.js';
+import { isObject, type RecordedResponse, type Recording, Recordings } from './recordings.js';
 
 /**
  * The drift check (README "Record and replay"): each recorded request is sent to the
@@ -198,14 +200,16 @@ export async function checkDrift(
           if (prepared === undefined) continue;
           path = prepared;
         }
+        const body = match.group === 'messages' ? resigned(request.body) : request.body;
         const res = await app.inject({
           method: match.method as 'GET',
           url: `${path}${query}`,
           headers: {
             ...headers,
-            ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(request.betas?.length ? { 'anthropic-beta': request.betas.join(',') } : {}),
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           },
-          ...(request.body === undefined ? {} : { payload: JSON.stringify(request.body) }),
+          ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
         });
         if (match.group === 'video' && match.method === 'POST' && res.statusCode === 200) {
           const recordedId = (recorded.body as { data?: { task_id?: string } } | undefined)?.data
@@ -305,4 +309,30 @@ async function prepareVideo(
     task.advanced = target;
   }
   return match.path.replace(recordedId, task.id);
+}
+
+/**
+ * A recorded messages body with its signed blocks signed again with the emulator's key: the
+ * thinking and compaction blocks a conversation sends back carry upstream's signatures, which
+ * the emulator cannot verify (it would refuse them as edited). Their text is left as recorded.
+ */
+function resigned(body: unknown): unknown {
+  if (!isObject(body) || !Array.isArray(body.messages)) return body;
+  const messages = body.messages.map((message: unknown) => {
+    if (!isObject(message) || !Array.isArray(message.content)) return message;
+    const content = message.content.map((block: unknown) => {
+      if (!isObject(block)) return block;
+      if (block.type === 'thinking' && typeof block.thinking === 'string') {
+        return { ...block, signature: signThinking(block.thinking) };
+      }
+      if (block.type === 'compaction' && typeof block.signature === 'string') {
+        return typeof block.content === 'string'
+          ? { ...block, signature: signCompaction(block.content) }
+          : block;
+      }
+      return block;
+    });
+    return { ...message, content };
+  });
+  return { ...body, messages };
 }

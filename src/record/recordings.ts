@@ -56,8 +56,11 @@ export interface RecordingMatch {
 
 export interface Recording {
   match: RecordingMatch;
-  /** What drift replays: the query (credentials redacted) and the body. */
-  request: { query?: string; body?: unknown };
+  /**
+   * What drift replays: the query (credentials redacted), the body, and the messages betas the
+   * request named (`msgapi-beta` / `anthropic-beta`: no credential), which its fields may need.
+   */
+  request: { query?: string; body?: unknown; betas?: string[] };
   responses: RecordedResponse[];
   /** The upstream's origin (never a credential). */
   upstream: string;
@@ -148,7 +151,10 @@ export class RecordingsError extends Error {
 const GROUPS = new Set(['video', 'messages', 'chat']);
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
+/** The most betas a recording's request names (a request names a few). */
+const MAX_BETAS = 64;
+
+export const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** What keeps a parsed file from being a recording (the first problem found), or undefined. */
@@ -173,6 +179,15 @@ export function recordingProblem(value: unknown): string | undefined {
   if (request !== undefined && !isObject(request)) return 'request must be an object';
   if (isObject(request) && request.query !== undefined && typeof request.query !== 'string') {
     return 'request.query must be a string';
+  }
+  if (
+    isObject(request) &&
+    request.betas !== undefined &&
+    (!Array.isArray(request.betas) ||
+      request.betas.length > MAX_BETAS ||
+      !request.betas.every((b) => typeof b === 'string' && b.length <= 128))
+  ) {
+    return `request.betas must be at most ${MAX_BETAS} strings of at most 128 characters`;
   }
   if (!Array.isArray(responses) || responses.length === 0) {
     return 'responses must be a non-empty array';

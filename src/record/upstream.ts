@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { betasOf } from '../messages/prompt.js';
 import { type SetTimer, sleepWith, type Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
@@ -166,11 +167,13 @@ export class Upstream {
       return true;
     }
     const query = request.url.includes('?') ? redactUrl(request.url).split('?')[1] : undefined;
+    const betas = group === 'messages' ? [...betasOf(request.headers)].slice(0, 64) : [];
     const kept = recordings.add(
       match,
       {
         ...(query === undefined ? {} : { query }),
         ...(request.body === undefined ? {} : { body: withUrlsRedacted(request.body) }),
+        ...(betas.length === 0 ? {} : { betas }),
       },
       new URL(base).origin,
       response,

@@ -244,6 +244,24 @@ describe('Recordings', () => {
       ),
     );
   });
+
+  it.each([
+    ['not a list', 'compact-2026-09-04'],
+    ['a list holding a number', ['a', 5]],
+    ['more than 64 betas', Array.from({ length: 65 }, (_, i) => `beta-${i}`)],
+    ['a beta over 128 characters', ['b'.repeat(129)]],
+  ])('refuses request.betas that is %s', (_name, betas) => {
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    writeFileSync(
+      join(dir, 'x.json'),
+      JSON.stringify({ ...CHAT_RECORDING, request: { ...CHAT_RECORDING.request, betas } }),
+    );
+    expect(() => new Recordings(dir)).toThrow(
+      new RecordingsError(
+        'x.json is not a recording: request.betas must be at most 64 strings of at most 128 characters',
+      ),
+    );
+  });
 });
 
 describe('Recordings refuse at start what replay could not send', () => {

@@ -658,6 +658,70 @@ describe('drift', () => {
     expect(report.differences.every((d) => !d.recording.startsWith('/'))).toBe(true);
   });
 
+  it('an agent conversation with betas and signed blocks: the betas are recorded and sent again, the blocks signed again, so no drift', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+    const upstream = await start({});
+    const recorder = await start({
+      upstreamMode: 'record',
+      upstreamUrl: upstream.url,
+      recordingsDir: dir,
+    });
+    const ask = async (body: object) => {
+      const res = await fetch(`${recorder.url}/messages-api/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': 'sk-agent',
+          'msgapi-version': '2023-06-01',
+          'anthropic-beta': 'compact-2026-09-04',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ model: 'claude-like', max_tokens: 2048, ...body }),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { content: Array<Record<string, unknown>> };
+    };
+    const question = { role: 'user', content: 'Think, then answer.' };
+    const thinking = { type: 'enabled', budget_tokens: 1024 };
+    const turn = await ask({ thinking, messages: [question] });
+    const history = [
+      question,
+      { role: 'assistant', content: turn.content },
+      { role: 'user', content: 'And?' },
+    ];
+    await ask({ thinking, messages: history });
+    const summary = await ask({ compaction: { type: 'summarize' }, messages: history });
+    await ask({
+      messages: [
+        { role: 'assistant', content: summary.content },
+        { role: 'user', content: 'Go on.' },
+      ],
+    });
+    // upstream's signatures are its own: the emulator cannot verify them
+    let signed = 0;
+    for (const file of files(dir)) {
+      const recording = JSON.parse(readFileSync(file, 'utf8')) as Recording;
+      expect(recording.request.betas).toEqual(['compact-2026-09-04']);
+      const text = JSON.stringify(recording).replace(/"signature":"[^"]+"/g, () => {
+        signed++;
+        return '"signature":"EuYBCkQYupstreamsignature"';
+      });
+      writeFileSync(file, text);
+    }
+    expect(signed).toBeGreaterThanOrEqual(4);
+    const emu = await start({});
+    const res = await fetch(`${emu.url}/_emulator/drift`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ recordings: dir }),
+    });
+    expect(await res.json()).toEqual({
+      drift: false,
+      recordings: 4,
+      responses: 4,
+      differences: [],
+    });
+  });
+
   it('npm run drift exits 1 on drift, 0 without, 2 without a directory', async () => {
     const { dir } = await record();
     const { spawnSync } = await import('node:child_process');
