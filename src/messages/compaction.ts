@@ -47,6 +47,8 @@ export function summarize(
     ) {
       continue;
     }
+    // (a system message is the operator's, neither side's)
+    if (message.role === 'system') continue;
     counts[message.role]++;
     if (message.role === 'user') {
       const text = textOf(message);

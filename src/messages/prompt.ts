@@ -18,12 +18,19 @@ import {
   spendSchema,
 } from '../text/json-schema.js';
 import { decodeImage, PDF_MAX_PAGES, PDF_PAGE_TOKENS, pdfPages } from '../text/media.js';
-import { compacts, keepsAllThinking, refusesPrefill, takesOneSampler } from '../text/models.js';
+import {
+  compacts,
+  keepsAllThinking,
+  refusesPrefill,
+  takesOneSampler,
+  takesSystemMessages,
+} from '../text/models.js';
 import {
   type CacheTtl,
   countPrompt,
   MAX_BREAKPOINTS,
   type PromptBlock,
+  type Role,
 } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
 import { ToolsMemo } from '../text/tools-memo.js';
@@ -376,16 +383,11 @@ class BlockReader {
     this.blocks.push(block);
   }
 
-  text(
-    text: string,
-    path: PathSegment[],
-    cache?: CacheControl | null,
-    opens?: 'user' | 'assistant',
-  ) {
+  text(text: string, path: PathSegment[], cache?: CacheControl | null, opens?: Role) {
     this.add({ text, ...(opens ? { opens } : {}) }, path, cache);
   }
 
-  image(block: ImageBlock, path: PathSegment[], opens?: 'user' | 'assistant') {
+  image(block: ImageBlock, path: PathSegment[], opens?: Role) {
     this.images++;
     const { source } = block;
     let tokens = UNSEEN_IMAGE_TOKENS;
@@ -419,7 +421,7 @@ class BlockReader {
     this.add({ text, tokens, ...(opens ? { opens } : {}) }, path, block.cache_control);
   }
 
-  document(block: DocumentBlock, path: PathSegment[], opens?: 'user' | 'assistant') {
+  document(block: DocumentBlock, path: PathSegment[], opens?: Role) {
     const { source } = block;
     const frame = [block.title, block.context].filter(Boolean).join('\n');
     let text = frame;
@@ -609,6 +611,7 @@ export function readPrompt(
         )
       : fieldError(['messages'], 'must have at least 1 item(s)');
   }
+  checkSystemMessages(body.messages, body.model);
   const reader = new BlockReader();
   const { defs, names } = readTools(body.tools ?? [], reader);
   const choice = readChoice(body, names);
@@ -687,7 +690,7 @@ export function readPrompt(
       reader.text(message.content, path, undefined, message.role);
       return;
     }
-    let opens: 'user' | 'assistant' | undefined = message.role;
+    let opens: Role | undefined = message.role;
     // (a block left out before a compaction does not open the turn)
     const first = () => {
       if (reader.dropping) return undefined;
@@ -809,8 +812,9 @@ export function readPrompt(
   if (body.cache_control) automaticBreakpoint(reader.blocks, ttlOf(body.cache_control) as CacheTtl);
   const edited = editing.apply(reader.blocks);
 
-  // The results the last turn sends back, when it is the user's.
-  const end = body.messages.length - 1;
+  // The results the last turn sends back, when it is the user's (system messages after it apart).
+  let end = body.messages.length - 1;
+  while (end > 0 && body.messages[end]?.role === 'system') end--;
   const lastTurn = body.messages[end]?.role === 'user' ? turnStart(body.messages, end) : end + 1;
   const results: ToolResult[] = body.messages.slice(lastTurn).flatMap((message: MessageParam) =>
     blocksOf(message.content).flatMap((block) =>
@@ -871,6 +875,64 @@ function readSummarize(body: Request, betas: ReadonlySet<string>) {
   const instructions = body.compaction.instructions ?? undefined;
   return { instructions: instructions?.trim() ? instructions : undefined };
 }
+
+/**
+ * Mid-conversation system messages: a model that takes them, text only, and where upstream
+ * places them: not first (the top-level `system` is for that), right after a user turn (or an
+ * assistant turn ending in a server tool's result), and last or right before an assistant
+ * turn. Consecutive ones are one section, placed as a whole. Upstream's wording of these
+ * refusals is not published; these are the words its API was seen to answer.
+ * @see https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages
+ */
+function checkSystemMessages(messages: readonly MessageParam[], model: string): void {
+  let i = 0;
+  while (i < messages.length) {
+    if ((messages[i] as MessageParam).role !== 'system') {
+      i++;
+      continue;
+    }
+    if (!takesSystemMessages(model)) {
+      throw new GatewayError(
+        400,
+        'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.',
+      );
+    }
+    const start = i;
+    for (; i < messages.length && (messages[i] as MessageParam).role === 'system'; i++) {
+      blocksOf((messages[i] as MessageParam).content).forEach((block, j) => {
+        if (block.type !== 'text') {
+          throw fieldError(
+            ['messages', i, 'content', j, 'type'],
+            "role 'system' supports text blocks only",
+          );
+        }
+      });
+    }
+    if (start === 0) {
+      throw fieldError(
+        ['messages', 0],
+        "use the top-level 'system' parameter for the initial system prompt",
+      );
+    }
+    const before = messages[start - 1] as MessageParam;
+    const last = blocksOf(before.content).at(-1)?.type ?? '';
+    if (before.role !== 'user' && !SERVER_RESULT_TYPES.has(last)) {
+      throw fieldError(
+        ['messages', start],
+        "role 'system' must follow a 'user' message or an 'assistant' message ending in a server tool result",
+      );
+    }
+    const after = messages[i];
+    if (after !== undefined && after.role !== 'assistant') {
+      throw fieldError(
+        ['messages', i - 1],
+        "role 'system' must precede an 'assistant' message or end the array",
+      );
+    }
+  }
+}
+
+const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set(SERVER_TOOL_RESULTS);
 
 /** A compaction block signed by an on-demand compaction. */
 const isSigned = (block: ContentBlockParam) =>

@@ -219,7 +219,15 @@ const Content = Type.Union([Type.String(), Type.Array(ContentBlockParam, { minIt
   description: 'a string or a non-empty array of content blocks',
 });
 
-export const MessageParamSchema = obj({ role: Literals(['user', 'assistant']), content: Content });
+/**
+ * A turn: the user's, the assistant's, or a system message within the conversation (upstream's
+ * mid-conversation system messages: text only, placed as readPrompt checks).
+ * @see https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages
+ */
+export const MessageParamSchema = obj({
+  role: Literals(['user', 'assistant', 'system']),
+  content: Content,
+});
 
 const System = Type.Union([Type.String(), Type.Array(TextBlockSchema)], {
   description: 'a string or an array of text blocks',

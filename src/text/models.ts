@@ -181,6 +181,17 @@ const BEFORE_COMPACTION =
 
 export const compacts = (model: string): boolean => !BEFORE_COMPACTION.test(model);
 
+/**
+ * Claude models that refuse `role: "system"` messages in `messages` (mid-conversation system
+ * messages): the 3 family and older, Haiku before 5, Sonnet 4 and 5, Opus before 4.8. Another
+ * name (Opus 4.8 and later, Sonnet and Haiku 5.5, Fable, Mythos, a gateway's own name) takes them.
+ * @see https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages
+ */
+const BEFORE_SYSTEM_MESSAGES =
+  /^claude-(\d|instant|haiku-[0-4](?!\d)|sonnet-4|sonnet-5(-\d{8})?$|opus-4(-[0-7])?(-\d{8})?$)/;
+
+export const takesSystemMessages = (model: string): boolean => !BEFORE_SYSTEM_MESSAGES.test(model);
+
 /** The table, for the README and the control surface. */
 export const MODEL_TABLE = {
   chat: CHAT_MODELS,

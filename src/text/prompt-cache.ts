@@ -21,7 +21,7 @@ export interface PromptBlock {
   /** Its token cost when that is not the count of `text` (images, documents). */
   tokens?: number;
   /** Set on the first block of a message: its framing tokens come before the text. */
-  opens?: 'user' | 'assistant';
+  opens?: Role;
   /** A cache breakpoint (`cache_control`), with its TTL. */
   cache?: CacheTtl;
 }
@@ -69,7 +69,10 @@ export const TOKENS_PER_MESSAGE = 3;
 export const LOOKBACK_BLOCKS = 20;
 export const MAX_BREAKPOINTS = 4;
 const HOUR_MS = 3_600_000;
-const ROLE_MARK = { user: 0x75736572, assistant: 0x61737374 } as const;
+const ROLE_MARK = { user: 0x75736572, assistant: 0x61737374, system: 0x73797374 } as const;
+
+/** Who a turn is from: a messages turn may be a mid-conversation system message. */
+export type Role = 'user' | 'assistant' | 'system';
 
 export function countPrompt(blocks: readonly PromptBlock[]): number {
   let total = 0;

@@ -328,8 +328,8 @@ describe('messages validation', () => {
     [{ ...base, model: undefined }, 'model: Field required'],
     [{ ...base, messages: [] }, 'messages: must have at least 1 item(s)'],
     [
-      { ...base, messages: [{ role: 'system', content: 'x' }] },
-      'messages.0.role: must be one of "user", "assistant"',
+      { ...base, messages: [{ role: 'tool', content: 'x' }] },
+      'messages.0.role: must be one of "user", "assistant", "system"',
     ],
     [
       { ...base, messages: [{ role: 'user', content: 5 }] },
