@@ -1,4 +1,6 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
+import { generateText } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator.js';
 import { countTokens } from '../../src/platform/tokens.js';
@@ -150,6 +152,33 @@ describe('mid-conversation system messages', () => {
         .stream({ model: MODEL, max_tokens: 60, messages })
         .finalMessage();
       expect(streamed.content).toEqual(created.content);
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('through the Vercel AI SDK: a system message after a user turn goes as one (with its beta), and is answered', async () => {
+    const emulator = await startEmulator({ logLevel: 'silent' });
+    try {
+      const anthropic = createAnthropic({
+        baseURL: `${emulator.url}/messages-api/v1`,
+        apiKey: 'sk-local',
+        headers: { 'msgapi-version': '2023-06-01' },
+      });
+      const result = await generateText({
+        model: anthropic(MODEL),
+        maxOutputTokens: 60,
+        messages: [
+          { role: 'system', content: 'You are terse.' },
+          { role: 'user', content: 'Hi there.' },
+          { role: 'system', content: NOTE },
+        ],
+      });
+      expect(result.finishReason).toBe('length');
+      const [entry] = await emulator.journal({ group: 'messages' });
+      const sent = entry?.body as { system: unknown; messages: Array<{ role: string }> };
+      expect(sent.messages.map((m) => m.role)).toEqual(['user', 'system']);
+      expect(entry?.status).toBe(200);
     } finally {
       await emulator.close();
     }
