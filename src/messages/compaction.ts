@@ -1,10 +1,10 @@
-import { fieldError } from '../platform/errors.js';
+import { fieldError, type PathSegment } from '../platform/errors.js';
 import { countTokens, truncateTokens } from '../platform/tokens.js';
 import { compacts } from '../text/models.js';
 import type { CacheUsage, PromptBlock } from '../text/prompt-cache.js';
-import { type MessagesPrompt, textOf } from './prompt.js';
+import { type MessagesPrompt, onlyCompaction, textOf } from './prompt.js';
 import type { Iteration, MessageParam, MessagesRequest, Usage } from './schemas.js';
-import { cacheTokens, type MessageDone, messageUsage } from './service.js';
+import { cacheTokens, type MessageDone, messageUsage, outputDemand } from './service.js';
 import { signCompaction } from './signed-compaction.js';
 
 /**
@@ -40,15 +40,9 @@ export function summarize(
   const calls = new Map<string, number>();
   let latest = '';
   for (const message of messages.slice(summarized?.message ?? 0)) {
-    // (a turn of compaction blocks alone is the earlier summary, quoted below, not a message)
-    if (
-      typeof message.content !== 'string' &&
-      message.content.every((b) => b.type === 'compaction')
-    ) {
-      continue;
-    }
-    // (a system message is the operator's, neither side's)
-    if (message.role === 'system') continue;
+    // (a turn of compaction blocks alone is the earlier summary, quoted below, not a message;
+    // a system message is the operator's, neither side's)
+    if (onlyCompaction(message) || message.role === 'system') continue;
     counts[message.role]++;
     if (message.role === 'user') {
       const text = textOf(message);
@@ -136,15 +130,13 @@ export function compactedUsage(
  * @see https://platform.claude.com/docs/en/build-with-claude/compaction-on-demand
  */
 export function checkCompactionRequest(body: MessagesRequest): void {
-  const refuse = (path: string[]) => {
+  const refuse = (path: PathSegment[]) => {
     throw fieldError(path, 'cannot be combined with `compaction`');
   };
   if (body.context_management != null) refuse(['context_management']);
   if (body.stop_sequences?.length) refuse(['stop_sequences']);
-  if (body.output_config?.format != null) refuse(['output_config', 'format']);
-  if (body.output_format != null) refuse(['output_format']);
-  const choice = body.tool_choice?.type;
-  if (choice === 'any' || choice === 'tool') refuse(['tool_choice', 'type']);
+  const demand = outputDemand(body);
+  if (demand) refuse(demand);
   if (!compacts(body.model)) {
     throw fieldError(['compaction'], `not supported on ${body.model}`);
   }
@@ -159,7 +151,6 @@ export function checkCompactionRequest(body: MessagesRequest): void {
 export function compactionAnswer(
   messages: readonly MessageParam[],
   prompt: MessagesPrompt,
-  instructions: string | undefined,
   read: CacheUsage,
   limit: number,
   maxTokens: number,
@@ -179,6 +170,6 @@ export function compactionAnswer(
     stopSequence: null,
     outputTokens: 0,
   };
-  const step = summarizing(read, instructions, fits ? tokens : limit);
+  const step = summarizing(read, prompt.summarize?.instructions, fits ? tokens : limit);
   return { done, usage: { ...messageUsage(NO_TOKENS, 0), iterations: [step] } };
 }

@@ -938,8 +938,11 @@ const SERVER_RESULT_TYPES: ReadonlySet<string> = new Set(SERVER_TOOL_RESULTS);
 const isSigned = (block: ContentBlockParam) =>
   block.type === 'compaction' && typeof block.signature === 'string';
 
-/** An assistant turn of compaction blocks only: what a paused compaction is sent back as. */
-const onlyCompaction = (message: MessageParam) =>
+/**
+ * A turn of compaction blocks only: what a paused compaction is sent back as, or an on-demand
+ * summary sent back as a turn of its own.
+ */
+export const onlyCompaction = (message: MessageParam) =>
   typeof message.content !== 'string' && message.content.every((b) => b.type === 'compaction');
 
 /**
@@ -985,7 +988,7 @@ function lastCompaction(
     if (block.content === '') {
       throw fieldError([...at, 'compaction', 'content'], "content can't be empty");
     }
-    if (isSigned(block)) checkSigned(block, i, j, at, betas, editing);
+    if (isSigned(block)) checkSigned(block, i, j, betas, editing);
     else if (!editing.compaction) {
       throw new GatewayError(
         400,
@@ -1006,10 +1009,10 @@ function checkSigned(
   block: CompactionBlock,
   i: number,
   j: number,
-  at: PathSegment[],
   betas: ReadonlySet<string>,
   editing: Editing,
 ): void {
+  const at = ['messages', i, 'content', j];
   if (!betas.has(ON_DEMAND)) {
     throw fieldError([...at, 'compaction', 'signature'], `requires the ${ON_DEMAND} beta`);
   }

@@ -106,7 +106,6 @@ export const messagesRoutes =
           const { done, usage } = compactionAnswer(
             body.messages,
             prompt,
-            prompt.summarize.instructions,
             read,
             limit,
             body.max_tokens,

@@ -362,7 +362,6 @@ export type ContextManagement = Static<typeof ContextManagementSchema>;
 export type ClearToolUsesEdit = Static<typeof ClearToolUsesEditSchema>;
 export type ClearThinkingEdit = Static<typeof ClearThinkingEditSchema>;
 export type CompactEdit = Static<typeof CompactEditSchema>;
-export type Summarize = Static<typeof SummarizeSchema>;
 
 /** The fields count_tokens shares with messages. */
 const prompt = {

@@ -142,11 +142,20 @@ export function checkPrewarm(body: MessagesRequest): void {
   };
   if (body.stream === true) refuse(['stream']);
   if (body.thinking?.type === 'enabled') refuse(['thinking', 'type']);
-  if (body.output_config?.format != null) refuse(['output_config', 'format']);
-  if (body.output_format != null) refuse(['output_format']);
-  const choice = body.tool_choice?.type;
-  if (choice === 'any' || choice === 'tool') refuse(['tool_choice', 'type']);
+  const demand = outputDemand(body);
+  if (demand) refuse(demand);
   if (body.compaction != null) refuse(['compaction']);
+}
+
+/**
+ * Where a request demands output of a given shape, which a request that samples nothing
+ * (pre-warming, a compaction) cannot give: a structured-output format, or a forced tool.
+ */
+export function outputDemand(body: MessagesRequest): PathSegment[] | undefined {
+  if (body.output_config?.format != null) return ['output_config', 'format'];
+  if (body.output_format != null) return ['output_format'];
+  const choice = body.tool_choice?.type;
+  return choice === 'any' || choice === 'tool' ? ['tool_choice', 'type'] : undefined;
 }
 
 /** The answer to a pre-warming request: nothing, stopped by its zero budget. */

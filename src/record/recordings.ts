@@ -152,7 +152,7 @@ const GROUPS = new Set(['video', 'messages', 'chat']);
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
 /** The most betas a recording's request names (a request names a few). */
-const MAX_BETAS = 64;
+export const MAX_BETAS = 64;
 
 export const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);

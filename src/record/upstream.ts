@@ -17,6 +17,7 @@ import {
   bodyHash,
   bodyTextOf,
   keptHeaders,
+  MAX_BETAS,
   parseStream,
   type RecordedResponse,
   type RecordingMatch,
@@ -167,7 +168,7 @@ export class Upstream {
       return true;
     }
     const query = request.url.includes('?') ? redactUrl(request.url).split('?')[1] : undefined;
-    const betas = group === 'messages' ? [...betasOf(request.headers)].slice(0, 64) : [];
+    const betas = group === 'messages' ? [...betasOf(request.headers)].slice(0, MAX_BETAS) : [];
     const kept = recordings.add(
       match,
       {
