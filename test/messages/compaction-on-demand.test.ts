@@ -1,10 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator.js';
 import { DEFAULT_COMPACTION_PROMPT } from '../../src/messages/compaction.js';
 import { signCompaction } from '../../src/messages/signed-compaction.js';
 import { countTokens } from '../../src/platform/tokens.js';
+import { withAnthropic, ZERO_CACHE } from '../helpers/anthropic.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -34,12 +34,7 @@ const SUMMARY =
   "Summary of the conversation so far: 4 messages (2 from the user, 2 from the assistant); tool calls: search ×1.\nThe user's latest message: Find the answer.";
 const BLOCK = { type: 'compaction', content: SUMMARY, signature: signCompaction(SUMMARY) };
 
-const zeroCache = {
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0,
-  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
-};
-const noUsage = { input_tokens: 0, ...zeroCache, output_tokens: 0, service_tier: 'standard' };
+const noUsage = { input_tokens: 0, ...ZERO_CACHE, output_tokens: 0, service_tier: 'standard' };
 
 const ask = (extra: object = {}, headers: Record<string, string> = BETA) =>
   t.messages(
@@ -68,7 +63,7 @@ const step = async (prompt: string, output = countTokens(SUMMARY)) => ({
   type: 'compaction',
   input_tokens: (await count({})) + countTokens(prompt),
   output_tokens: output,
-  ...zeroCache,
+  ...ZERO_CACHE,
 });
 
 describe('on-demand compaction: the request', () => {
@@ -166,6 +161,46 @@ describe('on-demand compaction: the request', () => {
 
   it('count_tokens takes the parameter and ignores it', async () => {
     expect(await count(SUMMARIZE)).toBe(await count({}));
+  });
+
+  it('count_tokens checks a signed block sent back as messages does', async () => {
+    const forged = { ...BLOCK, signature: 'EuYBCkQYAiJAabc=' };
+    const res = await t.messages(
+      {
+        model: MODEL,
+        messages: [
+          { role: 'assistant', content: [forged] },
+          { role: 'user', content: 'Hi.' },
+        ],
+      },
+      { path: '/count_tokens', headers: BETA },
+    );
+    expect(res.json()).toEqual({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: 'messages.0.content.0.signature: Invalid `signature` in `compaction` block',
+        details: { error_code: 'compaction_signature_invalid' },
+      },
+      request_id: expect.any(String),
+    });
+  });
+
+  it('a summary the context window has no room left for: no block, stop_reason model_context_window_exceeded', async () => {
+    // 'abcd' is one token: a conversation 10 tokens short of the 200 000-token window
+    const conversation = (words: number) => [
+      { role: 'user', content: 'abcd '.repeat(words) },
+      { role: 'assistant', content: 'Noted.' },
+    ];
+    const base = await count({ messages: conversation(199_000), tools: undefined });
+    const messages = conversation(199_000 + (200_000 - 10 - base));
+    expect(await count({ messages, tools: undefined })).toBe(200_000 - 10);
+    const res = await ask({ messages, tools: undefined });
+    expect(res.json()).toMatchObject({
+      content: [],
+      stop_reason: 'model_context_window_exceeded',
+      usage: { ...noUsage, iterations: [{ type: 'compaction', output_tokens: 10 }] },
+    });
   });
 
   it('a prompt cache breakpoint: the summarizing step writes the conversation to the cache', async () => {
@@ -408,21 +443,6 @@ describe('on-demand compaction: refused as upstream refuses it', () => {
 });
 
 describe('on-demand compaction through the official SDK', () => {
-  const withClient = async (run: (client: Anthropic) => Promise<void>) => {
-    const emulator = await startEmulator({ logLevel: 'silent' });
-    try {
-      await run(
-        new Anthropic({
-          apiKey: 'sk-local',
-          baseURL: `${emulator.url}/messages-api`,
-          defaultHeaders: { 'msgapi-version': '2023-06-01' },
-          maxRetries: 0,
-        }),
-      );
-    } finally {
-      await emulator.close();
-    }
-  };
   const messages = CONVERSATION as Anthropic.Beta.BetaMessageParam[];
   const params = {
     model: MODEL,
@@ -432,7 +452,7 @@ describe('on-demand compaction through the official SDK', () => {
   };
 
   it('create and stream compact; the block goes back first; one sent after other messages is the SDK error class', async () => {
-    await withClient(async (client) => {
+    await withAnthropic(async (client) => {
       const created = await client.beta.messages.create({
         ...params,
         messages,
@@ -470,7 +490,7 @@ describe('on-demand compaction through the official SDK', () => {
   });
 
   it('the tool runner: compactBeforeNextTurn replaces the history with the summary', async () => {
-    await withClient(async (client) => {
+    await withAnthropic(async (client) => {
       const search = betaTool({
         name: 'search',
         description: 'Search the notes',

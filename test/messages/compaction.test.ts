@@ -1,10 +1,10 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { generateText, type ModelMessage } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator.js';
 import { DEFAULT_COMPACTION_PROMPT } from '../../src/messages/compaction.js';
 import { countTokens, truncateTokens } from '../../src/platform/tokens.js';
+import { withAnthropic, withEmulator, ZERO_CACHE } from '../helpers/anthropic.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -76,12 +76,6 @@ const summaryThenHi = (block: object) => [
   { role: 'user', content: 'hi' },
 ];
 
-const zeroCache = {
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0,
-  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
-};
-
 /** The reply to LOOP without compaction (no beta): what follows the summary. */
 async function plainReply() {
   const res = await t.messages(
@@ -106,11 +100,17 @@ describe('compaction: compact_20260112', () => {
     expect(body.content.some((b: { type: string }) => b.type === 'compaction')).toBe(false);
     expect(body.usage).toEqual({
       input_tokens: input,
-      ...zeroCache,
+      ...ZERO_CACHE,
       output_tokens: output,
       service_tier: 'standard',
       iterations: [
-        { type: 'message', input_tokens: input, output_tokens: output, ...zeroCache, model: MODEL },
+        {
+          type: 'message',
+          input_tokens: input,
+          output_tokens: output,
+          ...ZERO_CACHE,
+          model: MODEL,
+        },
       ],
     });
     expect(body.context_management).toEqual({ applied_edits: [] });
@@ -133,7 +133,7 @@ describe('compaction: compact_20260112', () => {
       content: [{ type: 'compaction', content: SUMMARY }, ...plain.content],
       usage: {
         input_tokens: compacted,
-        ...zeroCache,
+        ...ZERO_CACHE,
         output_tokens: output,
         service_tier: 'standard',
         iterations: [
@@ -141,13 +141,13 @@ describe('compaction: compact_20260112', () => {
             type: 'compaction',
             input_tokens: original + countTokens(DEFAULT_COMPACTION_PROMPT),
             output_tokens: countTokens(SUMMARY),
-            ...zeroCache,
+            ...ZERO_CACHE,
           },
           {
             type: 'message',
             input_tokens: compacted,
             output_tokens: output,
-            ...zeroCache,
+            ...ZERO_CACHE,
             model: MODEL,
           },
         ],
@@ -232,7 +232,7 @@ describe('compaction: compact_20260112', () => {
       stop_sequence: null,
       usage: {
         input_tokens: 0,
-        ...zeroCache,
+        ...ZERO_CACHE,
         output_tokens: 0,
         service_tier: 'standard',
         iterations: [
@@ -240,7 +240,7 @@ describe('compaction: compact_20260112', () => {
             type: 'compaction',
             input_tokens: (await count(LOOP)) + countTokens(DEFAULT_COMPACTION_PROMPT),
             output_tokens: countTokens(SUMMARY),
-            ...zeroCache,
+            ...ZERO_CACHE,
           },
         ],
       },
@@ -285,7 +285,7 @@ describe('compaction: compact_20260112', () => {
         type: 'message',
         input_tokens: body.usage.input_tokens,
         output_tokens: body.usage.output_tokens,
-        ...zeroCache,
+        ...ZERO_CACHE,
         model: MODEL,
       },
     ]);
@@ -506,14 +506,7 @@ describe('compaction: compact_20260112', () => {
 
 describe('compaction through the official SDK', () => {
   it('beta.messages.stream: the final message holds the summary; the next turn sends it back', async () => {
-    const emulator = await startEmulator({ logLevel: 'silent' });
-    try {
-      const client = new Anthropic({
-        apiKey: 'sk-local',
-        baseURL: `${emulator.url}/messages-api`,
-        defaultHeaders: { 'msgapi-version': '2023-06-01' },
-        maxRetries: 0,
-      });
+    await withAnthropic(async (client) => {
       const params = {
         model: MODEL,
         max_tokens: 300,
@@ -544,16 +537,13 @@ describe('compaction through the official SDK', () => {
       });
       expect(next.content.some((block) => block.type === 'compaction')).toBe(false);
       expect(next.usage.input_tokens).toBeLessThan(1000);
-    } finally {
-      await emulator.close();
-    }
+    });
   });
 });
 
 describe('compaction through the Vercel AI SDK', () => {
   it('generateText: the summary is a text part marked as compaction, sent back as a compaction block', async () => {
-    const emulator = await startEmulator({ logLevel: 'silent' });
-    try {
+    await withEmulator(async (emulator) => {
       const anthropic = createAnthropic({
         baseURL: `${emulator.url}/messages-api/v1`,
         apiKey: 'sk-local',
@@ -597,8 +587,6 @@ describe('compaction through the Vercel AI SDK', () => {
             'providerMetadata' in part && part.providerMetadata?.anthropic?.type === 'compaction',
         ),
       ).toBe(false);
-    } finally {
-      await emulator.close();
-    }
+    });
   });
 });

@@ -1,6 +1,6 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator.js';
+import { withAnthropic } from '../helpers/anthropic.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -161,14 +161,7 @@ describe('max_tokens: 0 (cache pre-warming)', () => {
   });
 
   it('through the SDK: messages.create with max_tokens 0', async () => {
-    const emulator = await startEmulator({ logLevel: 'silent' });
-    try {
-      const client = new Anthropic({
-        apiKey: 'sk-local',
-        baseURL: `${emulator.url}/messages-api`,
-        defaultHeaders: { 'msgapi-version': '2023-06-01' },
-        maxRetries: 0,
-      });
+    await withAnthropic(async (client) => {
       const system = SYSTEM as Anthropic.TextBlockParam[];
       const messages = [{ role: 'user' as const, content: 'warm up' }];
       const prewarm = await client.messages.create({
@@ -186,8 +179,6 @@ describe('max_tokens: 0 (cache pre-warming)', () => {
         messages,
       });
       expect(real.usage.cache_read_input_tokens).toBe(prewarm.usage.cache_creation_input_tokens);
-    } finally {
-      await emulator.close();
-    }
+    });
   });
 });

@@ -1,9 +1,9 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { generateText } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator.js';
 import { countTokens } from '../../src/platform/tokens.js';
+import { withAnthropic, withEmulator } from '../helpers/anthropic.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -56,6 +56,33 @@ describe('mid-conversation system messages', () => {
     expect(last.json().content[0].text).toMatch(/^The search tool returned: found 42\./);
     const before = await ask([...loop, { role: 'assistant', content: 'Done.' }, hi]);
     expect(before.statusCode).toBe(200);
+  });
+
+  it("after an assistant turn ending in an upstream tool's result", async () => {
+    const searched = {
+      role: 'assistant',
+      content: [
+        { type: 'server_tool_use', id: 'srvtoolu_01', name: 'web_search', input: { query: 'sky' } },
+        { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01', content: [] },
+      ],
+    };
+    const tools = [{ type: 'web_search_20250305', name: 'web_search' }];
+    expect((await ask([hi, searched, note], { tools })).statusCode).toBe(200);
+  });
+
+  it("is no message of either side in a compaction's summary", async () => {
+    const res = await t.messages(
+      {
+        model: MODEL,
+        max_tokens: 4096,
+        compaction: { type: 'summarize' },
+        messages: [hi, note, { role: 'assistant', content: 'Hello.' }],
+      },
+      { headers: { 'anthropic-beta': 'compact-2026-09-04' } },
+    );
+    expect(res.json().content[0].content).toBe(
+      "Summary of the conversation so far: 2 messages (1 from the user, 1 from the assistant).\nThe user's latest message: Hi there.",
+    );
   });
 
   it('appended after a cached prefix, keeps the cache: the prefix is read', async () => {
@@ -134,14 +161,7 @@ describe('mid-conversation system messages', () => {
   });
 
   it('through the SDK: messages.create and stream with a system message in messages', async () => {
-    const emulator = await startEmulator({ logLevel: 'silent' });
-    try {
-      const client = new Anthropic({
-        apiKey: 'sk-local',
-        baseURL: `${emulator.url}/messages-api`,
-        defaultHeaders: { 'msgapi-version': '2023-06-01' },
-        maxRetries: 0,
-      });
+    await withAnthropic(async (client) => {
       const messages: Anthropic.MessageParam[] = [
         { role: 'user', content: 'Hi there.' },
         { role: 'system', content: NOTE },
@@ -152,14 +172,11 @@ describe('mid-conversation system messages', () => {
         .stream({ model: MODEL, max_tokens: 60, messages })
         .finalMessage();
       expect(streamed.content).toEqual(created.content);
-    } finally {
-      await emulator.close();
-    }
+    });
   });
 
   it('through the Vercel AI SDK: a system message after a user turn goes as one (with its beta), and is answered', async () => {
-    const emulator = await startEmulator({ logLevel: 'silent' });
-    try {
+    await withEmulator(async (emulator) => {
       const anthropic = createAnthropic({
         baseURL: `${emulator.url}/messages-api/v1`,
         apiKey: 'sk-local',
@@ -179,8 +196,6 @@ describe('mid-conversation system messages', () => {
       const sent = entry?.body as { system: unknown; messages: Array<{ role: string }> };
       expect(sent.messages.map((m) => m.role)).toEqual(['user', 'system']);
       expect(entry?.status).toBe(200);
-    } finally {
-      await emulator.close();
-    }
+    });
   });
 });

@@ -29,6 +29,18 @@ async function recorderOf(upstream: Server, options: Parameters<typeof startEmul
   });
 }
 
+/** An emulator recording what another emulator (its upstream) answers, to a fresh directory. */
+async function recordingEmulator() {
+  const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
+  const upstream = await start({});
+  const recorder = await start({
+    upstreamMode: 'record',
+    upstreamUrl: upstream.url,
+    recordingsDir: dir,
+  });
+  return { dir, upstream, recorder };
+}
+
 /** Waits that pass at once on a clock of their own, so that pacing is checked exactly. */
 function pacedDeps() {
   const sleeps: number[] = [];
@@ -284,13 +296,7 @@ describe('held answers outlive IDLE_TIMEOUT_MS', () => {
 
 describe('bounds and failures', () => {
   it("writes a video task's callback_url without its password or credential parameters", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
-    const upstream = await start({});
-    const recorder = await start({
-      upstreamMode: 'record',
-      upstreamUrl: upstream.url,
-      recordingsDir: dir,
-    });
+    const { dir, recorder } = await recordingEmulator();
     const res = await fetch(`${recorder.url}/videogen/v1/videos/text2video`, {
       method: 'POST',
       headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
@@ -659,13 +665,7 @@ describe('drift', () => {
   });
 
   it('an agent conversation with betas and signed blocks: the betas are recorded and sent again, the blocks signed again, so no drift', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'recordings-'));
-    const upstream = await start({});
-    const recorder = await start({
-      upstreamMode: 'record',
-      upstreamUrl: upstream.url,
-      recordingsDir: dir,
-    });
+    const { dir, recorder } = await recordingEmulator();
     const ask = async (body: object) => {
       const res = await fetch(`${recorder.url}/messages-api/v1/messages`, {
         method: 'POST',
