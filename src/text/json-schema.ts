@@ -1,4 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
 import addFormats from 'ajv-formats';
 import type { JsonSchema } from 'json-schema-faker';
 import {
@@ -27,7 +28,7 @@ import { hintedPattern, hintReader } from './schema-hints.js';
  * @see https://ajv.js.org/security.html
  */
 
-let ajv: Ajv | undefined;
+let ajv: Ajv2019 | undefined;
 /** Characters of schema JSON the current Ajv has compiled. */
 let compiledChars = 0;
 /**
@@ -39,10 +40,16 @@ let compiledChars = 0;
  */
 const AJV_RENEW_CHARS = 16 * 1024 * 1024;
 
-/** Made on first use: start-up does not pay for an Ajv and its formats. */
-function validator(): Ajv {
+/**
+ * Made on first use: start-up does not pay for an Ajv and its formats. Draft 2019-09: it reads
+ * what clients still write in draft-07 words (a tuple's array `items`, `definitions`,
+ * `dependencies`) and checks the keywords draft-07 does not know (`dependentRequired`,
+ * `minContains`, `unevaluatedProperties`...), which upstream's draft 2020-12 checks; a 2020-12
+ * tuple (`prefixItems`) is read in draft-07 words (see tuplesAsDraft7).
+ */
+function validator(): Ajv2019 {
   if (!ajv) {
-    ajv = new Ajv({
+    ajv = new Ajv2019({
       strict: false,
       // A client's schema is the client's: Ajv's remarks on it (`unknown format "emoji"
       // ignored`) would go to the emulator's console past its LOG_LEVEL.
@@ -69,7 +76,7 @@ const FORMAT_CHARS = 4096;
 
 type FormatTest = (value: string) => boolean;
 
-function boundFormats(ajv: Ajv): void {
+function boundFormats(ajv: Ajv2019): void {
   for (const [name, format] of Object.entries(ajv.formats)) {
     const bounded =
       (test: FormatTest): FormatTest =>
@@ -627,8 +634,43 @@ const PROPERTY_CHARACTERS: Record<string, string> = {
   Any: ' -~',
 };
 
-/** A pattern with the `\\p{...}` it holds outside character classes and within them spelt out. */
-function asciiProperties(pattern: string): string {
+/** Characters a pattern escapes to mean themselves (`\\.`), in a class or out of one. */
+const SYNTAX_CHARACTERS = new Set('\\^$.|?*+()[]{}/-');
+
+/**
+ * The length of a code-point escape at `i` (`\\u00e9`, `\\u{1F600}`, `\\x41`) and the code
+ * point it spells, or undefined when there is none there.
+ */
+function codePointEscape(pattern: string, i: number): { cp: number; length: number } | undefined {
+  const kind = pattern[i + 1];
+  const hex = (text: string) =>
+    /^[0-9a-fA-F]+$/.test(text) ? Number.parseInt(text, 16) : Number.NaN;
+  let cp = Number.NaN;
+  let length = 0;
+  if (kind === 'x') {
+    cp = hex(pattern.slice(i + 2, i + 4));
+    length = 4;
+  } else if (kind === 'u' && pattern[i + 2] === '{') {
+    const close = pattern.indexOf('}', i);
+    if (close > 0 && close - i <= 9) {
+      cp = hex(pattern.slice(i + 3, close));
+      length = close + 1 - i;
+    }
+  } else if (kind === 'u') {
+    cp = hex(pattern.slice(i + 2, i + 6));
+    length = 6;
+  }
+  return Number.isNaN(cp) || cp > 0x10ffff ? undefined : { cp, length };
+}
+
+/**
+ * A pattern as the generator can make text for it: it reads `\\p{Lu}` as a `p` and `\\u00e9`
+ * as `u00e9`, so each `\\p{...}` named in PROPERTY_CHARACTERS is spelt out (`^[A-Z][a-z]+$`
+ * for `^\\p{Lu}\\p{Ll}+$`), and each `\\uXXXX`, `\\u{...}` and `\\xHH` written as its
+ * character (escaped where it is syntax; one beyond the BMP only outside a class, as a group of
+ * its two UTF-16 units). Ajv checks the value against the pattern as sent.
+ */
+function generatorPattern(pattern: string): string {
   let out = '';
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {
@@ -639,9 +681,18 @@ function asciiProperties(pattern: string): string {
       const chars = Object.hasOwn(PROPERTY_CHARACTERS, name)
         ? PROPERTY_CHARACTERS[name]
         : undefined;
+      const spelled = close > 0 ? undefined : codePointEscape(pattern, i);
       if (close > 0 && chars !== undefined) {
         out += inClass ? chars : `[${chars}]`;
         i = close;
+      } else if (spelled && !(inClass && spelled.cp > 0xffff)) {
+        const char = String.fromCodePoint(spelled.cp);
+        out += SYNTAX_CHARACTERS.has(char)
+          ? `\\${char}`
+          : spelled.cp > 0xffff
+            ? `(?:${char})`
+            : char;
+        i += spelled.length - 1;
       } else {
         out += pattern.slice(i, i + 2);
         i++;
@@ -653,6 +704,44 @@ function asciiProperties(pattern: string): string {
     out += c;
   }
   return out;
+}
+
+/** A pattern of literal text (`\\.` spells a `.`), as zod writes `startsWith`/`endsWith`/`includes`. */
+const LITERAL = String.raw`(?:[^\\^$.|?*+()[\]{}]|\\[\\^$.|?*+()[\]{}/-])+`;
+const PREFIX = new RegExp(`^\\^(${LITERAL})(?:\\.\\*)?$`);
+const SUFFIX = new RegExp(`^(?:\\.\\*)?(${LITERAL})\\$$`);
+const INFIX = new RegExp(`^(?:\\.\\*)?(${LITERAL})(?:\\.\\*)?$`);
+
+/**
+ * The generator meets one `pattern` of a string, not those of its `allOf`: zod writes
+ * `startsWith("ab").endsWith("yz")` as `allOf: [{pattern: "^ab.*"}, {pattern: ".*yz$"}]`. When
+ * every pattern of a node and its `allOf` is such a literal start, end or part, the copy gets
+ * one pattern that has them all (`^ab.*yz$`), in place of those branches; others are left.
+ */
+function foldPatterns(copy: Node): void {
+  const branches = copy.allOf as unknown[];
+  const folded = branches.filter(
+    (b): b is Node => isNode(b) && typeof b.pattern === 'string' && Object.keys(b).length === 1,
+  );
+  if (folded.length === 0) return;
+  const patterns = [...folded.map((b) => b.pattern as string)];
+  if (typeof copy.pattern === 'string') patterns.push(copy.pattern);
+  let prefix: string | undefined;
+  let suffix: string | undefined;
+  const parts: string[] = [];
+  for (const pattern of patterns) {
+    const start = PREFIX.exec(pattern)?.[1];
+    const end = start === undefined ? SUFFIX.exec(pattern)?.[1] : undefined;
+    const part = start === undefined && end === undefined ? INFIX.exec(pattern)?.[1] : undefined;
+    if (start !== undefined && prefix === undefined) prefix = start;
+    else if (end !== undefined && suffix === undefined) suffix = end;
+    else if (part !== undefined) parts.push(part);
+    else return;
+  }
+  copy.pattern = `^${[prefix ?? '', ...parts, suffix ?? ''].join('.*')}$`;
+  const left = branches.filter((b) => !folded.includes(b as Node));
+  if (left.length > 0) copy.allOf = left;
+  else delete copy.allOf;
 }
 
 /** Keywords whose value is data, not a schema: copied, never walked. */
@@ -683,12 +772,15 @@ const setAside = new WeakMap<Node, { format: string; made?: boolean }>();
  * The generator makes a `format` from its own list and ignores a `pattern` or a length beside
  * it: zod's `uuidv7()` (a UUID format and a version-7 pattern) came out a version-4 UUID, an
  * email cut to its `maxLength` is no address. With a pattern, the generator's copy is made from
- * the pattern alone (zod's patterns spell their format out; Ajv still checks both); an email
+ * the pattern alone (zod's patterns spell their format out; Ajv still checks both) unless the
+ * generator cannot make the pattern's characters; an email
  * with a length, from a pattern of an address of that length. True when it set one aside.
  */
 function formatForGenerator(copy: Node): boolean {
   if (typeof copy.format !== 'string') return false;
-  if (typeof copy.pattern === 'string') {
+  // (a pattern that still holds a `\\p{...}` the generator cannot spell, zod's `emoji()`'s
+  // `\\p{Extended_Pictographic}`, is met by the format's value, not by the pattern's text)
+  if (typeof copy.pattern === 'string' && !copy.pattern.includes('\\p{')) {
     setAside.set(copy, { format: copy.format });
     delete copy.format;
     return true;
@@ -961,7 +1053,7 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
       }
       if (key === 'pattern' && typeof node.pattern === 'string') {
         // Ajv compiled it with RE2 already
-        copy.pattern = node.pattern.includes('\\p{') ? asciiProperties(node.pattern) : node.pattern;
+        copy.pattern = node.pattern.includes('\\') ? generatorPattern(node.pattern) : node.pattern;
         continue;
       }
       if (key === '$ref' && typeof node.$ref === 'string' && !node.$ref.startsWith('#')) {
@@ -1009,6 +1101,7 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
       delete copy.additionalItems;
     }
     narrowRange(copy);
+    if (Array.isArray(copy.allOf)) foldPatterns(copy);
     if ('minLength' in node || 'maxLength' in node || node.type === 'string') {
       const max = lowered(node, 'minLength', 'maxLength', GENERATED_LENGTH);
       if ('maxLength' in node) copy.maxLength = max;
@@ -1067,14 +1160,27 @@ interface Random {
 const EMOJI = ['😀', '🚀', '👍', '🎉', '🌍', '🔥', '✅', '🙂'];
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
+const two = (n: number) => String(n).padStart(2, '0');
+const clockTime = (random: Random) =>
+  `${two(random.int(0, 23))}:${two(random.int(0, 59))}:${two(random.int(0, 59))}`;
+
 /**
- * Formats zod writes that the generator has no maker for (it would make a word): values
- * zod's own checks take.
+ * Formats the generator has no maker for (it would make a word): zod's, values zod's own checks
+ * take; and ajv-formats' own (`url`, `iso-time`, `iso-date-time`, a pointer as a URI fragment),
+ * values Ajv takes.
+ * @see https://ajv.js.org/packages/ajv-formats.html#formats
  */
 const GENERATOR_FORMATS: Record<string, (random: Random) => string> = {
   emoji: (random) => random.pick(EMOJI).repeat(random.int(1, 3)),
   jwt: (random) =>
     `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ sub: `user-${random.int(1, 9999)}` })}.${base64url({ sig: random.int(0, 1e9) })}`,
+  url: (random) =>
+    `https://example.com/${random.pick(['items', 'docs', 'users'])}/${random.int(1, 9999)}`,
+  'iso-time': clockTime,
+  'iso-date-time': (random) =>
+    `${random.int(2000, 2030)}-${two(random.int(1, 12))}-${two(random.int(1, 28))}T${clockTime(random)}`,
+  'json-pointer-uri-fragment': (random) =>
+    `#/${random.pick(['items', 'data', 'users'])}/${random.int(0, 9)}`,
 };
 
 type Generate = (

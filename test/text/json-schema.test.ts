@@ -217,6 +217,136 @@ describe('schemaInstance', () => {
     }
   });
 
+  it('makes a pattern-only field beside a format-only one (an emoji beside a zod date-time)', async () => {
+    const check = new Ajv2020({ strict: false });
+    addFormats.default(check);
+    check.addFormat('emoji', /./u);
+    for (const fields of [
+      { t: z.iso.datetime({ precision: 3 }), e: z.emoji() },
+      { id: z.uuidv7(), e: z.emoji() },
+    ]) {
+      const s = z.toJSONSchema(z.object(fields)) as Schema;
+      for (let seed = 0; seed < 10; seed++) {
+        const value = await schemaInstance(s, seed);
+        expect(check.validate(s, value), JSON.stringify({ value, errors: check.errors })).toBe(
+          true,
+        );
+      }
+    }
+  });
+
+  it("meets zod's startsWith, includes and endsWith together (patterns in allOf), and leaves other allOf patterns to Ajv", async () => {
+    const s = z.toJSONSchema(
+      z.object({ s: z.string().startsWith('a.b').includes('mid').endsWith('yz') }),
+    ) as Schema;
+    expect((s.properties as Record<string, Schema>).s?.allOf).toHaveLength(3);
+    const check = new Ajv2020({ strict: false });
+    for (let seed = 0; seed < 10; seed++) {
+      const value = (await schemaInstance(s, seed)) as { s: string };
+      expect(value.s.startsWith('a.b') && value.s.includes('mid') && value.s.endsWith('yz')).toBe(
+        true,
+      );
+      expect(check.validate(s, value)).toBe(true);
+    }
+    const both = { type: 'string', allOf: [{ pattern: '^[a-c]{2}' }, { pattern: 'x$' }] };
+    const value = await schemaInstance(both, 1).catch((e: Error) => e.message);
+    if (typeof value === 'string' && !value.startsWith('no value')) {
+      expect(ajv.validate(both, value)).toBe(true);
+    }
+  });
+
+  it('makes patterns that spell characters as \\uXXXX, \\u{...} and \\xHH, syntax characters included', async () => {
+    for (const pattern of [
+      '^[\\u00C0-\\u017F]+$',
+      '^\\u00A3\\d+$',
+      '^\\u{1F600}+$',
+      '^[\\u4e00-\\u9fff]{2,4}$',
+      '^\\x41\\u002E\\u005B\\x2d$',
+      '^[\\x30-\\x39\\u002D]{3}$',
+      '^\\\\u0041$',
+    ]) {
+      const s = { type: 'string', pattern };
+      for (let seed = 0; seed < 5; seed++) {
+        const value = await schemaInstance(s, seed);
+        expect(new RegExp(pattern, 'u').test(value as string), `${pattern}: ${value}`).toBe(true);
+      }
+    }
+  });
+
+  it("makes ajv-formats' own formats (url, iso-time, iso-date-time, json-pointer-uri-fragment)", async () => {
+    for (const format of ['url', 'iso-time', 'iso-date-time', 'json-pointer-uri-fragment']) {
+      const s = { type: 'string', format };
+      for (let seed = 0; seed < 5; seed++) {
+        const value = await schemaInstance(s, seed);
+        expect(ajv.validate(s, value), `${format}: ${value}`).toBe(true);
+      }
+    }
+  });
+
+  it('checks the keywords of drafts 2019-09 and 2020-12 (minContains, unevaluatedProperties, dependentRequired) as well as draft-07 tuples', async () => {
+    const check = new Ajv2020({ strict: false });
+    const cases: Schema[] = [
+      {
+        type: 'object',
+        properties: {
+          tags: {
+            type: 'array',
+            items: { enum: ['urgent', 'bug', 'ui'] },
+            contains: { const: 'urgent' },
+            minContains: 1,
+            maxContains: 1,
+            minItems: 2,
+          },
+        },
+        required: ['tags'],
+      },
+      {
+        type: 'object',
+        properties: { a: { type: 'string' }, b: { type: 'string' } },
+        required: ['a'],
+        minProperties: 2,
+        unevaluatedProperties: false,
+      },
+      {
+        type: 'object',
+        properties: { a: { type: 'string' }, b: { type: 'string' } },
+        required: ['a'],
+        dependentRequired: { a: ['b'] },
+      },
+      {
+        type: 'object',
+        properties: { a: { type: 'string' } },
+        required: ['a'],
+        dependentSchemas: { a: { properties: { n: { const: 1 } }, required: ['n'] } },
+      },
+    ];
+    for (const s of cases) {
+      for (let seed = 0; seed < 10; seed++) {
+        const value = await schemaInstance(s, seed).catch((e: Error) => e.message);
+        if (value === 'no value satisfies this schema') continue;
+        expect(check.validate(s, value), JSON.stringify({ s, value })).toBe(true);
+      }
+    }
+    // Every seed refused would be a satisfiable schema refused.
+    const answered = await Promise.all(
+      cases.map((s) =>
+        schemaInstance(s, 1).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    expect(answered).toEqual([true, true, true, true]);
+    const tuple = {
+      type: 'array',
+      items: [{ type: 'string' }, { type: 'integer' }],
+      additionalItems: false,
+      minItems: 2,
+    };
+    const value = await schemaInstance(tuple, 2);
+    expect(ajv.validate(tuple, value)).toBe(true);
+  });
+
   it('refuses an $id that is not a string in its own words (Ajv fails on it with a TypeError)', () => {
     for (const $id of [1, true, {}]) {
       expect(schemaProblem({ type: 'object', $id })).toBe(
