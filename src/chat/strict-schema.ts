@@ -102,6 +102,98 @@ function walk(node: unknown, path: string[]): string | undefined {
   return undefined;
 }
 
+/**
+ * How large a strict schema may be: objects nested 10 levels deep (the root is the first), 1000
+ * enum values in all, 120 000 characters of property names,
+ * definition names, enum values and const values in all, and 15 000 characters of the values
+ * of one string enum of more than 250 values. Upstream words the nesting refusal `6 levels of
+ * nesting exceeds limit of 5.` (when the limit was 5); the others are worded alike. (Upstream's
+ * 5000 object properties in all are never reached: the emulator checks no schema of more than
+ * SCHEMA_NODES JSON nodes.)
+ * @see https://platform.openai.com/docs/guides/structured-outputs#objects-have-limitations-on-nesting-depth-and-size
+ * @see https://github.com/tidyverse/ellmer/issues/671
+ */
+export const STRICT_LIMITS = {
+  nesting: 10,
+  enumValues: 1000,
+  characters: 120_000,
+  largeEnumValues: 250,
+  largeEnumCharacters: 15_000,
+} as const;
+
+interface Size {
+  nesting: number;
+  enumValues: number;
+  characters: number;
+  /** The characters of a string enum of more than `largeEnumValues` values, the longest. */
+  largeEnum: number;
+}
+
+const valueChars = (value: unknown) =>
+  typeof value === 'string' ? value.length : JSON.stringify(value ?? null).length;
+
+/** Measures a schema's sizes (see STRICT_LIMITS); `objects` is its objects' nesting so far. */
+function measure(node: unknown, objects: number, size: Size, depth = 0): void {
+  // (walk has checked the shape; the bound only keeps a hostile schema from the stack)
+  if (!isNode(node) || depth > 256) return;
+  const isObject = typeOf(node).includes('object') || isNode(node.properties);
+  const level = isObject ? objects + 1 : objects;
+  size.nesting = Math.max(size.nesting, level);
+  if (Array.isArray(node.enum)) {
+    size.enumValues += node.enum.length;
+    let chars = 0;
+    for (const value of node.enum) chars += valueChars(value);
+    size.characters += chars;
+    if (
+      node.enum.length > STRICT_LIMITS.largeEnumValues &&
+      node.enum.every((v) => typeof v === 'string')
+    ) {
+      size.largeEnum = Math.max(size.largeEnum, chars);
+    }
+  }
+  if ('const' in node) size.characters += valueChars(node.const);
+  if (isNode(node.properties)) {
+    for (const [name, value] of Object.entries(node.properties)) {
+      size.characters += name.length;
+      measure(value, level, size, depth + 1);
+    }
+  }
+  for (const key of ['$defs', 'definitions'] as const) {
+    const defs = node[key];
+    if (!isNode(defs)) continue;
+    for (const [name, value] of Object.entries(defs)) {
+      size.characters += name.length;
+      measure(value, level, size, depth + 1);
+    }
+  }
+  measure(node.items, level, size, depth + 1);
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const branches = node[key];
+    if (Array.isArray(branches))
+      for (const branch of branches) measure(branch, objects, size, depth + 1);
+  }
+}
+
+/** Why a strict schema is too large (see STRICT_LIMITS), or undefined. */
+function sizeProblem(root: Node): string | undefined {
+  const size: Size = { nesting: 0, enumValues: 0, characters: 0, largeEnum: 0 };
+  measure(root, 0, size);
+  const L = STRICT_LIMITS;
+  if (size.nesting > L.nesting) {
+    return `${size.nesting} levels of nesting exceeds limit of ${L.nesting}.`;
+  }
+  if (size.enumValues > L.enumValues) {
+    return `${size.enumValues} total enum values exceeds limit of ${L.enumValues}.`;
+  }
+  if (size.characters > L.characters) {
+    return `${size.characters} total characters of property names, definition names, enum values and const values exceeds limit of ${L.characters}.`;
+  }
+  if (size.largeEnum > L.largeEnumCharacters) {
+    return `${size.largeEnum} characters of the values of an enum of more than ${L.largeEnumValues} string values exceeds limit of ${L.largeEnumCharacters}.`;
+  }
+  return undefined;
+}
+
 /** Why strict mode refuses a schema (after "Invalid schema for ...: "), or undefined. */
 export function strictSchemaProblem(schema: object): string | undefined {
   const root = schema as Node;
@@ -110,5 +202,5 @@ export function strictSchemaProblem(schema: object): string | undefined {
     const got = types.length === 0 ? ('anyOf' in root ? 'anyOf' : 'None') : types.join(', ');
     return `schema must be a JSON Schema of 'type: "object"', got 'type: "${got}"'.`;
   }
-  return walk(root, []);
+  return walk(root, []) ?? sizeProblem(root);
 }

@@ -155,6 +155,89 @@ describe('response_format', () => {
   });
 });
 
+describe('strict schema sizes', () => {
+  const strictFormat = (schema: object) => ({
+    response_format: { type: 'json_schema', json_schema: { name: 'x', strict: true, schema } },
+  });
+  const closed = (properties: Record<string, unknown>) => ({
+    type: 'object',
+    properties,
+    required: Object.keys(properties),
+    additionalProperties: false,
+  });
+  /** Objects nested `levels` deep, the root the first. */
+  const nested = (levels: number): object =>
+    levels === 1 ? closed({ leaf: { type: 'string' } }) : closed({ child: nested(levels - 1) });
+  const refusal = (message: string) => ({
+    error: {
+      message: `Invalid schema for response_format 'x': ${message}`,
+      type: 'invalid_request_error',
+      param: 'response_format',
+      code: null,
+    },
+  });
+
+  it.each([
+    ['nesting', nested(10), nested(11), '11 levels of nesting exceeds limit of 10.'],
+    [
+      'enum values',
+      closed({
+        a: { enum: Array.from({ length: 500 }, (_, i) => i) },
+        b: { enum: Array.from({ length: 500 }, (_, i) => i) },
+      }),
+      closed({
+        a: { enum: Array.from({ length: 500 }, (_, i) => i) },
+        b: { enum: Array.from({ length: 501 }, (_, i) => i) },
+      }),
+      '1001 total enum values exceeds limit of 1000.',
+    ],
+    [
+      'characters of names and values',
+      closed({ a: { const: 'x'.repeat(120_000 - 1) } }),
+      closed({ a: { const: 'x'.repeat(120_000) } }),
+      '120001 total characters of property names, definition names, enum values and const values exceeds limit of 120000.',
+    ],
+    [
+      'characters of a large string enum',
+      closed({ a: { enum: Array.from({ length: 300 }, (_, i) => `${i}`.padEnd(50, '-')) } }),
+      closed({
+        a: {
+          enum: Array.from(
+            { length: 300 },
+            (_, i) => `${i}`.padEnd(50, '-') + (i === 0 ? '+' : ''),
+          ),
+        },
+      }),
+      '15001 characters of the values of an enum of more than 250 string values exceeds limit of 15000.',
+    ],
+  ])('takes %s up to the limit and refuses one more', async (_label, within, over, message) => {
+    const ok = await ask(strictFormat(within));
+    expect(ok.statusCode, ok.body).toBe(200);
+    const res = await ask(strictFormat(over));
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual(refusal(message));
+  });
+
+  it('counts nesting through arrays, definitions and unions, and not without strict', async () => {
+    const deep = closed({ list: { type: 'array', items: nested(10) } });
+    expect((await ask(strictFormat(deep))).json()).toEqual(
+      refusal('11 levels of nesting exceeds limit of 10.'),
+    );
+    const viaDefs = { ...closed({ a: { $ref: '#/$defs/d' } }), $defs: { d: nested(10) } };
+    expect((await ask(strictFormat(viaDefs))).json()).toEqual(
+      refusal('11 levels of nesting exceeds limit of 10.'),
+    );
+    const viaUnion = closed({ a: { anyOf: [nested(10), { type: 'null' }] } });
+    expect((await ask(strictFormat(viaUnion))).json()).toEqual(
+      refusal('11 levels of nesting exceeds limit of 10.'),
+    );
+    const loose = {
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: nested(11) } },
+    };
+    expect((await ask(loose)).statusCode).toBe(200);
+  });
+});
+
 describe('logprobs', () => {
   it('makes the entries one at a time, so a stream holds only the one it writes', () => {
     const text = 'ab '.repeat(16_000);
