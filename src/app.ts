@@ -31,6 +31,7 @@ import {
   CLIENT_HEADERS,
   pathOf,
   REDACTED,
+  reqIdField,
   setupRequests,
 } from './platform/request.js';
 import { Scheduler } from './platform/scheduler.js';
@@ -496,7 +497,7 @@ export async function buildApp(
   app.setErrorHandler((err, request, reply) => {
     if (request.is404) return reply.code(404).send(notFound(request));
     const error = normalizeError(err);
-    if (error.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
+    if (error.status >= 500) request.log.error({ ...reqIdField(request), err }, 'request failed');
     return reply.code(error.status).send(neutralError(error.status, error.message));
   });
 

@@ -197,10 +197,9 @@ async function showDetail(id: string): Promise<void> {
   renderJournal();
   const detail = $('#detail');
   try {
-    const entry = await api<Entry & { response: unknown; response_truncated: boolean }>(
-      'GET',
-      `/journal/${encodeURIComponent(id)}`,
-    );
+    const entry = await api<
+      Entry & { response: unknown; response_truncated: boolean; response_withheld: boolean }
+    >('GET', `/journal/${encodeURIComponent(id)}`);
     const parts: HTMLElement[] = [
       h('h3', {}, `${entry.method} ${entry.url}`),
       h(
@@ -214,6 +213,9 @@ async function showDetail(id: string): Promise<void> {
       h('pre', {}, entry.body === null ? '(none)' : pretty(entry.body)),
       h('h4', {}, entry.response_truncated ? 'Response (its start)' : 'Response'),
     ];
+    if (entry.response_withheld) {
+      parts.push(h('p', {}, 'Not kept: the request held a URL credential the stream may echo.'));
+    }
     const response = entry.response;
     if (typeof response === 'string' && /^(event|data|:)/m.test(response)) {
       const events = parseEvents(response);

@@ -15,7 +15,7 @@ import {
 } from '../platform/journal.js';
 import { MatchError } from '../platform/match.js';
 import type { Metrics } from '../platform/metrics.js';
-import { holdOpen } from '../platform/request.js';
+import { holdOpen, reqIdField } from '../platform/request.js';
 import { redactUrl } from '../platform/secrets.js';
 import {
   DEFAULT_SESSION,
@@ -105,8 +105,11 @@ function sessionOf(request: FastifyRequest, named?: string): string | undefined 
 
 const SessionField = Type.Optional(Type.String({ pattern: SESSION_PATTERN }));
 
-/** `?session=`: narrows a read to one session, as the session header does. */
+/** `?session=`: narrows a read, or a removal, to one session, as the session header does. */
 const SessionQuery = Type.Object({ session: SessionField }, { additionalProperties: false });
+
+/** No query parameter at all (see the onRoute hook of controlRoutes). */
+const NoQuery = Type.Object({}, { additionalProperties: false });
 
 /** `?session=&limit=`: a list of one session (or of all), at most `limit` long. */
 const ListQuery = (most: number, fallback: number) =>
@@ -251,6 +254,14 @@ export const controlRoutes =
     };
     const { replies } = text;
 
+    // A change (POST, PUT, DELETE) that declares no query takes none: `/reset?onyl=faults`
+    // mistyped would otherwise reset everything. (Reads may be given a cache-buster.)
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (methods.every((m) => m === 'GET' || m === 'HEAD') || route.schema?.querystring) return;
+      route.schema = { ...route.schema, querystring: NoQuery };
+    });
+
     app.addHook('onRequest', (request, reply, done) => {
       const crossSite = crossSiteProblem(request, reply, adminToken ? undefined : trustedHost);
       if (crossSite !== undefined) return done(new GatewayError(403, crossSite));
@@ -265,7 +276,7 @@ export const controlRoutes =
     app.setErrorHandler((err, request, reply) => {
       const error = normalizeError(err);
       // A 500 is a bug: logged with the request id, as the API groups log theirs.
-      if (error.status >= 500) request.log.error({ reqId: request.id, err }, 'request failed');
+      if (error.status >= 500) request.log.error({ ...reqIdField(request), err }, 'request failed');
       const where = error.options.issue?.path.join('.');
       const message = where ? `${where} ${error.options.issue?.problem}` : error.message;
       return reply.code(error.status).send(neutralError(error.status, message));
@@ -304,20 +315,23 @@ export const controlRoutes =
       {
         schema: {
           summary: 'Empty every store, or only the parts named in `only`',
-          querystring: Type.Object({
-            only: Type.Optional(
-              Type.String({
-                pattern: `^(${RESETTABLE.join('|')})(,(${RESETTABLE.join('|')}))*$`,
-                description: `comma-separated: ${RESETTABLE.join(', ')}`,
-              }),
-            ),
-            session: Type.Optional(
-              Type.String({
-                pattern: SESSION_PATTERN,
-                description: 'only what this session made (the clock is shared and stays)',
-              }),
-            ),
-          }),
+          querystring: Type.Object(
+            {
+              only: Type.Optional(
+                Type.String({
+                  pattern: `^(${RESETTABLE.join('|')})(,(${RESETTABLE.join('|')}))*$`,
+                  description: `comma-separated: ${RESETTABLE.join(', ')}`,
+                }),
+              ),
+              session: Type.Optional(
+                Type.String({
+                  pattern: SESSION_PATTERN,
+                  description: 'only what this session made (the clock is shared and stays)',
+                }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
           response: { 200: HealthSchema, ...errors },
         },
       },
@@ -369,9 +383,15 @@ export const controlRoutes =
       );
       app.delete(
         url,
-        { schema: { summary: 'Empty the journal', response: { 200: HealthSchema, ...errors } } },
+        {
+          schema: {
+            summary: "Empty the journal (or one session's part of it)",
+            querystring: SessionQuery,
+            response: { 200: HealthSchema, ...errors },
+          },
+        },
         async (request) => {
-          const session = sessionOf(request);
+          const session = sessionOf(request, request.query.session);
           if (session === undefined) journal.reset();
           else journal.resetSession(session);
           return { status: 'ok' as const };
@@ -422,7 +442,7 @@ export const controlRoutes =
               journalStreamsDropped++;
               request.log.warn(
                 {
-                  reqId: request.id,
+                  ...reqIdField(request),
                   bufferedBytes: buffered,
                   limitBytes: JOURNAL_STREAM_MAX_BUFFERED,
                   dropped: journalStreamsDropped,
@@ -665,10 +685,14 @@ export const controlRoutes =
     app.delete(
       '/faults',
       {
-        schema: { summary: 'Remove every fault rule', response: { 200: HealthSchema, ...errors } },
+        schema: {
+          summary: "Remove every fault rule (or one session's)",
+          querystring: SessionQuery,
+          response: { 200: HealthSchema, ...errors },
+        },
       },
       async (request) => {
-        const session = sessionOf(request);
+        const session = sessionOf(request, request.query.session);
         if (session === undefined) faults.reset();
         else faults.resetSession(session);
         return { status: 'ok' as const };
@@ -680,7 +704,9 @@ export const controlRoutes =
       {
         schema: {
           summary: 'Remove one fault rule',
-          params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+          params: Type.Object({
+            id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+          }),
           response: { 200: HealthSchema, ...errors },
         },
       },
@@ -732,9 +758,15 @@ export const controlRoutes =
 
     app.delete(
       '/replies',
-      { schema: { summary: 'Remove every stub', response: { 200: HealthSchema, ...errors } } },
+      {
+        schema: {
+          summary: "Remove every stub (or one session's)",
+          querystring: SessionQuery,
+          response: { 200: HealthSchema, ...errors },
+        },
+      },
       async (request) => {
-        replies.clearStubs(sessionOf(request));
+        replies.clearStubs(sessionOf(request, request.query.session));
         return { status: 'ok' as const };
       },
     );
@@ -744,7 +776,9 @@ export const controlRoutes =
       {
         schema: {
           summary: 'Remove one stub',
-          params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+          params: Type.Object({
+            id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+          }),
           response: { 200: HealthSchema, ...errors },
         },
       },

@@ -59,6 +59,10 @@ export const JournalDetailSchema = Type.Object({
       'the JSON answer (cut at 8 KiB), or the first 4000 bytes of an event stream as sent',
   }),
   response_truncated: Type.Boolean(),
+  response_withheld: Type.Boolean({
+    description:
+      'a stream answered to a request whose body held a URL credential: not kept (null), for it may echo the credential in pieces',
+  }),
 });
 
 export const CacheListSchema = Type.Object({
@@ -260,7 +264,11 @@ export const journalQueryFields = {
   ),
   session: Type.Optional(Type.String({ pattern: SESSION_PATTERN })),
   since: Type.Optional(
-    Type.Integer({ minimum: 0, description: 'emulator time (epoch ms): entries from then on' }),
+    Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'emulator time (epoch ms): entries from then on',
+    }),
   ),
 };
 

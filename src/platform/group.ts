@@ -19,7 +19,7 @@ import { heldWeight } from './json-body.js';
 import { type MatchContext, type MatchTarget, matchWork, regexScan } from './match.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateLimiter } from './rate-limit.js';
-import { BODY_LIMIT, type GatewayRuntime, holdOpen, pathOf } from './request.js';
+import { BODY_LIMIT, type GatewayRuntime, holdOpen, pathOf, reqIdField } from './request.js';
 import { journalBody, redactUrl } from './secrets.js';
 import { ownerIn, readSession } from './session.js';
 import { normalizeError } from './validation.js';
@@ -132,11 +132,11 @@ export function sendGroupError(
 ): FastifyReply {
   const error = normalizeError(err);
   if (error.status >= 500 && request.fault === undefined) {
-    request.log.error({ reqId: request.id, err }, 'request failed');
+    request.log.error({ ...reqIdField(request), err }, 'request failed');
   } else if (error.status < 500 && DEBUGGING.has(request.log.level)) {
     // Why a request was refused, for whoever debugs a client (LOG_LEVEL=debug).
     request.log.debug(
-      { reqId: request.id, statusCode: error.status, reason: reasonOf(error) },
+      { ...reqIdField(request), statusCode: error.status, reason: reasonOf(error) },
       'request refused',
     );
   }
@@ -515,8 +515,11 @@ export function setupGatewayGroup(
       headers: request.headers,
       rawBody: kept?.text,
       bodyBytes: kept?.bytes,
-      response: capture ? capture.bytes() : request.responseBody,
+      // A stream that may echo a credential of the request (an echo rule) cut into pieces
+      // across its events, which no search of its text would find: not kept.
+      response: capture ? (kept?.redacted ? undefined : capture.bytes()) : request.responseBody,
       responseTruncated: capture?.truncated === true,
+      responseWithheld: capture !== undefined && kept?.redacted === true,
       fault: request.fault,
       aborted: stream?.aborted === true,
       bytesSent: stream?.bytesSent,

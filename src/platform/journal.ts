@@ -11,7 +11,7 @@ import {
   selectPath,
 } from './match.js';
 import { pathOf, REDACTED } from './request.js';
-import { isSecretName, redactUrl } from './secrets.js';
+import { isSecretName, redactUrl, redactUrlsInText, withUrlsRedacted } from './secrets.js';
 
 /** Bodies longer than this are kept as a truncated string instead of parsed JSON. */
 export const JOURNAL_BODY_LIMIT = 8192;
@@ -43,6 +43,8 @@ export interface JournalInput {
   response: string | Buffer | undefined;
   /** The stream went on past what `response` holds. */
   responseTruncated: boolean;
+  /** A stream's answer not kept: its request carried a URL credential it may echo in pieces. */
+  responseWithheld?: boolean;
   fault: string | undefined;
   /** A stream the client left (or that stalled or failed) before it ended. */
   aborted: boolean;
@@ -203,8 +205,12 @@ export class Journal implements Feature {
       bodyBytes: input.bodyBytes ?? raw?.length ?? 0,
       response: response === undefined ? undefined : firstOf(response),
       // A cut stream counts as longer than the limit, so it reads as truncated.
-      responseBytes: input.responseTruncated ? JOURNAL_BODY_LIMIT + 1 : (response?.length ?? 0),
+      responseBytes:
+        input.responseTruncated && !input.responseWithheld
+          ? JOURNAL_BODY_LIMIT + 1
+          : (response?.length ?? 0),
       fault: input.fault,
+      ...(input.responseWithheld ? { responseWithheld: true } : {}),
       aborted: input.aborted,
       bytesSent: input.aborted ? (input.bytesSent ?? 0) : undefined,
     };
@@ -234,20 +240,31 @@ export class Journal implements Feature {
   }
 
   /** One entry by id, with what was answered (`response`), or undefined. */
-  get(id: string): (JournalEntry & { response: unknown; response_truncated: boolean }) | undefined {
+  get(id: string):
+    | (JournalEntry & {
+        response: unknown;
+        response_truncated: boolean;
+        response_withheld: boolean;
+      })
+    | undefined {
     for (const e of this.stored()) {
       if (e.id !== id) continue;
       const truncated = e.responseBytes > JOURNAL_BODY_LIMIT;
       const text = typeof e.response === 'string' ? e.response : e.response?.toString('utf8');
-      let response: unknown = text ?? null;
+      // An answer can echo a URL of the request (an echo rule, a stub's template): its
+      // credentials are redacted as the request's are, when it is read.
+      let response: unknown = text === undefined ? null : redactUrlsInText(text);
       if (text !== undefined && !truncated && text.startsWith('{')) {
         try {
-          response = JSON.parse(text);
-        } catch {
-          response = text;
-        }
+          response = withUrlsRedacted(JSON.parse(text));
+        } catch {}
       }
-      return { ...toWire(e), response, response_truncated: truncated };
+      return {
+        ...toWire(e),
+        response,
+        response_truncated: truncated,
+        response_withheld: e.responseWithheld === true,
+      };
     }
     return undefined;
   }

@@ -209,3 +209,11 @@ function checkEncoding(request: FastifyRequest): void {
     throw new GatewayError(415, `Content-Type charset must be utf-8 (got ${charset}).`);
   }
 }
+
+/**
+ * The request id for a log line: `{ reqId }` when the request's logger does not already carry
+ * it (below `info` no request gets a child logger of its own, see app.ts), else nothing, so that
+ * a line never has the key twice.
+ */
+export const reqIdField = (request: FastifyRequest): { reqId?: string } =>
+  request.log === request.server.log ? { reqId: request.id } : {};

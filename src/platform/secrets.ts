@@ -299,25 +299,32 @@ export function redactBodyUrls(raw: string, body: unknown): string {
  * does, up to `limit` characters; past it only its first `limit` characters, searched as text
  * (JSON escapes read first) and a URL the cut leaves unfinished (its credentials may be cut in
  * two) replaced whole, so that a large body costs its beginning, not a redaction of all of it
- * (15 MB of URLs held the event loop 0.85 s). `bytes`: the length the journal reports.
+ * (15 MB of URLs held the event loop 0.85 s). `bytes`: the length the journal reports;
+ * `redacted`: whether a credential was found (and hidden) in what is kept.
  */
 export function journalBody(
   raw: string,
   body: unknown,
   limit: number,
-): { text: string; bytes: number } {
+): { text: string; bytes: number; redacted: boolean } {
   if (raw.length <= limit) {
     const text = redactBodyUrls(raw, body);
-    return { text, bytes: text.length };
+    return { text, bytes: text.length, redacted: text !== raw };
   }
-  let text = redactedText(readEscapes(raw.slice(0, limit)));
+  const read = readEscapes(raw.slice(0, limit));
+  let text = redactedText(read);
+  let redacted = text !== read;
   const open = unfinishedUrl(text);
-  if (open !== -1) text = `${text.slice(0, open)}${REDACTED}`;
+  if (open !== -1) {
+    text = `${text.slice(0, open)}${REDACTED}`;
+    redacted = true;
+  }
   // At most `limit` characters (a redaction may lengthen them), copied: a slice would be a view
   // that keeps the whole body alive for as long as the journal keeps the entry.
   return {
     text: Buffer.from(text.slice(0, limit), 'utf16le').toString('utf16le'),
     bytes: raw.length,
+    redacted,
   };
 }
 

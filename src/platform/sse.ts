@@ -2,7 +2,7 @@ import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { Pending, SetTimer, Wait } from './clock.js';
 import { Lru } from './lru.js';
-import { holdOpen } from './request.js';
+import { holdOpen, reqIdField } from './request.js';
 import { splitTokens } from './tokens.js';
 
 /**
@@ -452,7 +452,7 @@ export function sendSse(
     const onClose = () => settle('client closed');
     const fail = (err: unknown) => {
       result.reason = 'error';
-      reply.log.error({ reqId: reply.request.id, err }, 'stream failed after it started');
+      reply.log.error({ ...reqIdField(reply.request), err }, 'stream failed after it started');
       res.destroy();
       settle();
     };

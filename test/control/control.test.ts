@@ -390,7 +390,10 @@ describe('logging', () => {
       headers: { authorization: 'Bearer k' },
       payload: { model: 'm', messages: [] },
     });
-    const refused = t.deps.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request refused');
+    const line = t.deps.logs.find((l) => l.includes('"request refused"')) ?? '';
+    // the request id once: a JSON line with a key twice is refused by strict log readers
+    expect(line.match(/"reqId"/g)).toEqual(['"reqId"']);
+    const refused = JSON.parse(line);
     expect(refused).toMatchObject({
       level: 20,
       reqId: 'req_1',
@@ -418,5 +421,88 @@ describe('logging', () => {
   it('warns at start when any key is accepted', async () => {
     t = await buildTestApp();
     expect(t.deps.logs.join('')).toContain('GATEWAY_API_KEYS is not set');
+  });
+});
+
+describe('control calls that change state', () => {
+  const stub = (session: string, reply: string) =>
+    t.inject({
+      method: 'POST',
+      url: '/_emulator/replies',
+      headers: { 'x-emulator-session': session },
+      payload: { reply },
+    });
+  const stubs = async () =>
+    (await t.inject({ url: '/_emulator/replies' }))
+      .json()
+      .replies.map((r: { session: string; reply: string }) => `${r.session}:${r.reply}`);
+
+  it('refuse a query parameter they do not take (a mistyped `only` resets nothing)', async () => {
+    t = await buildTestApp();
+    await stub('a', 'kept');
+    const calls: Array<[method: 'POST' | 'DELETE', url: string, payload?: object]> = [
+      ['POST', '/_emulator/reset?onyl=faults'],
+      ['POST', '/_emulator/reset?sesion=a'],
+      ['DELETE', '/_emulator/faults?session=a&x=1'],
+      ['POST', '/_emulator/clock/advance?ms=5', { ms: 1 }],
+      ['DELETE', '/_emulator/replies/1?force=1'],
+    ];
+    for (const [method, url, payload] of calls) {
+      const res = await t.inject({ method, url, ...(payload ? { payload } : {}) });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().error.type).toBe('invalid_request_error');
+      expect(res.json().error.message).toMatch(
+        /^(onyl|sesion|x|ms|force) is not a permitted field$/,
+      );
+    }
+    expect(await stubs()).toEqual(['a:kept']);
+    expect((await t.inject({ url: '/_emulator/clock' })).json()).toEqual({ now: T0, offset_ms: 0 });
+  });
+
+  it('empty one session with `?session=` (stubs, faults, the journal), as the header does', async () => {
+    t = await buildTestApp();
+    await stub('a', 'one');
+    await stub('b', 'two');
+    for (const session of ['a', 'b']) {
+      await t.inject({
+        method: 'POST',
+        url: '/_emulator/faults',
+        headers: { 'x-emulator-session': session },
+        payload: { path: '/v1/chat/completions', status: 503 },
+      });
+      await chat(`from ${session}`);
+    }
+    expect(
+      (await t.inject({ method: 'DELETE', url: '/_emulator/replies?session=a' })).statusCode,
+    ).toBe(200);
+    expect(await stubs()).toEqual(['b:two']);
+    await t.inject({ method: 'DELETE', url: '/_emulator/faults?session=a' });
+    const faults = (await t.inject({ url: '/_emulator/faults' })).json().faults;
+    expect(faults.map((f: { session: string }) => f.session)).toEqual(['b']);
+    const sessions = async () =>
+      (await t.inject({ url: '/_emulator/journal' }))
+        .json()
+        .requests.map((e: { session: string }) => e.session);
+    const before = await sessions();
+    await t.inject({ method: 'DELETE', url: '/_emulator/journal?session=nobody' });
+    expect(await sessions()).toEqual(before);
+    await t.inject({ method: 'DELETE', url: '/_emulator/journal?session=default' });
+    expect(await sessions()).toEqual(before.filter((s: string) => s !== 'default'));
+    // the query and the header must agree
+    const both = await t.inject({
+      method: 'DELETE',
+      url: '/_emulator/replies?session=a',
+      headers: { 'x-emulator-session': 'b' },
+    });
+    expect(both.statusCode).toBe(400);
+    expect(await stubs()).toEqual(['b:two']);
+  });
+
+  it('refuse a number past the safe integers in a journal query (`since=1e400`) and an id', async () => {
+    t = await buildTestApp();
+    expect((await t.inject({ url: '/_emulator/journal?since=1e400' })).statusCode).toBe(400);
+    expect((await t.inject({ method: 'DELETE', url: '/_emulator/faults/1e400' })).statusCode).toBe(
+      400,
+    );
   });
 });

@@ -117,6 +117,60 @@ describe('credentials in URLs a body carries', () => {
   });
 });
 
+describe('credentials a reply echoes', () => {
+  const url = 'http://alice:Pw0rdXYZ@db.internal/x?token=TOK123456';
+  const hidden = 'http://alice:[REDACTED]@db.internal/x?token=[REDACTED]';
+  const detail = async () => {
+    const [entry] = await journal();
+    const res = await t.inject({ url: `/_emulator/journal/${entry?.id}` });
+    expect(res.statusCode).toBe(200);
+    return res;
+  };
+
+  it('are hidden in a JSON answer kept by the journal (the echo rule, both text APIs)', async () => {
+    t = await buildTestApp();
+    const chat = await ask(`[demo] echo ${url}`);
+    expect(chat.json().choices[0].message.content).toContain(url); // the client gets its echo
+    let shown = await detail();
+    expect(shown.body).not.toMatch(/Pw0rdXYZ|TOK123456/);
+    expect(shown.json().response.choices[0].message.content).toContain(hidden);
+    expect(shown.json().response_withheld).toBe(false);
+    await t.inject({ method: 'DELETE', url: '/_emulator/journal' });
+    await t.messages({
+      model: 'm',
+      max_tokens: 200,
+      messages: [{ role: 'user', content: `[demo] echo ${url}` }],
+    });
+    shown = await detail();
+    expect(shown.body).not.toMatch(/Pw0rdXYZ|TOK123456/);
+    expect(shown.json().response.content[0].text).toContain(hidden);
+  });
+
+  it('are not kept in pieces: a stream answering a body with a URL credential is withheld', async () => {
+    t = await buildTestApp();
+    const res = await t.chat({
+      model: 'm',
+      stream: true,
+      messages: [{ role: 'user', content: `[demo] echo ${url}` }],
+    });
+    expect(res.body).toContain('Pw0r'); // streamed to the client, a token at a time
+    const shown = await detail();
+    expect(shown.body).not.toMatch(/Pw0r|TOK1/);
+    expect(shown.json()).toMatchObject({
+      status: 200,
+      response: null,
+      response_truncated: false,
+      response_withheld: true,
+    });
+    // a stream whose request held no credential is kept
+    await t.inject({ method: 'DELETE', url: '/_emulator/journal' });
+    await t.chat({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hello' }] });
+    const plain = (await detail()).json();
+    expect(plain.response_withheld).toBe(false);
+    expect(plain.response).toMatch(/^data: /);
+  });
+});
+
 describe('credentials in URLs a large body carries', () => {
   it('are hidden in what the journal keeps of it (its first 8 KiB), the body reported truncated', async () => {
     t = await buildTestApp();

@@ -150,7 +150,7 @@ describe('journalBody', () => {
     const body = { url: 'https://u:secret@h.example/a?token=t1&v=2' };
     const raw = JSON.stringify(body);
     const text = redactBodyUrls(raw, body);
-    expect(journalBody(raw, body, 8192)).toEqual({ text, bytes: text.length });
+    expect(journalBody(raw, body, 8192)).toEqual({ text, bytes: text.length, redacted: true });
     expect(text).not.toContain('secret');
   });
 
@@ -160,8 +160,9 @@ describe('journalBody', () => {
     // URLs JSON escapes hide from a search of the text: `\/` and `\u0068`
     const raw = `{"a":"https:\\/\\/u:hidden1@h.example\\/","b":"\\u0068ttps://u:hidden2@h.example/",${JSON.stringify({ messages: [{ role: 'user', content }] }).slice(1)}`;
     expect(JSON.parse(raw).a).toBe('https://u:hidden1@h.example/');
-    const { text, bytes } = journalBody(raw, JSON.parse(raw), 1000);
+    const { text, bytes, redacted } = journalBody(raw, JSON.parse(raw), 1000);
     expect(bytes).toBe(raw.length);
+    expect(redacted).toBe(true);
     expect(text.length).toBeLessThanOrEqual(1000);
     expect(text).not.toMatch(/secret|hidden|sig=s/);
     expect(text).toContain('https://u:[REDACTED]@h.example/x?sig=[REDACTED]&v=0');
@@ -170,10 +171,21 @@ describe('journalBody', () => {
   it('replaces a URL the cut leaves unfinished whole: a password cut in two is not half shown', () => {
     const raw = JSON.stringify({ a: 'x'.repeat(980), url: 'https://user:longpassword@h.example/' });
     const cut = raw.indexOf('longpass') + 4;
-    const { text } = journalBody(raw, JSON.parse(raw), cut);
+    const { text, redacted } = journalBody(raw, JSON.parse(raw), cut);
     expect(text).toBe(`${raw.slice(0, raw.indexOf('https://'))}[REDACTED]`);
+    expect(redacted).toBe(true);
     // a finished URL before the cut is kept (redacted as usual)
     const done = JSON.stringify({ url: 'https://h.example/a', rest: 'y'.repeat(2000) });
-    expect(journalBody(done, JSON.parse(done), 100).text).toBe(done.slice(0, 100));
+    expect(journalBody(done, JSON.parse(done), 100)).toEqual({
+      text: done.slice(0, 100),
+      bytes: done.length,
+      redacted: false,
+    });
+    const plain = JSON.stringify({ url: 'https://h.example/a' });
+    expect(journalBody(plain, JSON.parse(plain), 100)).toEqual({
+      text: plain,
+      bytes: plain.length,
+      redacted: false,
+    });
   });
 });
