@@ -27,6 +27,7 @@ import {
   lastTokenIdOf,
   limitsOf,
   reasoningEffortsOf,
+  seesImages,
 } from '../text/models.js';
 import type { ChatPromptPart } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
@@ -357,13 +358,18 @@ interface Media {
   blobs: string[];
 }
 
-/** The tokens and identity of one user message's media parts. */
-function readMedia(message: ChatMessage, i: number): Media {
+/** The tokens and identity of one user message's media parts (`images`: the model sees them). */
+function readMedia(message: ChatMessage, i: number, images: boolean): Media {
   const media: Media = { tokens: 0, audioTokens: 0, blobs: [] };
   if (message.role !== 'user' || typeof message.content === 'string') return media;
   message.content.forEach((part, j) => {
     const path = ['messages', i, 'content', j];
     if (part.type === 'image_url') {
+      if (!images) {
+        // upstream's `param`, dots before the indexes and all
+        const param = `messages.[${i}].content.[${j}].type`;
+        throw refuse('Invalid content type. image_url is only supported by certain models.', param);
+      }
       const { url, detail } = part.image_url;
       const data = parseDataUrl(url);
       if (data) {
@@ -523,7 +529,7 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
     });
   }
   body.messages.forEach((message, i) => {
-    const media = readMedia(message, i);
+    const media = readMedia(message, i, seesImages(body.model));
     audioTokens += media.audioTokens;
     const calls =
       message.role === 'assistant'
@@ -586,12 +592,43 @@ function checkLimitParams(body: ChatCompletionRequest): void {
       'unsupported_parameter',
     );
   }
+  checkSampling(body);
+}
+
+/**
+ * A reasoning model that reasons (GPT-5.1 and later reason only when `reasoning_effort` is not
+ * `none`, their default) samples as it sees fit: `temperature` other than 1, `top_p` other than
+ * 1, a presence or frequency penalty other than 0, and `logprobs` are refused, in upstream's
+ * words. (The default values themselves are let through, as clients that always send them do.)
+ * @see https://platform.openai.com/docs/guides/reasoning#limitations
+ * @see https://github.com/vercel/ai/issues/10932
+ * @see https://github.com/simonw/llm/issues/731
+ */
+function checkSampling(body: ChatCompletionRequest): void {
+  if ((body.reasoning_effort ?? defaultEffortOf(body.model)) === 'none') return;
   if (body.temperature != null && body.temperature !== 1) {
     throw refuse(
       `Unsupported value: 'temperature' does not support ${body.temperature} with this model. Only the default (1) value is supported.`,
       'temperature',
       'unsupported_value',
     );
+  }
+  const changed = (
+    [
+      ['top_p', body.top_p, 1],
+      ['presence_penalty', body.presence_penalty, 0],
+      ['frequency_penalty', body.frequency_penalty, 0],
+    ] as const
+  ).find(([, value, fallback]) => value != null && value !== fallback);
+  if (changed) {
+    throw refuse(
+      `Unsupported parameter: '${changed[0]}' is not supported with this model.`,
+      changed[0],
+      'unsupported_parameter',
+    );
+  }
+  if (body.logprobs === true) {
+    throw refuse('You are not allowed to request logprobs from this model', 'logprobs');
   }
 }
 

@@ -88,6 +88,18 @@ export function lastTokenIdOf(model: string): number {
 }
 
 /**
+ * Whether a chat model takes images (`image_url` parts): all but GPT-3.5 Turbo, the GPT-4 of
+ * 2023 (`gpt-4`, `gpt-4-0613`, `gpt-4-32k`, `gpt-4-1106-preview`... but `gpt-4-turbo` and
+ * `gpt-4-1106-vision-preview`, which see) and the o-series'
+ * `o1-mini` and `o3-mini`. A name the table does not know (a deployment's) takes them.
+ * @see https://github.com/vllm-project/vllm/issues/11629
+ * @see https://github.com/browser-use/web-ui/issues/274
+ * @see https://platform.openai.com/docs/guides/images-vision
+ */
+export const seesImages = (model: string): boolean =>
+  !/^(gpt-3\.5-turbo|gpt-4(-0314|-0613|-32k|-\d{4}-preview$|$)|o1-mini|o3-mini)/.test(model);
+
+/**
  * The reasoning models (the o-series, GPT-5 but its `gpt-5-chat` snapshots): they take
  * `max_completion_tokens` only, and the default `temperature` only.
  * @see https://learn.microsoft.com/en-us/azure/ai-services/openai/how-to/reasoning

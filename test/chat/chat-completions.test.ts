@@ -220,6 +220,55 @@ describe('POST /v1/chat/completions', () => {
     expect(res.statusCode).toBe(200);
   });
 
+  it('lets a reasoning model sample as asked when it does not reason, and takes the default values when it does', async () => {
+    const sampled = {
+      temperature: 0.2,
+      top_p: 0.5,
+      presence_penalty: 1,
+      frequency_penalty: 1,
+      logprobs: true,
+    };
+    for (const body of [
+      { model: 'gpt-5.1', ...sampled },
+      { model: 'gpt-5.2-2025-12-11', reasoning_effort: 'none', ...sampled },
+      {
+        model: 'o3',
+        temperature: 1,
+        top_p: 1,
+        presence_penalty: 0,
+        frequency_penalty: 0,
+        logprobs: false,
+      },
+      { model: 'my-deployment', ...sampled },
+    ]) {
+      const res = await post({ ...body, messages: [{ role: 'user', content: 'x' }] });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+  });
+
+  it('takes image_url parts on the models that see (a name it does not know among them)', async () => {
+    for (const model of [
+      'gpt-4o',
+      'gpt-4-turbo',
+      'gpt-4-1106-vision-preview',
+      'gpt-4.1-mini',
+      'o3',
+      'gpt-5',
+      'my-deployment',
+    ]) {
+      const res = await post({
+        model,
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }],
+          },
+        ],
+      });
+      expect(res.statusCode, `${model}: ${res.body}`).toBe(200);
+    }
+  });
+
   it('takes null for every optional parameter, enums and tool_choice included, as if it were absent', async () => {
     const nulls = {
       reasoning_effort: null,
@@ -364,6 +413,55 @@ describe('chat completions validation', () => {
         'unsupported_value',
       ),
     ],
+    [
+      { ...base, model: 'gpt-5.1', reasoning_effort: 'low', temperature: 0.5 },
+      error(
+        "Unsupported value: 'temperature' does not support 0.5 with this model. Only the default (1) value is supported.",
+        'temperature',
+        'unsupported_value',
+      ),
+    ],
+    ...(
+      [
+        ['o3', 'top_p', 0.5],
+        ['gpt-5', 'presence_penalty', 0.5],
+        ['o1', 'frequency_penalty', -1],
+        ['gpt-5.2', 'top_p', 0.9, 'high'],
+      ] as const
+    ).map(([model, name, value, effort]): [object, object] => [
+      { ...base, model, [name]: value, ...(effort ? { reasoning_effort: effort } : {}) },
+      error(
+        `Unsupported parameter: '${name}' is not supported with this model.`,
+        name,
+        'unsupported_parameter',
+      ),
+    ]),
+    [
+      { ...base, model: 'o4-mini', logprobs: true },
+      error('You are not allowed to request logprobs from this model', 'logprobs', null),
+    ],
+    ...['gpt-3.5-turbo', 'gpt-4', 'gpt-4-0613', 'gpt-4-32k', 'o3-mini'].map(
+      (model): [object, object] => [
+        {
+          ...base,
+          model,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'what is this' },
+                { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+              ],
+            },
+          ],
+        },
+        error(
+          'Invalid content type. image_url is only supported by certain models.',
+          'messages.[0].content.[1].type',
+          null,
+        ),
+      ],
+    ),
     [
       { ...base, model: 7 },
       error("Invalid type for 'model': must be a string.", 'model', 'invalid_type'),
