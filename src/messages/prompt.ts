@@ -21,9 +21,12 @@ import { decodeImage, PDF_MAX_PAGES, PDF_PAGE_TOKENS, pdfPages } from '../text/m
 import {
   compacts,
   keepsAllThinking,
+  refusesEffort,
   refusesPrefill,
+  refusesSampling,
   takesOneSampler,
   takesSystemMessages,
+  thinkingOf,
 } from '../text/models.js';
 import {
   type CacheTtl,
@@ -272,6 +275,44 @@ function readChoice(body: Request, names: ReadonlySet<string>): ToolChoice {
  * tools, where the budget covers every thinking block of the turn and may exceed `max_tokens`.
  * @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking#interleaved-thinking
  */
+/**
+ * What a model takes of thinking, sampling and effort, refused in upstream's words: thinking on
+ * a model without it, `adaptive` on one before it, `enabled` on one that only adapts; sampling
+ * parameters on Opus 4.7 and later; `output_config.effort` on a model before it.
+ * @see https://github.com/anthropics/claude-code/issues/2245
+ * @see https://github.com/askalf/dario/pull/273
+ * @see https://github.com/microsoft/vscode/issues/311862
+ * @see https://github.com/Oaklight/llm-rosetta/pull/289
+ */
+function checkModelParams(body: Request): void {
+  const type = body.thinking?.type;
+  if (type === 'enabled' || type === 'adaptive') {
+    const takes = thinkingOf(body.model);
+    if (takes === 'none') {
+      throw new GatewayError(400, `'${body.model}' does not support thinking.`);
+    }
+    if (type === 'adaptive' && takes === 'manual') {
+      throw new GatewayError(400, 'adaptive thinking is not supported on this model');
+    }
+    if (type === 'enabled' && takes === 'adaptive') {
+      throw new GatewayError(
+        400,
+        '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+      );
+    }
+  }
+  if (refusesSampling(body.model)) {
+    for (const name of ['temperature', 'top_p', 'top_k'] as const) {
+      if (body[name] !== undefined) {
+        throw new GatewayError(400, `\`${name}\` is deprecated for this model.`);
+      }
+    }
+  }
+  if (body.output_config?.effort != null && refusesEffort(body.model)) {
+    throw new GatewayError(400, 'This model does not support the effort parameter');
+  }
+}
+
 function readThinking(body: Request, choice: ToolChoice, interleaved: boolean): boolean {
   const thinking = body.thinking;
   if (!thinking || thinking.type === 'disabled') return false;
@@ -615,6 +656,7 @@ export function readPrompt(
   const reader = new BlockReader();
   const { defs, names } = readTools(body.tools ?? [], reader);
   const choice = readChoice(body, names);
+  checkModelParams(body);
   const interleaved = betas.has(INTERLEAVED_THINKING) && (body.tools?.length ?? 0) > 0;
   const thinking = readThinking(body, choice, interleaved);
   const final = body.messages[body.messages.length - 1];

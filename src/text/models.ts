@@ -182,6 +182,41 @@ export const takesOneSampler = (model: string): boolean =>
 export const refusesPrefill = (model: string): boolean => CLAUDE_4_6_ON.test(model);
 
 /**
+ * What a Claude model makes of thinking: `none` for the 3 family but 3.7 Sonnet (no extended
+ * thinking); `manual` for 3.7 Sonnet and the 4 models before 4.6 (`enabled` with a budget, not
+ * `adaptive`); `adaptive` for Opus 4.7 and later and Sonnet 5 and later (`adaptive` only, its
+ * depth set by `output_config.effort`); `both` for the 4.6 models and another name (Haiku 5.5, a
+ * gateway's own name).
+ * @see https://platform.claude.com/docs/en/about-claude/models/extended-thinking-models
+ * @see https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking
+ * @see https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-thinking.html
+ */
+export function thinkingOf(model: string): 'none' | 'manual' | 'adaptive' | 'both' {
+  if (/^claude-(3-7-sonnet|(opus|sonnet)-4(-[0-5])?(-\d{8})?$|haiku-4)/.test(model))
+    return 'manual';
+  if (/^claude-(\d|instant)/.test(model)) return 'none';
+  if (/^claude-(opus-(4-([7-9]|\d\d)|[5-9])|sonnet-[5-9])/.test(model)) return 'adaptive';
+  return 'both';
+}
+
+/**
+ * The Claude models that take no sampling parameters (`temperature`, `top_p`, `top_k`): Opus 4.7
+ * and later.
+ * @see https://platform.claude.com/docs/en/about-claude/models/whats-new-claude-4-7
+ * @see https://github.com/UKGovernmentBEIS/inspect_ai/issues/3721
+ */
+export const refusesSampling = (model: string): boolean =>
+  /^claude-opus-(4-([7-9]|\d\d)|[5-9])/.test(model);
+
+/**
+ * The Claude models that refuse `output_config.effort`: the 3 family, and the 4 models before
+ * Opus 4.5 and Sonnet 4.6 (Haiku 4.5 and Sonnet 4.5 among them).
+ * @see https://platform.claude.com/docs/en/build-with-claude/effort
+ */
+export const refusesEffort = (model: string): boolean =>
+  /^claude-(\d|instant|haiku-4|sonnet-4(-[0-5])?(-\d{8})?$|opus-4(-[0-4])?(-\d{8})?$)/.test(model);
+
+/**
  * Claude models from before compaction (`compact_20260112`, and on demand): the 3 family and
  * older, Haiku before 5, Opus and Sonnet before 4.6. Another name (the 4.6 models and later,
  * Haiku 5.5, Mythos, a gateway's own name) may compact.

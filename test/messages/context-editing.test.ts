@@ -261,7 +261,7 @@ describe('context editing: the beta and its rules', () => {
     ],
     [
       { edits: [{ type: 'clear_tool_uses_20250919' }, { type: 'clear_thinking_20251015' }] },
-      { thinking: { type: 'adaptive' } },
+      { model: 'claude-sonnet-4-6', thinking: { type: 'adaptive' } },
       'context_management: `clear_thinking_20251015` must be the first strategy in `context_management.edits` when provided',
     ],
     [

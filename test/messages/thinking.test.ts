@@ -214,6 +214,89 @@ describe('extended thinking', () => {
   });
 });
 
+describe('what a model takes of thinking, sampling and effort', () => {
+  const refused = async (extra: object, message: string) => {
+    const res = await ask(extra);
+    expect(res.statusCode, JSON.stringify(extra)).toBe(400);
+    expect(res.json()).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message },
+      request_id: expect.any(String),
+    });
+  };
+  const ADAPTIVE = { type: 'adaptive' };
+
+  it.each([
+    [
+      { model: 'claude-3-5-sonnet-20241022' },
+      "'claude-3-5-sonnet-20241022' does not support thinking.",
+    ],
+    [
+      { model: 'claude-3-opus-20240229', thinking: ADAPTIVE },
+      "'claude-3-opus-20240229' does not support thinking.",
+    ],
+    [
+      { model: 'claude-sonnet-4-5', thinking: ADAPTIVE },
+      'adaptive thinking is not supported on this model',
+    ],
+    [
+      { model: 'claude-opus-4-5-20251101', thinking: ADAPTIVE },
+      'adaptive thinking is not supported on this model',
+    ],
+    [
+      { model: 'claude-3-7-sonnet-20250219', thinking: ADAPTIVE },
+      'adaptive thinking is not supported on this model',
+    ],
+    [
+      { model: 'claude-opus-4-7' },
+      '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+    ],
+    [
+      { model: 'claude-sonnet-5' },
+      '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+    ],
+    [
+      { model: 'claude-opus-4-7', thinking: undefined, temperature: 0.5 },
+      '`temperature` is deprecated for this model.',
+    ],
+    [
+      { model: 'claude-opus-4-8', thinking: ADAPTIVE, top_p: 0.99 },
+      '`top_p` is deprecated for this model.',
+    ],
+    [
+      { model: 'claude-opus-4-7', thinking: undefined, top_k: 5 },
+      '`top_k` is deprecated for this model.',
+    ],
+    [
+      { model: 'claude-haiku-4-5', thinking: undefined, output_config: { effort: 'low' } },
+      'This model does not support the effort parameter',
+    ],
+    [
+      { model: 'claude-sonnet-4-5', thinking: undefined, output_config: { effort: 'high' } },
+      'This model does not support the effort parameter',
+    ],
+  ])("refuses %j in upstream's words", async (extra, message) => {
+    await refused(extra, message);
+  });
+
+  it('takes what each model takes (and every setting on a name it does not know)', async () => {
+    for (const extra of [
+      { model: 'claude-3-7-sonnet-20250219' },
+      { model: 'claude-sonnet-4-5' },
+      { model: 'claude-sonnet-4-6', thinking: ADAPTIVE, output_config: { effort: 'low' } },
+      { model: 'claude-sonnet-4-6' },
+      { model: 'claude-opus-4-5', thinking: undefined, output_config: { effort: 'high' } },
+      { model: 'claude-opus-4-7', thinking: ADAPTIVE, output_config: { effort: 'max' } },
+      { model: 'claude-3-5-haiku-20241022', thinking: { type: 'disabled' }, temperature: 0.2 },
+      { model: 'claude-like', thinking: ADAPTIVE, output_config: { effort: 'low' } },
+      { model: 'claude-like', temperature: 1, top_p: 0.99 },
+    ]) {
+      const res = await ask(extra);
+      expect(res.statusCode, `${JSON.stringify(extra)}: ${res.body}`).toBe(200);
+    }
+  });
+});
+
 describe('streamed thinking and tool use', () => {
   it('sends thinking_delta then signature_delta, then the text, then input_json_delta pieces, in order', async () => {
     const tools = [
