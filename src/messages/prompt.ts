@@ -37,6 +37,7 @@ import {
 } from '../text/prompt-cache.js';
 import { replyPrompt } from '../text/replies.js';
 import { ToolsMemo } from '../text/tools-memo.js';
+import { type CitedSource, citeDocument, citeSearchResult, MAX_CITED } from './citations.js';
 import type {
   CacheControl,
   ClearToolUsesEdit,
@@ -48,6 +49,7 @@ import type {
   ImageBlock,
   MessageParam,
   MessagesRequest,
+  SearchResultBlock,
   ToolParam,
 } from './schemas.js';
 import { SERVER_TOOL_RESULTS } from './schemas.js';
@@ -82,6 +84,8 @@ export interface MessagesPrompt {
   summarized?: { message: number; summary: string };
   /** On-demand compaction (top-level `compaction`): the summary is the whole answer. */
   summarize?: { instructions: string | undefined };
+  /** What the answer quotes, with citations on (see citations.ts). */
+  cited?: CitedSource[];
 }
 
 /** What a `compact_20260112` edit asks for. */
@@ -409,6 +413,29 @@ class BlockReader {
   readonly blocks: PromptBlock[] = [];
   readonly marks: Breakpoint[] = [];
   images = 0;
+  /** Documents and search results read so far (their citation indexes count them all). */
+  private documents = 0;
+  private searchResults = 0;
+  /** What the answer quotes: the first MAX_CITED sources with citations on. */
+  readonly cited: CitedSource[] = [];
+
+  /** Keeps a source's quote, when its citations are on and the answer quotes no more yet. */
+  private cite(quote: () => CitedSource | undefined) {
+    if (this.dropping || this.cited.length >= MAX_CITED) return;
+    const found = quote();
+    if (found) this.cited.push(found);
+  }
+
+  searchResult(block: SearchResultBlock, path: PathSegment[], opens?: Role) {
+    const index = this.searchResults++;
+    if (block.citations?.enabled === true) this.cite(() => citeSearchResult(block, index));
+    this.text(
+      [block.source, block.title, ...block.content.map((c) => c.text)].join('\n'),
+      path,
+      block.cache_control,
+      opens,
+    );
+  }
   /** Blocks read now are checked but left out of the prompt (before a compaction block). */
   dropping = false;
   /** Image sides to check once the request's image count is known. */
@@ -463,6 +490,8 @@ class BlockReader {
   }
 
   document(block: DocumentBlock, path: PathSegment[], opens?: Role) {
+    const index = this.documents++;
+    if (block.citations?.enabled === true) this.cite(() => citeDocument(block, index));
     const { source } = block;
     const frame = [block.title, block.context].filter(Boolean).join('\n');
     let text = frame;
@@ -770,12 +799,7 @@ export function readPrompt(
           reader.document(block, at, first());
           break;
         case 'search_result':
-          reader.text(
-            [block.source, block.title, ...block.content.map((c) => c.text)].join('\n'),
-            at,
-            block.cache_control,
-            first(),
-          );
+          reader.searchResult(block, at, first());
           break;
         case 'tool_use':
         case 'server_tool_use':
@@ -802,12 +826,7 @@ export function readPrompt(
               if (item.type === 'image') reader.image(item, inner);
               else if (item.type === 'document') reader.document(item, inner);
               else if (item.type === 'text') reader.text(item.text, inner, item.cache_control);
-              else
-                reader.text(
-                  [item.source, item.title, ...item.content.map((c) => c.text)].join('\n'),
-                  inner,
-                  item.cache_control,
-                );
+              else reader.searchResult(item, inner);
             });
             if (block.cache_control) reader.add({ text: '', tokens: 0 }, at, block.cache_control);
           } else {
@@ -898,6 +917,7 @@ export function readPrompt(
     head,
     ...(summarized ? { summarized: { message: compactedAt, summary: summarized.summary } } : {}),
     ...(summarize ? { summarize } : {}),
+    ...(reader.cited.length > 0 ? { cited: reader.cited } : {}),
   };
 }
 

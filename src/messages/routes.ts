@@ -147,7 +147,15 @@ export const messagesRoutes =
         if (compacted) limit = outputLimit(body, compacted.scan.total);
         const done = compaction?.pause
           ? PAUSED
-          : await planMessage(body, prompt.turn, replies, ids, limit, matchContext(request));
+          : await planMessage(
+              body,
+              prompt.turn,
+              replies,
+              ids,
+              limit,
+              matchContext(request),
+              prompt.cited,
+            );
         // Everything that can refuse the request has run: only now may the cache change.
         const read = promptCache.commit(scan, request.receivedAt);
         let usage: Usage;

@@ -450,6 +450,7 @@ export type ContentBlockParam = Static<typeof ContentBlockParam>;
 export type TextBlock = Static<typeof TextBlockSchema>;
 export type ImageBlock = Static<typeof ImageBlockSchema>;
 export type DocumentBlock = Static<typeof DocumentBlockSchema>;
+export type SearchResultBlock = Static<typeof SearchResultBlockSchema>;
 export type ToolResultBlock = Static<typeof ToolResultBlockSchema>;
 export type CustomTool = Static<typeof CustomToolSchema>;
 export type ToolParam = Static<typeof Tool>;
@@ -495,6 +496,43 @@ export const UsageSchema = Type.Object({
 });
 export type Usage = Static<typeof UsageSchema>;
 
+/**
+ * Where a cited text is, in a document or search result of the request (README "Citations"):
+ * characters of a plain-text document, blocks of a custom-content one, blocks of a search
+ * result; indexes from 0, ends exclusive.
+ * @see https://platform.claude.com/docs/en/build-with-claude/citations
+ */
+export const CitationSchema = Type.Union([
+  Type.Object({
+    type: Type.Literal('char_location'),
+    cited_text: Type.String(),
+    document_index: Type.Integer(),
+    document_title: Type.Union([Type.String(), Type.Null()]),
+    start_char_index: Type.Integer(),
+    end_char_index: Type.Integer(),
+    file_id: Type.Null(),
+  }),
+  Type.Object({
+    type: Type.Literal('content_block_location'),
+    cited_text: Type.String(),
+    document_index: Type.Integer(),
+    document_title: Type.Union([Type.String(), Type.Null()]),
+    start_block_index: Type.Integer(),
+    end_block_index: Type.Integer(),
+    file_id: Type.Null(),
+  }),
+  Type.Object({
+    type: Type.Literal('search_result_location'),
+    cited_text: Type.String(),
+    search_result_index: Type.Integer(),
+    source: Type.String(),
+    title: Type.Union([Type.String(), Type.Null()]),
+    start_block_index: Type.Integer(),
+    end_block_index: Type.Integer(),
+  }),
+]);
+export type Citation = Static<typeof CitationSchema>;
+
 export const ResponseBlockSchema = Type.Union([
   Type.Object({
     type: Type.Literal('thinking'),
@@ -502,7 +540,13 @@ export const ResponseBlockSchema = Type.Union([
     signature: Type.String(),
   }),
   Type.Object({ type: Type.Literal('redacted_thinking'), data: Type.String() }),
-  Type.Object({ type: Type.Literal('text'), text: Type.String() }),
+  Type.Object({
+    type: Type.Literal('text'),
+    text: Type.String(),
+    citations: Type.Optional(
+      Type.Array(CitationSchema, { description: 'with citations enabled: where the text is from' }),
+    ),
+  }),
   Type.Object({
     type: Type.Literal('tool_use'),
     id: Type.String(),

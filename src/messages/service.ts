@@ -15,6 +15,7 @@ import { finishText } from '../text/finish.js';
 import { limitsOf } from '../text/models.js';
 import type { CacheUsage } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
+import type { CitedSource } from './citations.js';
 import type {
   ContextManagementResponse,
   Message,
@@ -47,6 +48,8 @@ export async function planMessage(
   /** The tokens the reply may have: `max_tokens`, or less when the context window ends first. */
   limit: number,
   context?: MatchContext,
+  /** With citations on: the quotes a finished text answer ends with (see citations.ts). */
+  cited: readonly CitedSource[] = [],
 ): Promise<MessageDone> {
   const [chosen] = await replies.replies(turn, 1, context);
   if (!chosen) throw new Error('the reply engine answered nothing');
@@ -80,6 +83,17 @@ export async function planMessage(
   // refuses when a client sends it back).
   // @see https://github.com/anthropics/anthropic-sdk-typescript/issues/399
   if (done.text !== '') content.push({ type: 'text', text: done.text });
+  // A text answer that ended of itself quotes its sources, each in a block of its own, as far
+  // as the limit lets whole quotes in (a structured answer is the format's JSON alone).
+  if (done.reason === 'end' && chosen.calls.length === 0 && turn.output === undefined) {
+    for (const { text, citation } of cited) {
+      const tokens = countTokens(text);
+      if (tokens > budget) break;
+      content.push({ type: 'text', text, citations: [citation] });
+      outputTokens += tokens;
+      budget -= tokens;
+    }
+  }
   for (const call of calls) {
     content.push({
       type: 'tool_use',
@@ -226,7 +240,9 @@ function deltaTemplate(index: number, kind: string, field: string): FrameTemplat
 const blockStart = (index: number, block: ResponseBlock) => {
   const empty =
     block.type === 'text'
-      ? { type: 'text', text: '' }
+      ? block.citations
+        ? { type: 'text', text: '', citations: [] }
+        : { type: 'text', text: '' }
       : block.type === 'thinking'
         ? { type: 'thinking', thinking: '', signature: '' }
         : block.type === 'tool_use'
@@ -290,7 +306,8 @@ const startUsage = ({ iterations: _, ...usage }: Usage): Usage => usage;
 
 /**
  * The event stream: message_start; per content block content_block_start, its deltas
- * (`thinking_delta` then one `signature_delta`; `text_delta`; `input_json_delta`), 4 tokens
+ * (`thinking_delta` then one `signature_delta`; a quote's `citations_delta` then its
+ * `text_delta`; `text_delta`; `input_json_delta`), 4 tokens
  * each (a threshold compaction's summary: one `compaction_delta`; an on-demand one's none: it
  * starts whole), and content_block_stop, with a ping after the first start; message_delta
  * (cumulative usage, and the iterations); message_stop. The first delta waits `firstMs`,
@@ -327,6 +344,21 @@ export const messageStream = (
       const block = done.content[index] as ResponseBlock;
       sink.event('content_block_start', blockStart(index, block));
       if (index === 0) sink.event('ping', '{"type":"ping"}');
+      // A quote's citations come first, one citations_delta each, then its text.
+      for (const citation of (block.type === 'text' && block.citations) || []) {
+        const pause = started ? pacing.betweenMs : pacing.firstMs;
+        started = true;
+        if (pause > 0 || sink.due) yield pause;
+        if (sink.stopped) return;
+        sink.event(
+          'content_block_delta',
+          JSON.stringify({
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'citations_delta', citation },
+          }),
+        );
+      }
       for (const { text, tokens, template } of blockDeltas(index, block)) {
         // The signature is one delta, whatever its length; other texts go 4 tokens a delta.
         const pieces = tokens === 0 ? onePiece(text) : jsonPieces(text, tokens);
