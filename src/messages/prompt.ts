@@ -20,6 +20,7 @@ import {
 import { decodeImage, PDF_MAX_PAGES, PDF_PAGE_TOKENS, pdfPages } from '../text/media.js';
 import {
   compacts,
+  interleavesByBeta,
   keepsAllThinking,
   refusesEffort,
   refusesPrefill,
@@ -686,7 +687,10 @@ export function readPrompt(
   const { defs, names } = readTools(body.tools ?? [], reader);
   const choice = readChoice(body, names);
   checkModelParams(body);
-  const interleaved = betas.has(INTERLEAVED_THINKING) && (body.tools?.length ?? 0) > 0;
+  const interleaved =
+    (body.tools?.length ?? 0) > 0 &&
+    (body.thinking?.type === 'adaptive' ||
+      (betas.has(INTERLEAVED_THINKING) && interleavesByBeta(body.model)));
   const thinking = readThinking(body, choice, interleaved);
   const final = body.messages[body.messages.length - 1];
   if (
@@ -903,7 +907,10 @@ export function readPrompt(
     tools: defs,
     choice,
     output,
-    thinking,
+    // Without interleaved thinking a model thinks once, at the start of its turn: its answer to
+    // tool results (the same turn, going on) has no new thinking.
+    // @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking#interleaved-thinking
+    thinking: thinking && (results.length === 0 || interleaved),
     budget: generationBudget(),
     memo: {},
   };

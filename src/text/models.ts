@@ -200,6 +200,17 @@ export function thinkingOf(model: string): 'none' | 'manual' | 'adaptive' | 'bot
 }
 
 /**
+ * Whether the interleaved-thinking beta (`interleaved-thinking-2025-05-14`) lets a model think
+ * between tool calls with manual thinking: the Claude 4 models up to Opus 4.5 and Sonnet 4.6; on
+ * Opus 4.6 and later it is ignored (their adaptive thinking interleaves of itself), on Haiku and
+ * the 3 family it does nothing. A name the table does not know is taken to interleave.
+ * @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking#interleaved-thinking
+ */
+export const interleavesByBeta = (model: string): boolean =>
+  !model.startsWith('claude-') ||
+  /^claude-(opus-4(-[015])?|sonnet-4(-[56])?)(-\d{8})?$/.test(model);
+
+/**
  * The Claude models that take no sampling parameters (`temperature`, `top_p`, `top_k`): Opus 4.7
  * and later.
  * @see https://platform.claude.com/docs/en/about-claude/models/whats-new-claude-4-7

@@ -64,8 +64,9 @@ describe('README agent examples', () => {
     );
     expect(turn.stop_reason).toBe('tool_use');
     expect(answer.stop_reason).toBe('end_turn');
-    expect(answer.content.map((b) => b.type)).toEqual(['thinking', 'text']);
-    expect(answer.content[1]?.type === 'text' && answer.content[1].text).toMatch(
+    // (manual thinking without the interleaved beta: the turn thought once, at its start)
+    expect(answer.content.map((b) => b.type)).toEqual(['text']);
+    expect(answer.content[0]?.type === 'text' && answer.content[0].text).toMatch(
       /^The get_weather tool returned: \{"temperature": 21\}\. /,
     );
     expect(final.stop_reason).toBe('end_turn');

@@ -181,6 +181,50 @@ describe('extended thinking', () => {
     );
   });
 
+  it('thinks again after tool results only when thinking interleaves (the beta on a Claude 4 model, or adaptive thinking)', async () => {
+    const tools = [{ name: 'calc', input_schema: { type: 'object', properties: {} } }];
+    const question = { role: 'user', content: 'Use calc please' };
+    const BETA = { 'msgapi-beta': 'interleaved-thinking-2025-05-14' };
+    const answerTypes = async (model: string, thinking: object, headers = {}) => {
+      const first = await t.messages(
+        { model, max_tokens: 4096, thinking, tools, messages: [question] },
+        { headers },
+      );
+      expect(first.statusCode, first.body).toBe(200);
+      const turn = first.json().content;
+      expect(turn[0].type).toBe('thinking'); // a turn starts with its thinking, always
+      const call = turn.find((block: { type: string }) => block.type === 'tool_use');
+      const next = await t.messages(
+        {
+          model,
+          max_tokens: 4096,
+          thinking,
+          tools,
+          messages: [
+            question,
+            { role: 'assistant', content: turn },
+            {
+              role: 'user',
+              content: [{ type: 'tool_result', tool_use_id: call.id, content: '4' }],
+            },
+          ],
+        },
+        { headers },
+      );
+      expect(next.statusCode, next.body).toBe(200);
+      return next.json().content.map((b: { type: string }) => b.type);
+    };
+    expect(await answerTypes('claude-sonnet-4-5', THINKING)).toEqual(['text']);
+    expect(await answerTypes('claude-sonnet-4-5', THINKING, BETA)).toEqual(['thinking', 'text']);
+    expect(await answerTypes('claude-haiku-4-5', THINKING, BETA)).toEqual(['text']);
+    // Opus 4.6 ignores the beta; its adaptive thinking interleaves of itself.
+    expect(await answerTypes('claude-opus-4-6', THINKING, BETA)).toEqual(['text']);
+    expect(await answerTypes('claude-opus-4-6', { type: 'adaptive' })).toEqual([
+      'thinking',
+      'text',
+    ]);
+  });
+
   it('lets the budget exceed max_tokens with the interleaved-thinking beta and tools', async () => {
     const tools = [{ name: 'calc', input_schema: { type: 'object', properties: {} } }];
     const wide = { max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 4000 }, tools };
