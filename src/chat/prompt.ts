@@ -528,8 +528,9 @@ export function readChatPrompt(body: ChatCompletionRequest): ChatPrompt {
       texts: [definitionsJson, schema ? JSON.stringify(schema) : ''],
     });
   }
+  const images = seesImages(body.model);
   body.messages.forEach((message, i) => {
-    const media = readMedia(message, i, seesImages(body.model));
+    const media = readMedia(message, i, images);
     audioTokens += media.audioTokens;
     const calls =
       message.role === 'assistant'
