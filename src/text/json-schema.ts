@@ -459,6 +459,28 @@ function resolve(root: Node, ref: string): unknown {
   return node;
 }
 
+/**
+ * The JSON pointer (`#/$defs/a`) of each anchor of a schema (`#name`, an `$anchor`'s): the
+ * generator follows pointers only.
+ */
+function anchorPointers(root: Node): Map<string, string> {
+  const pointers = new Map<string, string>();
+  const pointerKey = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+  const stack: Array<[unknown, string]> = [[root, '#']];
+  while (stack.length > 0) {
+    const [node, at] = stack.pop() as [unknown, string];
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) stack.push([node[i], `${at}/${i}`]);
+    } else if (isNode(node)) {
+      if (typeof node.$anchor === 'string') pointers.set(`#${node.$anchor}`, at);
+      for (const key of Object.keys(node)) {
+        if (!DATA_KEYWORDS.has(key)) stack.push([node[key], `${at}/${pointerKey(key)}`]);
+      }
+    }
+  }
+  return pointers;
+}
+
 /** A local `$ref` as the generator reads it: without percent-encoding, which it does not undo. */
 function generatorRef(ref: string): string {
   const keys = ref.includes('%') ? pointerKeys(ref) : undefined;
@@ -984,6 +1006,7 @@ function addNames(copy: Node, want: WantedNames, generate: Generate): void {
  * when the schema nests too deep.
  */
 function prepare(root: Node, read: HintRead, cap: number): Prepared {
+  const anchors = anchorPointers(root);
   let walked = 0;
   let hinted = false;
   let formats = false;
@@ -1064,7 +1087,9 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
         );
       }
       const sizes = sizeOf(key);
-      if (key === '$ref' && typeof copy.$ref === 'string') copy.$ref = generatorRef(copy.$ref);
+      if (key === '$ref' && typeof copy.$ref === 'string') {
+        copy.$ref = generatorRef(anchors.get(copy.$ref) ?? copy.$ref);
+      }
       // The generator tries these names with JavaScript's backtracking engine: it never sees
       // them, and Ajv (RE2) checks the value it makes.
       if (key === 'patternProperties' || key === 'propertyNames') {
@@ -1079,7 +1104,7 @@ function prepare(root: Node, read: HintRead, cap: number): Prepared {
       } else if (key !== '$defs' && key !== 'definitions') size += sum(sizes);
     }
     if (typeof node.$ref === 'string' && hops < MAX_REF_HOPS) {
-      size += refSize(resolve(root, node.$ref), depth + 1, hops + 1);
+      size += refSize(resolve(root, anchors.get(node.$ref) ?? node.$ref), depth + 1, hops + 1);
     }
     if ('minItems' in node || 'maxItems' in node || (cap < GENERATED_ITEMS && 'items' in node)) {
       copy.maxItems = lowered(node, 'minItems', 'maxItems', cap);

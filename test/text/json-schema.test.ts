@@ -273,6 +273,26 @@ describe('schemaInstance', () => {
     }
   });
 
+  it('follows a $ref to an $anchor (#name) as Ajv does', async () => {
+    const s = {
+      type: 'object',
+      properties: {
+        a: { $ref: '#addr' },
+        list: { type: 'array', items: { $ref: '#item' }, minItems: 1 },
+      },
+      required: ['a', 'list'],
+      $defs: {
+        A: { $anchor: 'addr', type: 'string', pattern: '^A[0-9]$' },
+        I: { $anchor: 'item', type: 'integer', minimum: 5, maximum: 6 },
+      },
+    };
+    const check = new Ajv2020({ strict: false });
+    for (let seed = 0; seed < 5; seed++) {
+      const value = await schemaInstance(s, seed);
+      expect(check.validate(s, value), JSON.stringify(value)).toBe(true);
+    }
+  });
+
   it("makes ajv-formats' own formats (url, iso-time, iso-date-time, json-pointer-uri-fragment)", async () => {
     for (const format of ['url', 'iso-time', 'iso-date-time', 'json-pointer-uri-fragment']) {
       const s = { type: 'string', format };
