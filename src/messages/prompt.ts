@@ -14,6 +14,7 @@ import {
   generationBudget,
   generationProblem,
   schemaBudget,
+  schemaMemo,
   schemaProblem,
   spendSchema,
 } from '../text/json-schema.js';
@@ -55,6 +56,7 @@ import type {
 } from './schemas.js';
 import { SERVER_TOOL_RESULTS } from './schemas.js';
 import { compactionError, ON_DEMAND, verifyCompaction } from './signed-compaction.js';
+import { strictCounts, strictProblem, strictTotalsProblem } from './strict-schema.js';
 
 /**
  * Reads a messages request in one pass: upstream's rules beyond the JSON schema (each refusal a
@@ -190,6 +192,8 @@ interface ReadTools {
   /** The tools' prompt blocks and cache breakpoints, in order. */
   blocks: PromptBlock[];
   marks: Breakpoint[];
+  /** The `strict: true` tools' parameter counts (see strict-schema.ts), one per such tool. */
+  strict: Array<{ optional: number; unions: number }>;
 }
 
 /**
@@ -218,6 +222,7 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
   const names = new Set<string>();
   const blocks: PromptBlock[] = [];
   const marks: Breakpoint[] = [];
+  const strict: ReadTools['strict'] = [];
   // Every schema counted before any is compiled: a request over the budget costs no compiling.
   const budget = schemaBudget();
   tools.forEach((tool, i) => {
@@ -234,6 +239,18 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
         );
       }
       const path = ['tools', i, 'custom', 'input_schema'];
+      const schema = tool.input_schema as Record<string, unknown>;
+      if ('anyOf' in schema || 'oneOf' in schema || 'allOf' in schema) {
+        throw fieldError(
+          path,
+          'input_schema does not support oneOf, allOf, or anyOf at the top level',
+        );
+      }
+      if (tool.strict === true) {
+        const problem = schemaMemo(schema, 'messages-strict', strictProblem);
+        if (problem !== undefined) throw fieldError(['tools', i, 'custom'], problem);
+        strict.push(schemaMemo(schema, 'messages-strict-counts', strictCounts));
+      }
       if (schemaProblem(tool.input_schema) !== undefined) {
         throw fieldError(
           path,
@@ -254,7 +271,7 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
     blocks.push({ text: JSON.stringify(definition), ...(ttl ? { cache: ttl } : {}) });
     if (ttl) marks.push({ path: ['tools', i, 'cache_control'], ttl });
   });
-  return { defs, names, blocks, marks };
+  return { defs, names, blocks, marks, strict };
 }
 
 function readChoice(body: Request, names: ReadonlySet<string>): ToolChoice {
@@ -404,6 +421,8 @@ function readOutput(body: Request): OutputFormat | undefined {
   const path = configured ? ['output_config', 'format', 'schema'] : ['output_format', 'schema'];
   const problem = schemaProblem(format.schema);
   if (problem !== undefined) throw fieldError(path, `is not a valid JSON schema: ${problem}`);
+  const refused = schemaMemo(format.schema, 'messages-strict', strictProblem);
+  if (refused !== undefined) throw fieldError(path, refused);
   const unusable = generationProblem(format.schema);
   if (unusable !== undefined) throw fieldError(path, unusable);
   return { kind: 'json_schema', schema: format.schema, path };
@@ -420,8 +439,12 @@ class BlockReader {
   /** What the answer quotes: the first MAX_CITED sources with citations on. */
   readonly cited: CitedSource[] = [];
 
+  /** A document or search result has its citations on. */
+  citing = false;
+
   /** Keeps a source's quote, when its citations are on and the answer quotes no more yet. */
   private cite(quote: () => CitedSource | undefined) {
+    this.citing = true;
     if (this.dropping || this.cited.length >= MAX_CITED) return;
     const found = quote();
     if (found) this.cited.push(found);
@@ -684,7 +707,7 @@ export function readPrompt(
   }
   checkSystemMessages(body.messages, body.model);
   const reader = new BlockReader();
-  const { defs, names } = readTools(body.tools ?? [], reader);
+  const { defs, names, strict: strictTools } = readTools(body.tools ?? [], reader);
   const choice = readChoice(body, names);
   checkModelParams(body);
   const interleaved =
@@ -714,6 +737,13 @@ export function readPrompt(
   }
   const editing = readContextManagement(body, betas, thinking);
   const output = readOutput(body);
+  const strictTotals = strictTotalsProblem(strictTools.length, [
+    ...strictTools,
+    ...(output?.kind === 'json_schema'
+      ? [schemaMemo(output.schema, 'messages-strict-counts', strictCounts)]
+      : []),
+  ]);
+  if (strictTotals !== undefined) throw new GatewayError(400, strictTotals);
   // The schema is part of the prompt upstream builds (and of its cache prefix, after the tools),
   // as chat counts its response_format.
   if (output?.kind === 'json_schema') {
@@ -873,6 +903,12 @@ export function readPrompt(
   reader.dropping = false;
   checkToolPairs(body.messages);
   reader.checkImages();
+  if (output && reader.citing) {
+    throw new GatewayError(
+      400,
+      'Citations cannot be enabled when output format is set. Please disable citations on uploaded document blocks.',
+    );
+  }
   checkBreakpoints(reader.marks, Boolean(body.cache_control));
   if (body.cache_control) automaticBreakpoint(reader.blocks, ttlOf(body.cache_control) as CacheTtl);
   const edited = editing.apply(reader.blocks);

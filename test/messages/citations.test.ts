@@ -139,17 +139,29 @@ describe('citations', () => {
     ).toEqual([1, 2, 3, 4]);
   });
 
-  it('add no quote to an answer that calls a tool, is structured, or stops for max_tokens', async () => {
+  it('add no quote to an answer that calls a tool or stops for max_tokens, and refuse a structured output', async () => {
     const tools = [{ name: 'lookup', input_schema: { type: 'object' } }];
     const called = (
       await ask([TEXT_DOC, QUESTION], { tools, tool_choice: { type: 'any' } })
     ).json();
     expect(called.stop_reason).toBe('tool_use');
     expect(called.content.some((b: { citations?: unknown }) => b.citations)).toBe(false);
-    const format = { type: 'json_schema', schema: { type: 'object', properties: {} } };
-    const structured = (await ask([TEXT_DOC, QUESTION], { output_config: { format } })).json();
-    expect(structured.content).toHaveLength(1);
-    expect(structured.content[0].citations).toBeUndefined();
+    // (structured output with citations on is refused, as upstream refuses it)
+    const format = {
+      type: 'json_schema',
+      schema: { type: 'object', properties: {}, additionalProperties: false },
+    };
+    const structured = await ask([TEXT_DOC, QUESTION], { output_config: { format } });
+    expect(structured.statusCode).toBe(400);
+    expect(structured.json().error).toEqual({
+      type: 'invalid_request_error',
+      message:
+        'Citations cannot be enabled when output format is set. Please disable citations on uploaded document blocks.',
+    });
+    const plain = await ask([{ ...TEXT_DOC, citations: { enabled: false } }, QUESTION], {
+      output_config: { format },
+    });
+    expect(plain.statusCode).toBe(200);
     const cut = (await ask([TEXT_DOC, QUESTION], { max_tokens: 3 })).json();
     expect(cut.stop_reason).toBe('max_tokens');
     expect(cut.content.some((b: { citations?: unknown }) => b.citations)).toBe(false);

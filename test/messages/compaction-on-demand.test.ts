@@ -361,7 +361,11 @@ describe('on-demand compaction: refused as upstream refuses it', () => {
     ],
     [
       'with a structured-output format',
-      { output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } },
+      {
+        output_config: {
+          format: { type: 'json_schema', schema: { type: 'object', additionalProperties: false } },
+        },
+      },
       BETA,
       'output_config.format: cannot be combined with `compaction`',
     ],

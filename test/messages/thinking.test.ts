@@ -411,7 +411,7 @@ describe('structured output (output_config.format)', () => {
     type: 'object',
     properties: {
       answer: { type: 'string' },
-      confidence: { type: 'number', minimum: 0, maximum: 1 },
+      confidence: { type: 'number' },
       sources: { type: 'array', items: { type: 'string', format: 'uri' }, minItems: 1 },
     },
     required: ['answer', 'confidence', 'sources'],

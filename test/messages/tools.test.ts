@@ -238,6 +238,9 @@ describe('tool use', () => {
           input_schema: {
             $schema: 'https://json-schema.org/draft/2020-12/schema',
             ...WEATHER.input_schema,
+            // strict: what structured outputs take (no minLength, a closed object)
+            properties: { ...WEATHER.input_schema.properties, city: { type: 'string' } },
+            additionalProperties: false,
           },
           cache_control: { type: 'ephemeral' },
         },
