@@ -33,6 +33,9 @@ export function firstSentence(text: string): { start: number; end: number } | un
     const space = window.search(/\s\S*$/);
     if (space > 0) length = space;
   }
+  // (never between the two halves of a character beyond the BMP)
+  const last = window.charCodeAt(length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) length--;
   const cited = window.slice(0, length).trimEnd();
   return { start, end: start + cited.length };
 }

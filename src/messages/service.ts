@@ -84,11 +84,18 @@ export async function planMessage(
   // @see https://github.com/anthropics/anthropic-sdk-typescript/issues/399
   if (done.text !== '') content.push({ type: 'text', text: done.text });
   // A text answer that ended of itself quotes its sources, each in a block of its own, as far
-  // as the limit lets whole quotes in (a structured answer is the format's JSON alone).
-  if (done.reason === 'end' && chosen.calls.length === 0 && turn.output === undefined) {
+  // as the limit lets whole quotes in and up to one a stop sequence would cut (a structured
+  // answer is the format's JSON alone; a scripted stop has no quotes).
+  const stops = body.stop_sequences ?? [];
+  const quoting =
+    done.reason === 'end' &&
+    chosen.calls.length === 0 &&
+    turn.output === undefined &&
+    chosen.step?.stop_reason === undefined;
+  if (quoting) {
     for (const { text, citation } of cited) {
       const tokens = countTokens(text);
-      if (tokens > budget) break;
+      if (tokens > budget || stops.some((stop) => text.includes(stop))) break;
       content.push({ type: 'text', text, citations: [citation] });
       outputTokens += tokens;
       budget -= tokens;

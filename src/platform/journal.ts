@@ -11,7 +11,13 @@ import {
   selectPath,
 } from './match.js';
 import { pathOf, REDACTED } from './request.js';
-import { isSecretName, redactUrl, redactUrlsInText, withUrlsRedacted } from './secrets.js';
+import {
+  isSecretName,
+  redactedCut,
+  redactUrl,
+  redactUrlsInText,
+  withUrlsRedacted,
+} from './secrets.js';
 
 /** Bodies longer than this are kept as a truncated string instead of parsed JSON. */
 export const JOURNAL_BODY_LIMIT = 8192;
@@ -253,7 +259,9 @@ export class Journal implements Feature {
       const text = typeof e.response === 'string' ? e.response : e.response?.toString('utf8');
       // An answer can echo a URL of the request (an echo rule, a stub's template): its
       // credentials are redacted as the request's are, when it is read.
-      let response: unknown = text === undefined ? null : redactUrlsInText(text);
+      // (a cut answer's last URL may be cut in its credentials: redacted whole)
+      let response: unknown =
+        text === undefined ? null : truncated ? redactedCut(text) : redactUrlsInText(text);
       if (text !== undefined && !truncated && text.startsWith('{')) {
         try {
           response = withUrlsRedacted(JSON.parse(text));

@@ -300,7 +300,8 @@ export function redactBodyUrls(raw: string, body: unknown): string {
  * (JSON escapes read first) and a URL the cut leaves unfinished (its credentials may be cut in
  * two) replaced whole, so that a large body costs its beginning, not a redaction of all of it
  * (15 MB of URLs held the event loop 0.85 s). `bytes`: the length the journal reports;
- * `redacted`: whether a credential was found (and hidden) in what is kept.
+ * `redacted`: whether the body held a credential (one was hidden in what is kept), or may hold
+ * one past the cut (it holds something of a URL there).
  */
 export function journalBody(
   raw: string,
@@ -312,13 +313,12 @@ export function journalBody(
     return { text, bytes: text.length, redacted: text !== raw };
   }
   const read = readEscapes(raw.slice(0, limit));
-  let text = redactedText(read);
-  let redacted = text !== read;
-  const open = unfinishedUrl(text);
-  if (open !== -1) {
-    text = `${text.slice(0, open)}${REDACTED}`;
-    redacted = true;
-  }
+  const text = redactedCut(read);
+  // What is past the cut is not searched: a URL there (a `//`, or escapes that could spell
+  // one) may hold a credential.
+  const rest = raw.slice(limit);
+  const redacted =
+    text !== read || rest.includes('//') || rest.includes('\\/') || rest.includes('\\u');
   // At most `limit` characters (a redaction may lengthen them), copied: a slice would be a view
   // that keeps the whole body alive for as long as the journal keeps the entry.
   return {
@@ -326,6 +326,16 @@ export function journalBody(
     bytes: raw.length,
     redacted,
   };
+}
+
+/**
+ * The beginning of a text cut at some length, redacted: its URLs as redactUrlsInText redacts
+ * them, and one the cut leaves unfinished (its credentials may be cut in two) replaced whole.
+ */
+export function redactedCut(text: string): string {
+  const redacted = redactedText(text);
+  const open = unfinishedUrl(redacted);
+  return open === -1 ? redacted : `${redacted.slice(0, open)}${REDACTED}`;
 }
 
 /** Where a URL that runs to the end of the text starts, or -1. */

@@ -89,7 +89,7 @@ export function lastTokenIdOf(model: string): number {
 
 /**
  * Whether a chat model takes images (`image_url` parts): all but GPT-3.5 Turbo, the GPT-4 of
- * 2023 (`gpt-4`, `gpt-4-0613`, `gpt-4-32k`, `gpt-4-1106-preview`... but `gpt-4-turbo` and
+ * 2023 (`gpt-4`, `gpt-4-0613`, `gpt-4-32k`, `gpt-4-1106-preview`, `gpt-4-turbo-preview`... but `gpt-4-turbo` and
  * `gpt-4-1106-vision-preview`, which see) and the o-series'
  * `o1-mini` and `o3-mini`. A name the table does not know (a deployment's) takes them.
  * @see https://github.com/vllm-project/vllm/issues/11629
@@ -97,7 +97,9 @@ export function lastTokenIdOf(model: string): number {
  * @see https://platform.openai.com/docs/guides/images-vision
  */
 export const seesImages = (model: string): boolean =>
-  !/^(gpt-3\.5-turbo|gpt-4(-0314|-0613|-32k|-\d{4}-preview$|$)|o1-mini|o3-mini)/.test(model);
+  !/^(gpt-3\.5-turbo|gpt-4(-0314|-0613|-32k|-\d{4}-preview$|-turbo-preview$|$)|o1-mini|o3-mini)/.test(
+    model,
+  );
 
 /**
  * The reasoning models (the o-series, GPT-5 but its `gpt-5-chat` snapshots): they take
@@ -195,7 +197,7 @@ export function thinkingOf(model: string): 'none' | 'manual' | 'adaptive' | 'bot
   if (/^claude-(3-7-sonnet|(opus|sonnet)-4(-[0-5])?(-\d{8})?$|haiku-4)/.test(model))
     return 'manual';
   if (/^claude-(\d|instant)/.test(model)) return 'none';
-  if (/^claude-(opus-(4-([7-9]|\d\d)|[5-9])|sonnet-[5-9])/.test(model)) return 'adaptive';
+  if (/^claude-(opus-(4-([7-9]|\d\d)(?!\d)|[5-9])|sonnet-[5-9])/.test(model)) return 'adaptive';
   return 'both';
 }
 
@@ -208,7 +210,7 @@ export function thinkingOf(model: string): 'none' | 'manual' | 'adaptive' | 'bot
  */
 export const interleavesByBeta = (model: string): boolean =>
   !model.startsWith('claude-') ||
-  /^claude-(opus-4(-[015])?|sonnet-4(-[56])?)(-\d{8})?$/.test(model);
+  /^claude-(opus-4(-[015])?|sonnet-4(-[056])?)(-\d{8})?$/.test(model);
 
 /**
  * The Claude models that take no sampling parameters (`temperature`, `top_p`, `top_k`): Opus 4.7
@@ -217,7 +219,7 @@ export const interleavesByBeta = (model: string): boolean =>
  * @see https://github.com/UKGovernmentBEIS/inspect_ai/issues/3721
  */
 export const refusesSampling = (model: string): boolean =>
-  /^claude-opus-(4-([7-9]|\d\d)|[5-9])/.test(model);
+  /^claude-opus-(4-([7-9]|\d\d)(?!\d)|[5-9])/.test(model);
 
 /**
  * The Claude models that refuse `output_config.effort`: the 3 family, and the 4 models before

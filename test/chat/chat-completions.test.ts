@@ -440,7 +440,7 @@ describe('chat completions validation', () => {
       { ...base, model: 'o4-mini', logprobs: true },
       error('You are not allowed to request logprobs from this model', 'logprobs', null),
     ],
-    ...['gpt-3.5-turbo', 'gpt-4', 'gpt-4-0613', 'gpt-4-32k', 'o3-mini'].map(
+    ...['gpt-3.5-turbo', 'gpt-4', 'gpt-4-0613', 'gpt-4-32k', 'gpt-4-turbo-preview', 'o3-mini'].map(
       (model): [object, object] => [
         {
           ...base,

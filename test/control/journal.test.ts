@@ -146,6 +146,20 @@ describe('credentials a reply echoes', () => {
     expect(shown.json().response.content[0].text).toContain(hidden);
   });
 
+  it('are hidden whole in a JSON answer cut at 8 KiB in the middle of its password', async () => {
+    t = await buildTestApp();
+    // Where the answer's bytes put the password, then padding that puts the cut in it.
+    const probe = (await ask(`[demo] echo ${'z'.repeat(8000)}${url}`)).body;
+    const shift = 8192 - (probe.indexOf('alice:Pw0r') + 'alice:Pw0r'.length);
+    await t.inject({ method: 'DELETE', url: '/_emulator/journal' });
+    const res = await ask(`[demo] echo ${'z'.repeat(8000 + shift)}${url}`);
+    expect(res.body.indexOf('alice:Pw0r') + 'alice:Pw0r'.length).toBe(8192);
+    const shown = (await detail()).json();
+    expect(shown.response_truncated).toBe(true);
+    expect(shown.response).not.toMatch(/Pw0r|alice:/);
+    expect(shown.response.endsWith('[REDACTED]')).toBe(true);
+  });
+
   it('are not kept in pieces: a stream answering a body with a URL credential is withheld', async () => {
     t = await buildTestApp();
     const res = await t.chat({
@@ -162,6 +176,19 @@ describe('credentials a reply echoes', () => {
       response_truncated: false,
       response_withheld: true,
     });
+    // a body over 8 KiB is searched in its first 8 KiB only: anything of a URL past them, and
+    // the stream is not kept either
+    await t.inject({ method: 'DELETE', url: '/_emulator/journal' });
+    await t.messages({
+      model: 'm',
+      max_tokens: 200,
+      stream: true,
+      system: 'y '.repeat(5000),
+      messages: [{ role: 'user', content: `[demo] echo ${url}` }],
+    });
+    const large = (await detail()).json();
+    expect(large.body_truncated).toBe(true);
+    expect(large).toMatchObject({ response: null, response_withheld: true });
     // a stream whose request held no credential is kept
     await t.inject({ method: 'DELETE', url: '/_emulator/journal' });
     await t.chat({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hello' }] });

@@ -167,6 +167,35 @@ describe('citations', () => {
     expect(cut.content.some((b: { citations?: unknown }) => b.citations)).toBe(false);
   });
 
+  it('leave out a quote a stop sequence would cut, and quote nothing for a scripted stop', async () => {
+    const doc = {
+      ...TEXT_DOC,
+      source: { ...TEXT_DOC.source, data: 'The secret STOP word. More.' },
+    };
+    const res = (await ask([doc, QUESTION], { stop_sequences: ['STOP'] })).json();
+    expect(res.stop_reason).toBe('end_turn');
+    expect(res.content.some((b: { citations?: unknown }) => b.citations)).toBe(false);
+    await t.inject({
+      method: 'POST',
+      url: '/_emulator/replies',
+      payload: { match: { contains: 'sources' }, reply: 'No.', stop_reason: 'refusal' },
+    });
+    const refused = (await ask([TEXT_DOC, QUESTION])).json();
+    expect(refused.stop_reason).toBe('refusal');
+    expect(refused.content).toEqual([{ type: 'text', text: 'No.' }]);
+  });
+
+  it('never cut a quote between the halves of a character beyond the BMP', async () => {
+    const data = `a${'😀'.repeat(700)}`;
+    const doc = { ...TEXT_DOC, source: { ...TEXT_DOC.source, data } };
+    const res = (await ask([doc, QUESTION])).json();
+    const [quoted] = res.content.filter((b: { citations?: unknown }) => b.citations);
+    const { cited_text, start_char_index, end_char_index } = quoted.citations[0];
+    expect(cited_text).toBe(data.slice(0, 999));
+    expect([start_char_index, end_char_index]).toEqual([0, 999]);
+    expect(quoted.text.isWellFormed()).toBe(true);
+  });
+
   it('stream a quote as content_block_start with empty citations, a citations_delta, then its text', async () => {
     const res = await ask([TEXT_DOC, QUESTION], { stream: true });
     const events = parseSse(res.body).map((e) => e.data as Record<string, unknown>);

@@ -217,6 +217,11 @@ describe('extended thinking', () => {
     expect(await answerTypes('claude-sonnet-4-5', THINKING)).toEqual(['text']);
     expect(await answerTypes('claude-sonnet-4-5', THINKING, BETA)).toEqual(['thinking', 'text']);
     expect(await answerTypes('claude-haiku-4-5', THINKING, BETA)).toEqual(['text']);
+    expect(await answerTypes('claude-sonnet-4-0', THINKING, BETA)).toEqual(['thinking', 'text']);
+    expect(await answerTypes('claude-opus-4-20250514', THINKING, BETA)).toEqual([
+      'thinking',
+      'text',
+    ]);
     // Opus 4.6 ignores the beta; its adaptive thinking interleaves of itself.
     expect(await answerTypes('claude-opus-4-6', THINKING, BETA)).toEqual(['text']);
     expect(await answerTypes('claude-opus-4-6', { type: 'adaptive' })).toEqual([
@@ -334,6 +339,9 @@ describe('what a model takes of thinking, sampling and effort', () => {
       { model: 'claude-3-5-haiku-20241022', thinking: { type: 'disabled' }, temperature: 0.2 },
       { model: 'claude-like', thinking: ADAPTIVE, output_config: { effort: 'low' } },
       { model: 'claude-like', temperature: 1, top_p: 0.99 },
+      // dated and aliased names are the models they name
+      { model: 'claude-opus-4-20250514', thinking: undefined, temperature: 0.5, top_k: 5 },
+      { model: 'claude-opus-4-1-20250805', thinking: undefined, temperature: 0.5 },
     ]) {
       const res = await ask(extra);
       expect(res.statusCode, `${JSON.stringify(extra)}: ${res.body}`).toBe(200);
