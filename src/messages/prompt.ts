@@ -300,7 +300,9 @@ function readChoice(body: Request, names: ReadonlySet<string>): ToolChoice {
 /**
  * What a model takes of thinking, sampling and effort, refused in upstream's words: thinking on
  * a model without it, `adaptive` on one before it, `enabled` on one that only adapts; sampling
- * parameters on Opus 4.7 and later; `output_config.effort` on a model before it.
+ * parameters other than their defaults on Opus 4.7 and later; `output_config.effort` on a model
+ * before it.
+ * @see https://platform.claude.com/docs/en/about-claude/models/whats-new-claude-4-7
  * @see https://github.com/anthropics/claude-code/issues/2245
  * @see https://github.com/askalf/dario/pull/273
  * @see https://github.com/microsoft/vscode/issues/311862
@@ -324,11 +326,15 @@ function checkModelParams(body: Request): void {
     }
   }
   if (refusesSampling(body.model)) {
-    for (const name of ['temperature', 'top_p', 'top_k'] as const) {
-      if (body[name] !== undefined) {
-        throw new GatewayError(400, `\`${name}\` is deprecated for this model.`);
-      }
-    }
+    // "any non-default value": 1 for temperature and top_p; top_k has none
+    const set = (
+      [
+        ['temperature', body.temperature, 1],
+        ['top_p', body.top_p, 1],
+        ['top_k', body.top_k, undefined],
+      ] as const
+    ).find(([, value, fallback]) => value !== undefined && value !== fallback);
+    if (set) throw new GatewayError(400, `\`${set[0]}\` is deprecated for this model.`);
   }
   if (body.output_config?.effort != null && refusesEffort(body.model)) {
     throw new GatewayError(400, 'This model does not support the effort parameter');

@@ -96,8 +96,9 @@ export function lastTokenIdOf(model: string): number {
  * @see https://github.com/browser-use/web-ui/issues/274
  * @see https://platform.openai.com/docs/guides/images-vision
  */
+// (`gpt-35-turbo`: Azure's spelling)
 export const seesImages = (model: string): boolean =>
-  !/^(gpt-3\.5-turbo|gpt-4(-0314|-0613|-32k|-\d{4}-preview$|-turbo-preview$|$)|o1-mini|o3-mini)/.test(
+  !/^(gpt-3\.?5-turbo|gpt-4(-0314|-0613|-32k|-\d{4}-preview$|-turbo-preview$|$)|o1-mini|o3-mini)/.test(
     model,
   );
 

@@ -440,28 +440,34 @@ describe('chat completions validation', () => {
       { ...base, model: 'o4-mini', logprobs: true },
       error('You are not allowed to request logprobs from this model', 'logprobs', null),
     ],
-    ...['gpt-3.5-turbo', 'gpt-4', 'gpt-4-0613', 'gpt-4-32k', 'gpt-4-turbo-preview', 'o3-mini'].map(
-      (model): [object, object] => [
-        {
-          ...base,
-          model,
-          messages: [
-            {
-              role: 'user',
-              content: [
-                { type: 'text', text: 'what is this' },
-                { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
-              ],
-            },
-          ],
-        },
-        error(
-          'Invalid content type. image_url is only supported by certain models.',
-          'messages.[0].content.[1].type',
-          null,
-        ),
-      ],
-    ),
+    ...[
+      'gpt-3.5-turbo',
+      'gpt-35-turbo',
+      'gpt-4',
+      'gpt-4-0613',
+      'gpt-4-32k',
+      'gpt-4-turbo-preview',
+      'o3-mini',
+    ].map((model): [object, object] => [
+      {
+        ...base,
+        model,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'what is this' },
+              { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+            ],
+          },
+        ],
+      },
+      error(
+        'Invalid content type. image_url is only supported by certain models.',
+        'messages.[0].content.[1].type',
+        null,
+      ),
+    ]),
     [
       { ...base, model: 7 },
       error("Invalid type for 'model': must be a string.", 'model', 'invalid_type'),

@@ -342,6 +342,9 @@ describe('what a model takes of thinking, sampling and effort', () => {
       // dated and aliased names are the models they name
       { model: 'claude-opus-4-20250514', thinking: undefined, temperature: 0.5, top_k: 5 },
       { model: 'claude-opus-4-1-20250805', thinking: undefined, temperature: 0.5 },
+      // Opus 4.7 takes the default values
+      { model: 'claude-opus-4-7', thinking: undefined, temperature: 1 },
+      { model: 'claude-opus-4-7', thinking: undefined, top_p: 1 },
     ]) {
       const res = await ask(extra);
       expect(res.statusCode, `${JSON.stringify(extra)}: ${res.body}`).toBe(200);
