@@ -37,7 +37,8 @@ export function firstSentence(text: string): { start: number; end: number } | un
   const last = window.charCodeAt(length - 1);
   if (last >= 0xd800 && last <= 0xdbff) length--;
   const cited = window.slice(0, length).trimEnd();
-  return { start, end: start + cited.length };
+  // (a text of nothing but half a character has nothing to quote)
+  return cited === '' ? undefined : { start, end: start + cited.length };
 }
 
 /** The quote of a document with citations on (its index among the request's documents). */

@@ -118,23 +118,32 @@ function cycleOf(root: Node): string[] | undefined {
   edges.set('#', refsIn(root, true));
   for (const [ref, { node }] of defs) edges.set(ref, refsIn(node, false));
   const nameOf = (ref: string) => (ref === '#' ? '#' : (defs.get(ref)?.name ?? ref));
-  const state = new Map<string, 'open' | 'done'>();
-  const path: string[] = [];
-  const visit = (ref: string): string[] | undefined => {
-    if (state.get(ref) === 'done') return undefined;
-    if (state.get(ref) === 'open') return [...path.slice(path.indexOf(ref)), ref].map(nameOf);
-    state.set(ref, 'open');
-    path.push(ref);
-    for (const next of edges.get(ref) ?? []) {
-      if (!edges.has(next)) continue;
-      const cycle = visit(next);
-      if (cycle) return cycle;
+  // A depth-first search with a stack of its own: a chain of thousands of definitions would
+  // overflow the call stack.
+  const state = new Map<string, 'open' | 'done'>([['#', 'open']]);
+  const path: string[] = ['#'];
+  const next: number[] = [0];
+  while (path.length > 0) {
+    const ref = path[path.length - 1] as string;
+    const targets = edges.get(ref) ?? [];
+    const at = next[next.length - 1] as number;
+    if (at === targets.length) {
+      state.set(ref, 'done');
+      path.pop();
+      next.pop();
+      continue;
     }
-    path.pop();
-    state.set(ref, 'done');
-    return undefined;
-  };
-  return visit('#');
+    next[next.length - 1] = at + 1;
+    const target = targets[at] as string;
+    if (!edges.has(target) || state.get(target) === 'done') continue;
+    if (state.get(target) === 'open') {
+      return [...path.slice(path.indexOf(target)), target].map(nameOf);
+    }
+    state.set(target, 'open');
+    path.push(target);
+    next.push(0);
+  }
+  return undefined;
 }
 
 /** Why structured outputs refuse a schema (its keywords, its recursion), or undefined. */

@@ -13,6 +13,7 @@ import {
 import { pathOf, REDACTED } from './request.js';
 import {
   isSecretName,
+  readEscapes,
   redactedCut,
   redactUrl,
   redactUrlsInText,
@@ -260,8 +261,14 @@ export class Journal implements Feature {
       // An answer can echo a URL of the request (an echo rule, a stub's template): its
       // credentials are redacted as the request's are, when it is read.
       // (a cut answer's last URL may be cut in its credentials: redacted whole)
-      let response: unknown =
-        text === undefined ? null : truncated ? redactedCut(text) : redactUrlsInText(text);
+      let response: unknown = null;
+      if (text !== undefined) {
+        // JSON escapes read first (`us\u0001er:pw@` would end a search of the raw text early);
+        // the text as it was when nothing in it is redacted.
+        const read = readEscapes(text);
+        const redacted = truncated ? redactedCut(read) : redactUrlsInText(read);
+        response = redacted === read ? text : redacted;
+      }
       if (text !== undefined && !truncated && text.startsWith('{')) {
         try {
           response = withUrlsRedacted(JSON.parse(text));

@@ -234,6 +234,26 @@ const re2Properties = (pattern: string) =>
       )
     : pattern;
 
+const SURROGATE_ESCAPES = /(\\+)u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})/gi;
+
+/**
+ * A pattern with each escaped surrogate pair (`\\uD83D\\uDE00`) written as the one character
+ * it is with the `u` flag (`\\u{1F600}`): RE2 would read two lone surrogates, which match
+ * what the pattern does not.
+ */
+export const joinSurrogateEscapes = (pattern: string): string =>
+  pattern.includes('\\u')
+    ? pattern.replace(SURROGATE_ESCAPES, (match, slashes: string, high: string, low: string) =>
+        slashes.length % 2 === 0
+          ? match
+          : `${slashes}u{${(
+              (Number.parseInt(high, 16) - 0xd800) * 0x400 +
+                (Number.parseInt(low, 16) - 0xdc00) +
+                0x10000
+            ).toString(16)}}`,
+      )
+    : pattern;
+
 /**
  * Compiles a JavaScript regular expression (flags from `imsu`) to run in linear time. Throws a
  * LinearRegexError saying why when it is not JavaScript, uses what RE2 cannot run, or compiles
@@ -254,7 +274,8 @@ export function linearRegex(pattern: string, flags = '', maxSize = MAX_PROGRAM_S
     if (pattern.includes('\\k<')) throw new Error('invalid named backreference: `\\k<`');
     let bits = 0;
     for (const flag of flags) bits |= FLAGS[flag] ?? 0;
-    re = RE2JS.compile(RE2JS.translateRegExp(re2Properties(pattern)), bits);
+    const spelled = flags.includes('u') ? joinSurrogateEscapes(pattern) : pattern;
+    re = RE2JS.compile(RE2JS.translateRegExp(re2Properties(spelled)), bits);
   } catch (err) {
     const message = (err as Error).message;
     // RE2's own bounds on repetition (a count over 1000, nested counts over its limit).

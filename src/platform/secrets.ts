@@ -271,7 +271,7 @@ export function withUrlsRedacted(value: unknown): unknown {
 const HIDING_ESCAPES = /\\u([0-9a-fA-F]{4})|\\\//g;
 
 /** JSON text with the escapes that could hide a URL read (HIDING_ESCAPES). */
-const readEscapes = (text: string) =>
+export const readEscapes = (text: string) =>
   text.replace(HIDING_ESCAPES, (_match, hex: string | undefined) =>
     hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16)),
   );

@@ -6,6 +6,7 @@ import {
   ajvLinearRegExp,
   type BacktrackingBudget,
   estimatedProgramSize,
+  joinSurrogateEscapes,
   LinearRegexError,
   mayBacktrack,
   shortPropertyName,
@@ -692,7 +693,8 @@ function codePointEscape(pattern: string, i: number): { cp: number; length: numb
  * character (escaped where it is syntax; one beyond the BMP only outside a class, as a group of
  * its two UTF-16 units). Ajv checks the value against the pattern as sent.
  */
-function generatorPattern(pattern: string): string {
+function generatorPattern(given: string): string {
+  const pattern = joinSurrogateEscapes(given);
   let out = '';
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {

@@ -160,6 +160,33 @@ describe('credentials a reply echoes', () => {
     expect(shown.response.endsWith('[REDACTED]')).toBe(true);
   });
 
+  it('are hidden in a cut JSON answer though a JSON escape stands in the URL', async () => {
+    t = await buildTestApp();
+    const res = await t.messages({
+      model: 'm',
+      max_tokens: 4096,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'search_result',
+              source: 'https://us\u0001er:hunter2secret@e.example/?api_key=sek\u0001rit1xyz',
+              title: 'T'.repeat(9000),
+              content: [{ type: 'text', text: 'Fact one.' }],
+              citations: { enabled: true },
+            },
+            { type: 'text', text: 'What does it say?' },
+          ],
+        },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    const shown = (await detail()).json();
+    expect(shown.response_truncated).toBe(true);
+    expect(JSON.stringify(shown)).not.toMatch(/hunter2|rit1xyz/);
+  });
+
   it('are not kept in pieces: a stream answering a body with a URL credential is withheld', async () => {
     t = await buildTestApp();
     const res = await t.chat({

@@ -185,6 +185,14 @@ describe('citations', () => {
     expect(refused.content).toEqual([{ type: 'text', text: 'No.' }]);
   });
 
+  it('quote nothing of a text that is only half a character', async () => {
+    for (const data of ['\ud83d', ' \udbff']) {
+      const doc = { ...TEXT_DOC, source: { ...TEXT_DOC.source, data } };
+      const res = (await ask([doc, QUESTION])).json();
+      expect(res.content.some((b: { citations?: unknown }) => b.citations)).toBe(false);
+    }
+  });
+
   it('never cut a quote between the halves of a character beyond the BMP', async () => {
     const data = `a${'😀'.repeat(700)}`;
     const doc = { ...TEXT_DOC, source: { ...TEXT_DOC.source, data } };

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { STRICT_FORMATS } from '../../src/messages/strict-schema.js';
+import { STRICT_FORMATS, strictProblem } from '../../src/messages/strict-schema.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -170,6 +170,55 @@ describe('structured outputs refuse what upstream refuses in a schema', () => {
           'tools.0.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level',
         ),
       );
+    }
+  });
+});
+
+describe('structured outputs, hostile schemas', () => {
+  it('answer a chain of thousands of definitions with a 400, not a stack overflow', async () => {
+    const n = 6000;
+    const $defs: Record<string, object> = {};
+    for (let i = 0; i < n; i++)
+      $defs[`d${i}`] = i === n - 1 ? { type: 'string' } : { $ref: `#/$defs/d${i + 1}` };
+    const schema = { ...closed({ r: { $ref: '#/$defs/d0' } }), $defs };
+    for (const extra of [
+      { output_config: { format: { type: 'json_schema', schema } } },
+      { output_format: { type: 'json_schema', schema } },
+    ]) {
+      const res = await t.messages({ model: 'm', max_tokens: 64, messages: QUESTION, ...extra });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.message).toMatch(/more than 2000 JSON nodes/);
+    }
+  });
+
+  it('find a cycle at the end of a long chain of definitions', async () => {
+    const chain = (n: number) => {
+      const $defs: Record<string, object> = {};
+      for (let i = 0; i < n; i++) $defs[`d${i}`] = { $ref: `#/$defs/d${(i + 1) % n}` };
+      return { ...closed({ r: { $ref: '#/$defs/d0' } }), $defs };
+    };
+    const res = await withFormat(chain(600));
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.message).toMatch(
+      /^output_config\.format\.schema: Circular reference detected in schema definitions: d0 -> d1 -> .* -> d599 -> d0\./,
+    );
+    // past what a request may hold, the search itself keeps to its own stack
+    expect(strictProblem(chain(50_000))).toMatch(/-> d49999 -> d0\. Self-referencing/);
+  });
+
+  it('read an escaped surrogate pair as the one character it is (no lone half in a value)', async () => {
+    const schema = closed({ s: { type: 'string', pattern: '^\\uD83D\\uDE00$' } });
+    const res = await withFormat(schema);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(JSON.parse(res.json().content[0].text)).toEqual({ s: '😀' });
+    // in a class the generator cannot make it: refused, never answered with half of it
+    const inClass = await withFormat(
+      closed({ s: { type: 'string', pattern: '^[\\uD83D\\uDE00]$' } }),
+    );
+    if (inClass.statusCode === 200) {
+      expect(JSON.parse(inClass.json().content[0].text)).toEqual({ s: '😀' });
+    } else {
+      expect(inClass.json().error.message).toMatch(/no value satisfies this schema/);
     }
   });
 });
