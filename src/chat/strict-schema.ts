@@ -1,3 +1,5 @@
+import { isNode, type Node, typesOf } from '../text/schema-nodes.js';
+
 /**
  * What strict mode (`strict: true` on a `json_schema` response format or a function tool)
  * refuses, in upstream's words: the root must be an object; every object must close itself with
@@ -39,21 +41,9 @@ const UNSUPPORTED_KEYWORDS = new Set([
   'uniqueItems',
 ]);
 
-type Node = Record<string, unknown>;
-
-const isNode = (value: unknown): value is Node =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** A context path as upstream prints it: a Python tuple, `()`, `('items',)`, `('a', 'b')`. */
 const tuple = (path: readonly string[]) =>
   path.length === 1 ? `('${path[0]}',)` : `(${path.map((p) => `'${p}'`).join(', ')})`;
-
-const typeOf = (node: Node): string[] =>
-  typeof node.type === 'string'
-    ? [node.type]
-    : Array.isArray(node.type)
-      ? (node.type as string[])
-      : [];
 
 function walk(node: unknown, path: string[]): string | undefined {
   if (!isNode(node)) return undefined;
@@ -61,7 +51,7 @@ function walk(node: unknown, path: string[]): string | undefined {
   for (const key of Object.keys(node)) {
     if (UNSUPPORTED_KEYWORDS.has(key)) return `${at()}, '${key}' is not permitted.`;
   }
-  const types = typeOf(node);
+  const types = typesOf(node);
   if (types.includes('object') || isNode(node.properties)) {
     if (node.additionalProperties !== false) {
       return `${at()}, 'additionalProperties' is required to be supplied and to be false.`;
@@ -136,7 +126,7 @@ const valueChars = (value: unknown) =>
 function measure(node: unknown, objects: number, size: Size, depth = 0): void {
   // (walk has checked the shape; the bound only keeps a hostile schema from the stack)
   if (!isNode(node) || depth > 256) return;
-  const isObject = typeOf(node).includes('object') || isNode(node.properties);
+  const isObject = typesOf(node).includes('object') || isNode(node.properties);
   const level = isObject ? objects + 1 : objects;
   size.nesting = Math.max(size.nesting, level);
   if (Array.isArray(node.enum)) {
@@ -197,7 +187,7 @@ function sizeProblem(root: Node): string | undefined {
 /** Why strict mode refuses a schema (after "Invalid schema for ...: "), or undefined. */
 export function strictSchemaProblem(schema: object): string | undefined {
   const root = schema as Node;
-  const types = typeOf(root);
+  const types = typesOf(root);
   if (types.length !== 1 || types[0] !== 'object' || 'anyOf' in root) {
     const got = types.length === 0 ? ('anyOf' in root ? 'anyOf' : 'None') : types.join(', ');
     return `schema must be a JSON Schema of 'type: "object"', got 'type: "${got}"'.`;

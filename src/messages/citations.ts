@@ -19,10 +19,10 @@ export interface CitedSource {
 /** The most sources one answer quotes (the first ones of the request with citations on). */
 export const MAX_CITED = 4;
 /** The most characters a quote has: a sentence longer than this is cut at a word before it. */
-export const MAX_CITED_CHARS = 1000;
+const MAX_CITED_CHARS = 1000;
 
 /** Where the first sentence of a text is (trimmed), or undefined for a blank text. */
-export function firstSentence(text: string): { start: number; end: number } | undefined {
+function firstSentence(text: string): { start: number; end: number } | undefined {
   const start = text.search(/\S/);
   if (start === -1) return undefined;
   const window = text.slice(start, start + MAX_CITED_CHARS);

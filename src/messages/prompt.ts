@@ -293,11 +293,6 @@ function readChoice(body: Request, names: ReadonlySet<string>): ToolChoice {
 }
 
 /**
- * Thinking's rules; true when thinking is on. `interleaved`: the interleaved-thinking beta with
- * tools, where the budget covers every thinking block of the turn and may exceed `max_tokens`.
- * @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking#interleaved-thinking
- */
-/**
  * What a model takes of thinking, sampling and effort, refused in upstream's words: thinking on
  * a model without it, `adaptive` on one before it, `enabled` on one that only adapts; sampling
  * parameters other than their defaults on Opus 4.7 and later; `output_config.effort` on a model
@@ -341,6 +336,12 @@ function checkModelParams(body: Request): void {
   }
 }
 
+/**
+ * Thinking's rules; true when thinking is on. `interleaved`: thinking interleaves (adaptive
+ * thinking, or the interleaved-thinking beta on a model it works on) with tools, where the
+ * budget covers every thinking block of the turn and may exceed `max_tokens`.
+ * @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking#interleaved-thinking
+ */
 function readThinking(body: Request, choice: ToolChoice, interleaved: boolean): boolean {
   const thinking = body.thinking;
   if (!thinking || thinking.type === 'disabled') return false;
@@ -443,12 +444,15 @@ class BlockReader {
   readonly blocks: PromptBlock[] = [];
   readonly marks: Breakpoint[] = [];
   images = 0;
+  /** Blocks read now are checked but left out of the prompt (before a compaction block). */
+  dropping = false;
+  /** Image sides to check once the request's image count is known. */
+  private readonly sides: Array<{ path: PathSegment[]; side: number }> = [];
   /** Documents and search results read so far (their citation indexes count them all). */
   private documents = 0;
   private searchResults = 0;
   /** What the answer quotes: the first MAX_CITED sources with citations on. */
   readonly cited: CitedSource[] = [];
-
   /** A document or search result has its citations on. */
   citing = false;
 
@@ -470,10 +474,6 @@ class BlockReader {
       opens,
     );
   }
-  /** Blocks read now are checked but left out of the prompt (before a compaction block). */
-  dropping = false;
-  /** Image sides to check once the request's image count is known. */
-  private readonly sides: Array<{ path: PathSegment[]; side: number }> = [];
 
   add(block: PromptBlock, path: PathSegment[], cache: CacheControl | null | undefined) {
     if (this.dropping) return;

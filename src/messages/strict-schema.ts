@@ -8,10 +8,7 @@
  * @see https://platform.claude.com/docs/en/build-with-claude/structured-outputs
  */
 
-type Node = Record<string, unknown>;
-
-const isNode = (value: unknown): value is Node =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+import { DATA_KEYWORDS, isNode, type Node, pointerKey, typesOf } from '../text/schema-nodes.js';
 
 /** Upstream's limits over all the strict schemas of one request. */
 export const STRICT_LIMITS = { tools: 20, optional: 24, unions: 16 } as const;
@@ -37,16 +34,6 @@ const UNSUPPORTED: Record<string, readonly string[]> = {
   string: ['minLength', 'maxLength'],
   array: ['maxItems', 'uniqueItems'],
 };
-
-const typesOf = (node: Node): string[] =>
-  typeof node.type === 'string'
-    ? [node.type]
-    : Array.isArray(node.type)
-      ? node.type.filter((t): t is string => typeof t === 'string')
-      : [];
-
-/** Keywords whose value is data: never walked. */
-const DATA = new Set(['enum', 'const', 'default', 'examples', 'required', 'type']);
 
 /** The problem with one node's own keywords, or undefined. */
 function nodeProblem(node: Node): string | undefined {
@@ -87,8 +74,7 @@ function definitions(root: Node): Map<string, { name: string; node: unknown }> {
     const group = root[key];
     if (!isNode(group)) continue;
     for (const [name, node] of Object.entries(group)) {
-      const pointer = name.replace(/~/g, '~0').replace(/\//g, '~1');
-      defs.set(`#/${key}/${pointer}`, { name, node });
+      defs.set(`#/${key}/${pointerKey(name)}`, { name, node });
     }
   }
   return defs;
@@ -101,7 +87,7 @@ function refsIn(node: unknown, root: boolean, into: string[] = []): string[] {
   } else if (isNode(node)) {
     if (typeof node.$ref === 'string') into.push(node.$ref);
     for (const key of Object.keys(node)) {
-      if (DATA.has(key) || (root && (key === '$defs' || key === 'definitions'))) continue;
+      if (DATA_KEYWORDS.has(key) || (root && (key === '$defs' || key === 'definitions'))) continue;
       refsIn(node[key], false, into);
     }
   }
@@ -159,7 +145,7 @@ export function strictProblem(schema: object): string | undefined {
       const keys = Object.keys(node);
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i] as string;
-        if (DATA.has(key)) continue;
+        if (DATA_KEYWORDS.has(key)) continue;
         if (key === 'properties' || key === '$defs' || key === 'definitions') {
           const group = node[key];
           if (isNode(group)) stack.push(...Object.values(group).reverse());
@@ -192,7 +178,7 @@ export function strictCounts(schema: object): { optional: number; unions: number
           }
         }
       }
-      for (const key of Object.keys(node)) if (!DATA.has(key)) stack.push(node[key]);
+      for (const key of Object.keys(node)) if (!DATA_KEYWORDS.has(key)) stack.push(node[key]);
     }
   }
   return { optional, unions };

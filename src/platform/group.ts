@@ -500,6 +500,9 @@ export function setupGatewayGroup(
       request.rawBody === undefined
         ? undefined
         : journalBody(request.rawBody, request.body, JOURNAL_BODY_LIMIT);
+    // A stream that may echo a credential of the request (an echo rule) cut into pieces across
+    // its events, which no search of its text would find: not kept.
+    const withheld = capture !== undefined && kept?.redacted === true;
     journal.record({
       id: request.id,
       group: name,
@@ -515,11 +518,9 @@ export function setupGatewayGroup(
       headers: request.headers,
       rawBody: kept?.text,
       bodyBytes: kept?.bytes,
-      // A stream that may echo a credential of the request (an echo rule) cut into pieces
-      // across its events, which no search of its text would find: not kept.
-      response: capture ? (kept?.redacted ? undefined : capture.bytes()) : request.responseBody,
-      responseTruncated: capture?.truncated === true,
-      responseWithheld: capture !== undefined && kept?.redacted === true,
+      response: withheld ? undefined : capture ? capture.bytes() : request.responseBody,
+      responseTruncated: !withheld && capture?.truncated === true,
+      responseWithheld: withheld,
       fault: request.fault,
       aborted: stream?.aborted === true,
       bytesSent: stream?.bytesSent,

@@ -128,6 +128,24 @@ function firstOf(response: string | Buffer): string | Buffer {
     : Buffer.from(response.subarray(0, JOURNAL_BODY_LIMIT));
 }
 
+/**
+ * An answer as the journal shows it: a whole JSON body parsed, else its text. An answer can echo
+ * a URL of the request (an echo rule, a stub's template): its credentials are redacted as the
+ * request's are, the text searched with its JSON escapes read (`us\u0001er:pw@` would end a
+ * search of the raw text early), and the last URL of a cut answer, which may be cut in its
+ * credentials, redacted whole. A text with nothing to redact is shown as it was.
+ */
+function shownAnswer(text: string, truncated: boolean): unknown {
+  if (!truncated && text.startsWith('{')) {
+    try {
+      return withUrlsRedacted(JSON.parse(text));
+    } catch {}
+  }
+  const read = readEscapes(text);
+  const redacted = truncated ? redactedCut(read) : redactUrlsInText(read);
+  return redacted === read ? text : redacted;
+}
+
 /** The journal filter (README "Journal"): match fields, plus the status, session and time. */
 export interface JournalFilter
   extends Pick<RequestMatch, 'group' | 'method' | 'path' | 'model' | 'key' | 'header' | 'body'> {
@@ -212,10 +230,7 @@ export class Journal implements Feature {
       bodyBytes: input.bodyBytes ?? raw?.length ?? 0,
       response: response === undefined ? undefined : firstOf(response),
       // A cut stream counts as longer than the limit, so it reads as truncated.
-      responseBytes:
-        input.responseTruncated && !input.responseWithheld
-          ? JOURNAL_BODY_LIMIT + 1
-          : (response?.length ?? 0),
+      responseBytes: input.responseTruncated ? JOURNAL_BODY_LIMIT + 1 : (response?.length ?? 0),
       fault: input.fault,
       ...(input.responseWithheld ? { responseWithheld: true } : {}),
       aborted: input.aborted,
@@ -258,25 +273,9 @@ export class Journal implements Feature {
       if (e.id !== id) continue;
       const truncated = e.responseBytes > JOURNAL_BODY_LIMIT;
       const text = typeof e.response === 'string' ? e.response : e.response?.toString('utf8');
-      // An answer can echo a URL of the request (an echo rule, a stub's template): its
-      // credentials are redacted as the request's are, when it is read.
-      // (a cut answer's last URL may be cut in its credentials: redacted whole)
-      let response: unknown = null;
-      if (text !== undefined) {
-        // JSON escapes read first (`us\u0001er:pw@` would end a search of the raw text early);
-        // the text as it was when nothing in it is redacted.
-        const read = readEscapes(text);
-        const redacted = truncated ? redactedCut(read) : redactUrlsInText(read);
-        response = redacted === read ? text : redacted;
-      }
-      if (text !== undefined && !truncated && text.startsWith('{')) {
-        try {
-          response = withUrlsRedacted(JSON.parse(text));
-        } catch {}
-      }
       return {
         ...toWire(e),
-        response,
+        response: text === undefined ? null : shownAnswer(text, truncated),
         response_truncated: truncated,
         response_withheld: e.responseWithheld === true,
       };

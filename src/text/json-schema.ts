@@ -15,6 +15,7 @@ import {
 import { Lru } from '../platform/lru.js';
 import { shorten } from '../platform/tokens.js';
 import { hintedPattern, hintReader } from './schema-hints.js';
+import { DATA_KEYWORDS, isNode, type Node, pointerKey } from './schema-nodes.js';
 
 /**
  * JSON values that a JSON Schema accepts, for tool arguments and structured output: made by
@@ -163,10 +164,6 @@ const SCHEMAS_KEPT = 512;
 const SCHEMA_KEPT_BYTES = 64 * 1024;
 const VALUES_KEPT = 2048;
 const VALUE_KEPT_SIZE = 1000;
-
-type Node = Record<string, unknown>;
-const isNode = (value: unknown): value is Node =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The schema as Ajv's default dialect reads it: a top-level `$schema` names a dialect only. */
 function dialectFree(schema: object): object {
@@ -460,13 +457,17 @@ function resolve(root: Node, ref: string): unknown {
   return node;
 }
 
+/** Each schema's anchor pointers, found once (its copies are prepared several times). */
+const anchorsFound = new WeakMap<Node, ReadonlyMap<string, string>>();
+
 /**
  * The JSON pointer (`#/$defs/a`) of each anchor of a schema (`#name`, an `$anchor`'s): the
  * generator follows pointers only.
  */
-function anchorPointers(root: Node): Map<string, string> {
+function anchorPointers(root: Node): ReadonlyMap<string, string> {
+  const known = anchorsFound.get(root);
+  if (known) return known;
   const pointers = new Map<string, string>();
-  const pointerKey = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
   const stack: Array<[unknown, string]> = [[root, '#']];
   while (stack.length > 0) {
     const [node, at] = stack.pop() as [unknown, string];
@@ -479,6 +480,7 @@ function anchorPointers(root: Node): Map<string, string> {
       }
     }
   }
+  anchorsFound.set(root, pointers);
   return pointers;
 }
 
@@ -486,7 +488,7 @@ function anchorPointers(root: Node): Map<string, string> {
 function generatorRef(ref: string): string {
   const keys = ref.includes('%') ? pointerKeys(ref) : undefined;
   if (keys === undefined) return ref;
-  return `#/${keys.map((key) => key.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+  return `#/${keys.map(pointerKey).join('/')}`;
 }
 
 /**
@@ -689,7 +691,7 @@ function codePointEscape(pattern: string, i: number): { cp: number; length: numb
 /**
  * A pattern as the generator can make text for it: it reads `\\p{Lu}` as a `p` and `\\u00e9`
  * as `u00e9`, so each `\\p{...}` named in PROPERTY_CHARACTERS is spelt out (`^[A-Z][a-z]+$`
- * for `^\\p{Lu}\\p{Ll}+$`), and each `\\uXXXX`, `\\u{...}` and `\\xHH` written as its
+ * for `^\\p{Lu}\\p{Ll}+$`), and each `\\u00e9`, `\\u{1F600}` and `\\x41` written as its
  * character (escaped where it is syntax; one beyond the BMP only outside a class, as a group of
  * its two UTF-16 units). Ajv checks the value against the pattern as sent.
  */
@@ -748,7 +750,7 @@ function foldPatterns(copy: Node): void {
     (b): b is Node => isNode(b) && typeof b.pattern === 'string' && Object.keys(b).length === 1,
   );
   if (folded.length === 0) return;
-  const patterns = [...folded.map((b) => b.pattern as string)];
+  const patterns = folded.map((b) => b.pattern as string);
   if (typeof copy.pattern === 'string') patterns.push(copy.pattern);
   let prefix: string | undefined;
   let suffix: string | undefined;
@@ -767,9 +769,6 @@ function foldPatterns(copy: Node): void {
   if (left.length > 0) copy.allOf = left;
   else delete copy.allOf;
 }
-
-/** Keywords whose value is data, not a schema: copied, never walked. */
-const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required', 'type']);
 
 /** The number the generator is given as an upper bound: the schema's, lowered to `cap`. */
 const lowered = (node: Node, min: string, max: string, cap: number) =>

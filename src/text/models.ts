@@ -88,15 +88,15 @@ export function lastTokenIdOf(model: string): number {
 }
 
 /**
- * Whether a chat model takes images (`image_url` parts): all but GPT-3.5 Turbo, the GPT-4 of
- * 2023 (`gpt-4`, `gpt-4-0613`, `gpt-4-32k`, `gpt-4-1106-preview`, `gpt-4-turbo-preview`... but `gpt-4-turbo` and
- * `gpt-4-1106-vision-preview`, which see) and the o-series'
- * `o1-mini` and `o3-mini`. A name the table does not know (a deployment's) takes them.
+ * Whether a chat model takes images (`image_url` parts): all but GPT-3.5 Turbo (`gpt-35-turbo`
+ * in Azure's spelling), the GPT-4 of 2023 (`gpt-4`, `gpt-4-0613`, `gpt-4-32k`,
+ * `gpt-4-1106-preview`, `gpt-4-turbo-preview`... but `gpt-4-turbo` and
+ * `gpt-4-1106-vision-preview`, which see) and the o-series' `o1-mini` and `o3-mini`. A name the
+ * table does not know (a deployment's) takes them.
  * @see https://github.com/vllm-project/vllm/issues/11629
  * @see https://github.com/browser-use/web-ui/issues/274
  * @see https://platform.openai.com/docs/guides/images-vision
  */
-// (`gpt-35-turbo`: Azure's spelling)
 export const seesImages = (model: string): boolean =>
   !/^(gpt-3\.?5-turbo|gpt-4(-0314|-0613|-32k|-\d{4}-preview$|-turbo-preview$|$)|o1-mini|o3-mini)/.test(
     model,
@@ -214,8 +214,8 @@ export const interleavesByBeta = (model: string): boolean =>
   /^claude-(opus-4(-[015])?|sonnet-4(-[056])?)(-\d{8})?$/.test(model);
 
 /**
- * The Claude models that take no sampling parameters (`temperature`, `top_p`, `top_k`): Opus 4.7
- * and later.
+ * The Claude models that take no sampling parameters (`temperature`, `top_p`, `top_k`) but at
+ * their defaults: Opus 4.7 and later.
  * @see https://platform.claude.com/docs/en/about-claude/models/whats-new-claude-4-7
  * @see https://github.com/UKGovernmentBEIS/inspect_ai/issues/3721
  */
