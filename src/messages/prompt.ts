@@ -57,6 +57,13 @@ import type {
 import { SERVER_TOOL_RESULTS } from './schemas.js';
 import { compactionError, ON_DEMAND, verifyCompaction } from './signed-compaction.js';
 import { strictCounts, strictProblem, strictTotalsProblem } from './strict-schema.js';
+import {
+  readWebSearchTool,
+  searchQuery,
+  WEB_SEARCH_NAME,
+  WEB_SEARCH_TYPE,
+  type WebSearchTool,
+} from './web-search.js';
 
 /**
  * Reads a messages request in one pass: upstream's rules beyond the JSON schema (each refusal a
@@ -89,9 +96,22 @@ export interface MessagesPrompt {
   summarize?: { instructions: string | undefined };
   /** What the answer quotes, with citations on (see citations.ts). */
   cited?: CitedSource[];
+  /** The request's web search tool, when it offers one (README "Web search"). */
+  search?: WebSearchTool;
+  /** Searches the last assistant turn started, which the reply is to run first. */
+  pending?: PendingSearch[];
 }
 
 /** What a `compact_20260112` edit asks for. */
+/**
+ * A web search an assistant turn called beside a client's tool: upstream runs it once the
+ * client's results come, and the reply starts with its result.
+ */
+export interface PendingSearch {
+  id: string;
+  query: string;
+}
+
 export interface Compaction {
   /** Input tokens past which the conversation is summarized first. */
   trigger: number;
@@ -194,6 +214,7 @@ interface ReadTools {
   marks: Breakpoint[];
   /** The `strict: true` tools' parameter counts (see strict-schema.ts), one per such tool. */
   strict: Array<{ optional: number; unions: number }>;
+  search?: WebSearchTool;
 }
 
 /**
@@ -223,6 +244,7 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
   const blocks: PromptBlock[] = [];
   const marks: Breakpoint[] = [];
   const strict: ReadTools['strict'] = [];
+  let search: WebSearchTool | undefined;
   // Every schema counted before any is compiled: a request over the budget costs no compiling.
   const budget = schemaBudget();
   tools.forEach((tool, i) => {
@@ -260,6 +282,14 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
       const unusable = generationProblem(tool.input_schema);
       if (unusable !== undefined) throw fieldError(path, unusable);
       defs.push({ name: tool.name, schema: tool.input_schema, path });
+    } else if (WEB_SEARCH_TYPE.test(tool.type)) {
+      search = readWebSearchTool(tool, i);
+      defs.push({
+        name: tool.name,
+        schema: WEB_SEARCH_INPUT,
+        path: ['tools', i],
+        inputOf: (turn) => ({ query: searchQuery(turn.prompt) }),
+      });
     } else {
       const input = clientToolInput(tool);
       if (input) defs.push({ name: tool.name, schema: input, path: ['tools', i] });
@@ -271,7 +301,39 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
     blocks.push({ text: JSON.stringify(definition), ...(ttl ? { cache: ttl } : {}) });
     if (ttl) marks.push({ path: ['tools', i, 'cache_control'], ttl });
   });
-  return { defs, names, blocks, marks, strict };
+  return { defs, names, blocks, marks, strict, ...(search ? { search } : {}) };
+}
+
+/** What the model sends the web search tool. */
+const WEB_SEARCH_INPUT = {
+  type: 'object',
+  properties: { query: { type: 'string', minLength: 1 } },
+  required: ['query'],
+  additionalProperties: false,
+};
+
+/**
+ * The web searches the last assistant turn called and has no result of: with a client's tool
+ * beside them, upstream stopped for the client's results and runs the searches after.
+ */
+function pendingSearches(messages: readonly MessageParam[]): PendingSearch[] {
+  let i = messages.length - 1;
+  while (i >= 0 && messages[i]?.role !== 'assistant') i--;
+  const message = messages[i];
+  if (!message || typeof message.content === 'string') return [];
+  const done = new Set<string>();
+  for (const block of message.content) {
+    if (block.type === 'web_search_tool_result') done.add(block.tool_use_id);
+  }
+  const pending: PendingSearch[] = [];
+  for (const block of message.content) {
+    if (block.type !== 'server_tool_use' || block.name !== WEB_SEARCH_NAME || done.has(block.id)) {
+      continue;
+    }
+    const query = (block.input as { query?: unknown }).query;
+    pending.push({ id: block.id, query: typeof query === 'string' && query ? query : 'search' });
+  }
+  return pending;
 }
 
 function readChoice(body: Request, names: ReadonlySet<string>): ToolChoice {
@@ -717,7 +779,7 @@ export function readPrompt(
   }
   checkSystemMessages(body.messages, body.model);
   const reader = new BlockReader();
-  const { defs, names, strict: strictTools } = readTools(body.tools ?? [], reader);
+  const { defs, names, strict: strictTools, search } = readTools(body.tools ?? [], reader);
   const choice = readChoice(body, names);
   checkModelParams(body);
   const interleaved =
@@ -942,6 +1004,13 @@ export function readPrompt(
         : [],
     ),
   );
+  const pending = pendingSearches(body.messages);
+  if (pending.length > 0 && !search) {
+    throw fieldError(
+      ['tools'],
+      `web_search tool use with id ${(pending[0] as PendingSearch).id} needs the web_search tool: send the same tools to continue the turn`,
+    );
+  }
   const facts = messagesPromptFacts(body);
   const turn: Turn = {
     api: 'messages',
@@ -971,6 +1040,8 @@ export function readPrompt(
     ...(summarized ? { summarized: { message: compactedAt, summary: summarized.summary } } : {}),
     ...(summarize ? { summarize } : {}),
     ...(reader.cited.length > 0 ? { cited: reader.cited } : {}),
+    ...(search ? { search } : {}),
+    ...(pending.length > 0 ? { pending } : {}),
   };
 }
 

@@ -36,6 +36,7 @@ import {
   outputLimit,
   PREWARMED,
   planMessage,
+  withSearches,
 } from './service.js';
 
 /** A compaction that pauses: its summary is the whole reply (README "Compaction"). */
@@ -155,6 +156,7 @@ export const messagesRoutes =
               limit,
               matchContext(request),
               prompt.cited,
+              prompt.search && { tool: prompt.search, pending: prompt.pending ?? [] },
             );
         // Everything that can refuse the request has run: only now may the cache change.
         const read = promptCache.commit(scan, request.receivedAt);
@@ -173,6 +175,7 @@ export const messagesRoutes =
           if (prompt.iterations)
             usage.iterations = [iteration(read, done.outputTokens, body.model)];
         }
+        if (done.search) withSearches(usage, done.search);
         return answer(request, reply, who, { ...done, content }, usage, pacing);
       },
     );

@@ -256,8 +256,9 @@ export const CustomToolSchema = obj({
 
 /**
  * A versioned tool (`web_search_20250305`, `bash_20250124`, `tool_search_tool_bm25_20251119`
- * or its unversioned name, ...): accepted and counted. One upstream runs is never called by the
- * emulator; one the client runs (bash, text editor, memory, computer) is (see prompt.ts).
+ * or its unversioned name, ...): accepted and counted. Web search runs within the request
+ * (web-search.ts); the others upstream runs are never called by the emulator; one the client
+ * runs (bash, text editor, memory, computer) is (see prompt.ts).
  * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
  */
 export const ServerToolSchema = Type.Object(
@@ -478,7 +479,9 @@ export const IterationSchema = Type.Union([
 export type Iteration = Static<typeof IterationSchema>;
 
 export const UsageSchema = Type.Object({
-  input_tokens: Type.Integer(),
+  input_tokens: Type.Integer({
+    description: 'uncached prompt tokens, and the pages a web search found (README "Web search")',
+  }),
   cache_creation_input_tokens: Type.Integer(),
   cache_read_input_tokens: Type.Integer(),
   cache_creation: Type.Object({
@@ -486,6 +489,12 @@ export const UsageSchema = Type.Object({
     ephemeral_1h_input_tokens: Type.Integer(),
   }),
   output_tokens: Type.Integer(),
+  server_tool_use: Type.Optional(
+    Type.Object(
+      { web_search_requests: Type.Integer(), web_fetch_requests: Type.Integer() },
+      { description: 'when the reply ran a web search: the searches run' },
+    ),
+  ),
   service_tier: Literals(['standard', 'priority', 'batch']),
   iterations: Type.Optional(
     Type.Array(IterationSchema, {
@@ -530,8 +539,35 @@ export const CitationSchema = Type.Union([
     start_block_index: Type.Integer(),
     end_block_index: Type.Integer(),
   }),
+  Type.Object({
+    type: Type.Literal('web_search_result_location'),
+    url: Type.String(),
+    title: Type.Union([Type.String(), Type.Null()]),
+    encrypted_index: Type.String(),
+    cited_text: Type.String({ description: 'at most 150 characters of the page' }),
+  }),
 ]);
 export type Citation = Static<typeof CitationSchema>;
+
+/** A page a web search found. @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool */
+export const WebSearchResultSchema = Type.Object({
+  type: Type.Literal('web_search_result'),
+  url: Type.String(),
+  title: Type.String(),
+  encrypted_content: Type.String({ description: 'send it back as it is' }),
+  page_age: Type.Union([Type.String(), Type.Null()]),
+});
+export type WebSearchResult = Static<typeof WebSearchResultSchema>;
+
+/** Why a search found nothing (HTTP 200: the error is the result). */
+export const WEB_SEARCH_ERRORS = [
+  'invalid_tool_input',
+  'unavailable',
+  'max_uses_exceeded',
+  'too_many_requests',
+  'query_too_long',
+  'request_too_large',
+] as const;
 
 export const ResponseBlockSchema = Type.Union([
   Type.Object({
@@ -552,6 +588,23 @@ export const ResponseBlockSchema = Type.Union([
     id: Type.String(),
     name: Type.String(),
     input: Type.Unknown(),
+  }),
+  Type.Object({
+    type: Type.Literal('server_tool_use'),
+    id: Type.String({ description: 'srvtoolu_...' }),
+    name: Type.String(),
+    input: Type.Unknown(),
+  }),
+  Type.Object({
+    type: Type.Literal('web_search_tool_result'),
+    tool_use_id: Type.String(),
+    content: Type.Union([
+      Type.Array(WebSearchResultSchema),
+      Type.Object({
+        type: Type.Literal('web_search_tool_result_error'),
+        error_code: Literals(WEB_SEARCH_ERRORS),
+      }),
+    ]),
   }),
   Type.Object({
     type: Type.Literal('compaction'),
@@ -645,6 +698,7 @@ export const MessageStreamEventSchema = Type.Union(
         Type.Object({ type: Type.Literal('signature_delta'), signature: Type.String() }),
         Type.Object({ type: Type.Literal('input_json_delta'), partial_json: Type.String() }),
         Type.Object({ type: Type.Literal('compaction_delta'), content: Type.String() }),
+        Type.Object({ type: Type.Literal('citations_delta'), citation: CitationSchema }),
       ]),
     }),
     Type.Object({ type: Type.Literal('content_block_stop'), index: BlockIndex }),
@@ -660,6 +714,12 @@ export const MessageStreamEventSchema = Type.Union(
           cache_creation_input_tokens: Type.Integer(),
           cache_read_input_tokens: Type.Integer(),
           output_tokens: Type.Integer(),
+          server_tool_use: Type.Optional(
+            Type.Object({
+              web_search_requests: Type.Integer(),
+              web_fetch_requests: Type.Integer(),
+            }),
+          ),
           iterations: Type.Optional(Type.Array(IterationSchema)),
         },
         { description: 'cumulative' },

@@ -10,12 +10,14 @@ import {
   type SseProducer,
 } from '../platform/sse.js';
 import { countTokens, truncateTokens } from '../platform/tokens.js';
-import { signThinking, type Turn } from '../text/agent.js';
+import { signThinking, type ToolCall, type Turn, turnSeed } from '../text/agent.js';
+import { replyOfHash } from '../text/default-reply.js';
 import { finishText } from '../text/finish.js';
 import { limitsOf } from '../text/models.js';
 import type { CacheUsage } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import type { CitedSource } from './citations.js';
+import type { PendingSearch } from './prompt.js';
 import type {
   ContextManagementResponse,
   Message,
@@ -23,7 +25,17 @@ import type {
   ResponseBlock,
   StopReason,
   Usage,
+  WEB_SEARCH_ERRORS,
 } from './schemas.js';
+import {
+  citePage,
+  type FoundPage,
+  MAX_SEARCH_QUERY_CHARS,
+  pageTokens,
+  searchPages,
+  WEB_SEARCH_NAME,
+  type WebSearchTool,
+} from './web-search.js';
 
 /** A finished reply: its content blocks and why it stopped. */
 export interface MessageDone {
@@ -32,13 +44,28 @@ export interface MessageDone {
   stopSequence: string | null;
   /** Thinking, text and tool-use tokens together. */
   outputTokens: number;
+  /** The web searches the reply ran, and the tokens of the pages they found. */
+  search?: { requests: number; inputTokens: number };
 }
+
+/** A request's web search: its tool, and the searches the last turn left to run. */
+export interface SearchContext {
+  tool: WebSearchTool;
+  pending: readonly PendingSearch[];
+}
+
+/** How many of the pages a search found the answer after it quotes. */
+const QUOTED_PAGES = 2;
 
 /**
  * The reply to a turn, cut as a model would cut it: thinking first (at most its budget), then
  * text (stop sequences, `max_tokens`), then tool calls if they still fit whole; calls that do
- * not fit are dropped and the reply stops for `max_tokens`.
+ * not fit are dropped and the reply stops for `max_tokens`. A web search the reply calls runs
+ * at once, its result after its call, and the answer follows, quoting the pages found (README
+ * "Web search"); called beside a client's tool, it waits for the client's results, and the
+ * next reply starts with its result.
  * @see https://platform.claude.com/docs/en/api/handling-stop-reasons
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool
  */
 export async function planMessage(
   body: MessagesRequest,
@@ -50,12 +77,18 @@ export async function planMessage(
   context?: MatchContext,
   /** With citations on: the quotes a finished text answer ends with (see citations.ts). */
   cited: readonly CitedSource[] = [],
+  web?: SearchContext,
 ): Promise<MessageDone> {
   const [chosen] = await replies.replies(turn, 1, context);
   if (!chosen) throw new Error('the reply engine answered nothing');
   const content: ResponseBlock[] = [];
   let budget = limit;
   let outputTokens = 0;
+  const searched: Searched = { requests: 0, pages: [], inputTokens: 0 };
+  // Searches the last turn called beside a client's tool run now, before anything else.
+  for (const { id, query } of web?.pending ?? []) {
+    content.push(runSearch(web as SearchContext, id, query, searched));
+  }
   if (chosen.thinking !== undefined && turn.thinking) {
     const thinking = body.thinking;
     const limit = Math.min(
@@ -70,7 +103,8 @@ export async function planMessage(
     outputTokens += cut.tokens;
     budget -= cut.tokens;
   }
-  const done = finishText(chosen, body.stop_sequences ?? [], budget);
+  const stops = body.stop_sequences ?? [];
+  let done = finishText(chosen, stops, budget);
   outputTokens += done.tokens;
   budget -= done.tokens;
   const callTokens = chosen.calls.reduce(
@@ -83,17 +117,53 @@ export async function planMessage(
   // refuses when a client sends it back).
   // @see https://github.com/anthropics/anthropic-sdk-typescript/issues/399
   if (done.text !== '') content.push({ type: 'text', text: done.text });
+  const isSearch = (call: ToolCall) => web !== undefined && call.name === WEB_SEARCH_NAME;
+  const clientCalls = calls.filter((call) => !isSearch(call));
+  for (const call of calls) {
+    if (!isSearch(call)) {
+      content.push({
+        type: 'tool_use',
+        id: ids.next('tool_use'),
+        name: call.name,
+        input: call.input,
+      });
+      continue;
+    }
+    const id = ids.next('server_tool_use');
+    content.push({ type: 'server_tool_use', id, name: call.name, input: call.input });
+    if (clientCalls.length === 0) {
+      content.push(runSearch(web as SearchContext, id, queryOf(call.input), searched));
+    }
+  }
+  if (calls.length > 0) {
+    outputTokens += callTokens;
+    budget -= callTokens;
+  }
+  // Calls cut by the limit were being written when it came: their tokens are the rest of it.
+  else if (done.reason === 'end' && chosen.calls.length > 0) outputTokens += budget;
+  const cut = done.reason === 'max_tokens' || calls.length < chosen.calls.length;
+  const ranSearch = calls.length > 0 && clientCalls.length === 0;
+  if (ranSearch) {
+    // The answer to what the searches found, written after their results.
+    done = finishText(searchAnswer(turn), stops, budget);
+    if (done.text !== '') content.push({ type: 'text', text: done.text });
+    outputTokens += done.tokens;
+    budget -= done.tokens;
+  }
   // A text answer that ended of itself quotes its sources, each in a block of its own, as far
   // as the limit lets whole quotes in and up to one a stop sequence would cut (a structured
-  // answer is the format's JSON alone; a scripted stop has no quotes).
-  const stops = body.stop_sequences ?? [];
+  // answer is the format's JSON alone; a scripted stop has no quotes): the request's documents
+  // with citations on, then the pages searched.
   const quoting =
+    !cut &&
     done.reason === 'end' &&
-    chosen.calls.length === 0 &&
+    clientCalls.length === 0 &&
+    (calls.length === 0 || ranSearch) &&
     turn.output === undefined &&
     chosen.step?.stop_reason === undefined;
   if (quoting) {
-    for (const { text, citation } of cited) {
+    const pages = searched.pages.slice(0, QUOTED_PAGES).map(citePage);
+    for (const { text, citation } of [...cited, ...pages]) {
       const tokens = countTokens(text);
       if (tokens > budget || stops.some((stop) => text.includes(stop))) break;
       content.push({ type: 'text', text, citations: [citation] });
@@ -101,32 +171,83 @@ export async function planMessage(
       budget -= tokens;
     }
   }
-  for (const call of calls) {
-    content.push({
-      type: 'tool_use',
-      id: ids.next('tool_use'),
-      name: call.name,
-      input: call.input,
-    });
-  }
-  if (calls.length > 0) outputTokens += callTokens;
-  // Calls cut by the limit were being written when it came: their tokens are the rest of it.
-  else if (done.reason === 'end' && chosen.calls.length > 0) outputTokens += budget;
-  const cut = done.reason === 'max_tokens' || calls.length < chosen.calls.length;
   let stopReason: StopReason =
     done.reason === 'stop_sequence'
       ? 'stop_sequence'
-      : cut
+      : cut || done.reason === 'max_tokens'
         ? limit < body.max_tokens
           ? 'model_context_window_exceeded'
           : 'max_tokens'
-        : calls.length > 0
+        : clientCalls.length > 0
           ? 'tool_use'
           : 'end_turn';
   const scripted = chosen.step?.stop_reason;
   if (scripted && (stopReason === 'end_turn' || stopReason === 'tool_use')) stopReason = scripted;
-  return { content, stopReason, stopSequence: done.stopSequence, outputTokens };
+  return {
+    content,
+    stopReason,
+    stopSequence: done.stopSequence,
+    outputTokens,
+    ...(searched.requests > 0 || searched.inputTokens > 0
+      ? { search: { requests: searched.requests, inputTokens: searched.inputTokens } }
+      : {}),
+  };
 }
+
+/** What the searches of a reply ran and found. */
+interface Searched {
+  requests: number;
+  pages: FoundPage[];
+  /** The tokens of the pages found, which the model reads (input). */
+  inputTokens: number;
+}
+
+const queryOf = (input: unknown): string => {
+  const query = (input as { query?: unknown } | null)?.query;
+  return typeof query === 'string' && query !== '' ? query : 'search';
+};
+
+/**
+ * A search, run: its result block. Past the tool's `max_uses`, or with a query longer than
+ * MAX_SEARCH_QUERY_CHARS, a search is not run: its result is the error (not billed).
+ */
+function runSearch(
+  web: SearchContext,
+  id: string,
+  query: string,
+  searched: Searched,
+): Extract<ResponseBlock, { type: 'web_search_tool_result' }> {
+  const { maxUses } = web.tool;
+  const failed: (typeof WEB_SEARCH_ERRORS)[number] | undefined =
+    maxUses !== undefined && searched.requests >= maxUses
+      ? 'max_uses_exceeded'
+      : query.length > MAX_SEARCH_QUERY_CHARS
+        ? 'query_too_long'
+        : undefined;
+  if (failed) {
+    return {
+      type: 'web_search_tool_result',
+      tool_use_id: id,
+      content: { type: 'web_search_tool_result_error', error_code: failed },
+    };
+  }
+  const found = searchPages(query, web.tool);
+  searched.requests++;
+  searched.pages.push(...found);
+  searched.inputTokens += pageTokens(found);
+  return {
+    type: 'web_search_tool_result',
+    tool_use_id: id,
+    content: found.map((page) => page.result),
+  };
+}
+
+/** What the model says once its searches are done: the default words, of the results. */
+const searchAnswer = (turn: Turn) => {
+  const reply = replyOfHash(turnSeed(turn, 'web_search'), turn.variant);
+  const text = `Based on the search results: ${reply.text}`;
+  return { text, tokens: countTokens(text) };
+};
 
 /**
  * The tokens a reply may have, as upstream limits them: `max_tokens` beyond the model's output
@@ -202,6 +323,15 @@ export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {
   return { ...cacheTokens(cache), output_tokens: outputTokens, service_tier: 'standard' };
 }
 
+/**
+ * Usage with the web searches a reply ran: counted in `server_tool_use`, and the pages they
+ * found read as input (uncached: they come after the prompt).
+ */
+export function withSearches(usage: Usage, search: NonNullable<MessageDone['search']>): void {
+  usage.input_tokens += search.inputTokens;
+  usage.server_tool_use = { web_search_requests: search.requests, web_fetch_requests: 0 };
+}
+
 export interface MessageIdentity {
   id: string;
   model: string;
@@ -252,8 +382,8 @@ const blockStart = (index: number, block: ResponseBlock) => {
         : { type: 'text', text: '' }
       : block.type === 'thinking'
         ? { type: 'thinking', thinking: '', signature: '' }
-        : block.type === 'tool_use'
-          ? { type: 'tool_use', id: block.id, name: block.name, input: {} }
+        : block.type === 'tool_use' || block.type === 'server_tool_use'
+          ? { type: block.type, id: block.id, name: block.name, input: {} }
           : block.type === 'compaction' && block.signature === undefined
             ? { type: 'compaction', content: null }
             : block;
@@ -285,6 +415,7 @@ function blockDeltas(index: number, block: ResponseBlock) {
         },
       ];
     case 'tool_use':
+    case 'server_tool_use':
       return [
         {
           text: JSON.stringify(block.input),
@@ -308,8 +439,11 @@ function blockDeltas(index: number, block: ResponseBlock) {
   }
 }
 
-/** message_start's usage: the steps (compaction's iterations) come with message_delta. */
-const startUsage = ({ iterations: _, ...usage }: Usage): Usage => usage;
+/**
+ * message_start's usage: the steps (compaction's iterations) and the searches run come with
+ * message_delta.
+ */
+const startUsage = ({ iterations: _, server_tool_use: __, ...usage }: Usage): Usage => usage;
 
 /**
  * The event stream: message_start; per content block content_block_start, its deltas
@@ -394,6 +528,7 @@ export const messageStream = (
           cache_creation_input_tokens: usage.cache_creation_input_tokens,
           cache_read_input_tokens: usage.cache_read_input_tokens,
           output_tokens: usage.output_tokens,
+          ...(usage.server_tool_use ? { server_tool_use: usage.server_tool_use } : {}),
           ...(usage.iterations ? { iterations: usage.iterations } : {}),
         },
         ...(who.management ? { context_management: who.management } : {}),

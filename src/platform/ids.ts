@@ -1,6 +1,13 @@
 import { customAlphabet } from 'nanoid';
 
-export type IdKind = 'request' | 'chat' | 'message' | 'task' | 'tool_use' | 'tool_call';
+export type IdKind =
+  | 'request'
+  | 'chat'
+  | 'message'
+  | 'task'
+  | 'tool_use'
+  | 'server_tool_use'
+  | 'tool_call';
 
 export interface Ids {
   next(kind: IdKind): string;
@@ -41,6 +48,8 @@ export function createIds(): Ids {
           return `msg_${short}${tail(8)}`;
         case 'tool_use':
           return `toolu_${short}${tail(8)}`;
+        case 'server_tool_use':
+          return `srvtoolu_${short}${tail(8)}`;
         case 'tool_call':
           return `call_${short}${tail(8)}`;
         case 'task':

@@ -45,6 +45,8 @@ export interface ToolDef {
   path: PathSegment[];
   /** A chat custom tool: its input is text, of this format (README "Custom tools"). */
   custom?: CustomFormat;
+  /** A tool whose input the model writes from the turn, not from its schema (web search). */
+  inputOf?: (turn: Turn) => unknown;
 }
 
 /** What a custom tool's input is: free text, or text its grammar derives. */
@@ -184,6 +186,7 @@ export const turnSeed = (turn: Turn, salt: string) =>
 
 /** Tool input for `tool`, made from its schema (a custom tool's: text of its format). */
 export const toolInput = (turn: Turn, tool: ToolDef): Promise<unknown> => {
+  if (tool.inputOf) return Promise.resolve(tool.inputOf(turn));
   const seed = turnSeed(turn, `tool:${tool.name}`);
   const format = tool.custom;
   if (!format) return instanceFor(tool.schema, tool.path, seed, turn.budget);

@@ -16,6 +16,7 @@ const PREFIX: Record<IdKind, string> = {
   message: 'msg_',
   task: '',
   tool_use: 'toolu_',
+  server_tool_use: 'srvtoolu_',
   tool_call: 'call_',
 };
 

@@ -211,7 +211,7 @@ describe('tool use', () => {
     'calls the Anthropic-defined client tool %j (the client runs it) with input %j',
     async (tool, input) => {
       const forced = await ask('Go', {
-        tools: [{ type: 'web_search_20250305', name: 'web_search' }, tool],
+        tools: [tool, { type: 'web_search_20250305', name: 'web_search' }],
         tool_choice: { type: 'any' },
       });
       expect(forced.json()).toMatchObject({
@@ -223,12 +223,11 @@ describe('tool use', () => {
     },
   );
 
-  it('accepts server tools and tools with cache_control, strict and $schema, and never calls server tools', async () => {
+  it('accepts server tools and tools with cache_control, strict and $schema, and calls no server tool but web search', async () => {
     const res = await t.messages({
       model: 'm',
       max_tokens: 100,
       tools: [
-        { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
         { type: 'tool_search_tool_bm25_20251119', name: 'tool_search_tool_bm25' },
         { type: 'tool_search_tool_regex', name: 'tool_search_tool_regex' },
         {
@@ -244,6 +243,7 @@ describe('tool use', () => {
           },
           cache_control: { type: 'ephemeral' },
         },
+        { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
       ],
       messages: [{ role: 'user', content: 'search the web' }],
     });

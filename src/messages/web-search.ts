@@ -1,0 +1,277 @@
+import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
+import { fnv1a } from '../platform/hash.js';
+import { countTokens } from '../platform/tokens.js';
+import { replyOfHash } from '../text/default-reply.js';
+import type { Citation, WebSearchResult } from './schemas.js';
+
+/**
+ * Upstream's web search tool (README "Web search"): a request that offers it may have the
+ * model search, which upstream runs itself within the request. The emulator's search reads
+ * no web: its results are pages made from the query (deterministic: the same query finds the
+ * same pages), on the reserved `example.*` domains or the tool's `allowed_domains`, never on
+ * its `blocked_domains`; the answer quotes them with `web_search_result_location` citations.
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool
+ * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
+ */
+
+/** `web_search_20250305`, `web_search_20260209`, ...: the tool's versioned types. */
+export const WEB_SEARCH_TYPE = /^web_search_\d{8}$/;
+export const WEB_SEARCH_NAME = 'web_search';
+
+/** A web search tool of the request, read. */
+export interface WebSearchTool {
+  /** Searches one request may run; past it a search answers `max_uses_exceeded`. */
+  maxUses: number | undefined;
+  /** Domains results must come from (`example.com`, `example.com/blog`, `docs.example.com`). */
+  allowed: readonly Domain[] | undefined;
+  /** Domains results must not come from. */
+  blocked: readonly Domain[];
+}
+
+/** A domain filter entry: a host (its subdomains included) and a path prefix (`*` any text). */
+interface Domain {
+  host: string;
+  /** The path prefix cut at its `*`s. */
+  path: string[] | undefined;
+  /** The entry as written, for a result's URL on it. */
+  entry: string;
+}
+
+/** A host of dot-separated labels, then a path with no spaces; no scheme. */
+const DOMAIN =
+  /^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+)(\/\S*)?$/i;
+/** The most entries one list may have (upstream: a long list is `request_too_large`). */
+export const MAX_DOMAINS = 100;
+/** The longest entry: a host name's 253 characters and a path. */
+export const MAX_DOMAIN_CHARS = 1000;
+
+function readDomains(value: unknown, path: PathSegment[]): Domain[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw fieldError(path, 'Input should be a valid list');
+  if (value.length === 0) {
+    throw fieldError(
+      path,
+      'Empty list of domains is ambiguous. Provide at least one domain or null.',
+    );
+  }
+  if (value.length > MAX_DOMAINS) {
+    throw fieldError(path, `List should have at most ${MAX_DOMAINS} items`);
+  }
+  return value.map((entry, k) => {
+    const at = [...path, k];
+    if (typeof entry !== 'string') throw fieldError(at, 'Input should be a valid string');
+    if (entry.length > MAX_DOMAIN_CHARS) {
+      throw fieldError(at, `String should have at most ${MAX_DOMAIN_CHARS} characters`);
+    }
+    const match = DOMAIN.exec(entry);
+    if (!match || match[1]?.includes('*')) {
+      throw fieldError(
+        at,
+        `Invalid domain '${entry.slice(0, 200)}': a host name with an optional path, without a scheme (example.com, example.com/blog); '*' only in the path`,
+      );
+    }
+    const suffix = match[2];
+    return { host: (match[1] as string).toLowerCase(), path: suffix?.split('*'), entry };
+  });
+}
+
+/**
+ * Whether a result's URL is on a filter's domain: its host or a subdomain, and a path that
+ * starts as the entry's does, each `*` standing for any text (matched left to right, in
+ * linear time: the first place each part fits is as good as any later one).
+ */
+function onDomain(host: string, path: string, domain: Domain): boolean {
+  if (host !== domain.host && !host.endsWith(`.${domain.host}`)) return false;
+  const parts = domain.path;
+  if (parts === undefined) return true;
+  if (!path.startsWith(parts[0] as string)) return false;
+  let at = (parts[0] as string).length;
+  for (let k = 1; k < parts.length; k++) {
+    const found = path.indexOf(parts[k] as string, at);
+    if (found === -1) return false;
+    at = found + (parts[k] as string).length;
+  }
+  return true;
+}
+
+const USER_LOCATION_FIELDS = ['city', 'region', 'country', 'timezone'] as const;
+
+/**
+ * A web search tool's settings, checked as upstream checks them: its name, `max_uses`, the
+ * domain lists (one of them at most, neither empty, hosts without a scheme) and
+ * `user_location`. Errors name the field under `tools.N.<type>`, as upstream's do.
+ */
+export function readWebSearchTool(tool: Record<string, unknown>, index: number): WebSearchTool {
+  const at = (field: string): PathSegment[] => ['tools', index, String(tool.type), field];
+  if (tool.name !== WEB_SEARCH_NAME) throw fieldError(at('name'), "Input should be 'web_search'");
+  const maxUses = tool.max_uses;
+  if (maxUses !== undefined && maxUses !== null) {
+    if (typeof maxUses !== 'number' || !Number.isInteger(maxUses)) {
+      throw fieldError(at('max_uses'), 'Input should be a valid integer');
+    }
+    if (maxUses < 1) throw fieldError(at('max_uses'), 'Input should be greater than 0');
+  }
+  const allowed = readDomains(tool.allowed_domains, at('allowed_domains'));
+  const blocked = readDomains(tool.blocked_domains, at('blocked_domains'));
+  if (allowed && blocked) {
+    throw new GatewayError(
+      400,
+      `tools.${index}.${String(tool.type)}: Only one of allowed_domains or blocked_domains may be set.`,
+    );
+  }
+  const location = tool.user_location;
+  if (location !== undefined && location !== null) {
+    if (typeof location !== 'object' || Array.isArray(location)) {
+      throw fieldError(at('user_location'), 'Input should be a valid dictionary');
+    }
+    const fields = location as Record<string, unknown>;
+    if (fields.type !== 'approximate') {
+      throw fieldError([...at('user_location'), 'type'], "Input should be 'approximate'");
+    }
+    for (const name of USER_LOCATION_FIELDS) {
+      const value = fields[name];
+      if (value !== undefined && value !== null && typeof value !== 'string') {
+        throw fieldError([...at('user_location'), name], 'Input should be a valid string');
+      }
+    }
+  }
+  return {
+    maxUses: typeof maxUses === 'number' ? maxUses : undefined,
+    allowed,
+    blocked: blocked ?? [],
+  };
+}
+
+/** Where results come from without `allowed_domains`: reserved example domains (RFC 2606). */
+const DEFAULT_SITES = [
+  'docs.example.com',
+  'news.example.org',
+  'wiki.example.net',
+  'blog.example.com',
+  'guide.example.org',
+  'forum.example.net',
+];
+/** Results a search finds. */
+export const RESULTS_PER_SEARCH = 3;
+/** The most characters a query has: the prompt's first words up to it. */
+const MAX_QUERY_CHARS = 120;
+/**
+ * The longest query a search runs (a scripted call's, or one sent back in the history);
+ * longer is the `query_too_long` error. Upstream's own bound is not published.
+ */
+export const MAX_SEARCH_QUERY_CHARS = 500;
+/** The most characters a citation quotes, as upstream. */
+export const MAX_CITED_CHARS = 150;
+
+/** The query the model searches for: the prompt's words, up to 12 of them (lower case). */
+export function searchQuery(prompt: string): string {
+  // (words keep the marks inside them: web_search, 3.5, don't, e-mail)
+  const words = prompt.toLowerCase().match(/[\p{L}\p{N}]+(?:['._-][\p{L}\p{N}]+)*/gu) ?? [];
+  let query = '';
+  for (const word of words.slice(0, 12)) {
+    const next = query === '' ? word : `${query} ${word}`;
+    if (next.length > MAX_QUERY_CHARS) break;
+    query = next;
+  }
+  return query || 'search';
+}
+
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+
+/** A page found: its result block and the text the answer quotes. */
+export interface FoundPage {
+  result: WebSearchResult;
+  text: string;
+}
+
+const slugOf = (query: string) =>
+  query
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60) || 'page';
+
+const titleOf = (query: string) =>
+  query
+    .split(' ')
+    .slice(0, 8)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join(' ');
+
+const opaque = (text: string) => Buffer.from(text).toString('base64');
+
+/**
+ * The pages a search for `query` finds: RESULTS_PER_SEARCH of them, on the allowed domains
+ * when the tool names some (in turn), else on the example sites the blocked ones leave (none
+ * when every one is blocked: an empty result, as upstream answers a search that finds nothing).
+ */
+export function searchPages(query: string, tool: WebSearchTool): FoundPage[] {
+  const seed = fnv1a(`web_search\n${query}`);
+  const slug = slugOf(query);
+  const sites: Array<{ base: string }> = tool.allowed
+    ? tool.allowed.map((domain) => ({ base: domain.entry.replace(/\*/g, 'a').replace(/\/$/, '') }))
+    : DEFAULT_SITES.filter((host) => !tool.blocked.some((d) => onDomain(host, `/${slug}`, d))).map(
+        (host) => ({ base: host }),
+      );
+  const pages: FoundPage[] = [];
+  for (let k = 0; k < RESULTS_PER_SEARCH && sites.length > 0; k++) {
+    const site = sites[(seed + k) % sites.length] as { base: string };
+    const url = `https://${site.base}/${slug}${k === 0 ? '' : `-${k + 1}`}`;
+    const host = site.base.split('/')[0] as string;
+    const text = replyOfHash(seed, k).text;
+    const day = (seed >>> (k * 3)) % 28;
+    const month = (seed >>> (k * 5 + 1)) % 12;
+    pages.push({
+      result: {
+        type: 'web_search_result',
+        url,
+        title: `${titleOf(query)} - ${host}`,
+        encrypted_content: opaque(`emulator web page v1\n${url}\n${text}`),
+        page_age: `${MONTHS[month]} ${day + 1}, ${2025 - (k % 2)}`,
+      },
+      text,
+    });
+  }
+  return pages;
+}
+
+/** Tokens the model reads of the pages found: upstream bills them as input. */
+export const pageTokens = (pages: readonly FoundPage[]) =>
+  pages.reduce((sum, page) => sum + countTokens(page.result.title) + countTokens(page.text), 0);
+
+/**
+ * The quote of a page: its first sentence, up to MAX_CITED_CHARS characters (cut at a word,
+ * or within one that long), and where it is.
+ */
+export function citePage(page: FoundPage, index: number): { text: string; citation: Citation } {
+  const sentence = /^[^.!?]*[.!?]/.exec(page.text)?.[0] ?? page.text;
+  let text = sentence;
+  if (text.length > MAX_CITED_CHARS) {
+    const space = text.lastIndexOf(' ', MAX_CITED_CHARS);
+    text = text.slice(0, space > 0 ? space : MAX_CITED_CHARS);
+  }
+  return {
+    text,
+    citation: {
+      type: 'web_search_result_location',
+      url: page.result.url,
+      title: page.result.title,
+      encrypted_index: opaque(
+        `emulator citation v1\n${page.result.url}\n${index}\n0-${text.length}`,
+      ),
+      cited_text: text,
+    },
+  };
+}
