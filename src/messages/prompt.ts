@@ -109,7 +109,8 @@ export interface MessagesPrompt {
  */
 export interface PendingSearch {
   id: string;
-  query: string;
+  /** The call's input, as the turn sent it back (a query, or what the search refuses). */
+  input: unknown;
 }
 
 export interface Compaction {
@@ -312,27 +313,52 @@ const WEB_SEARCH_INPUT = {
   additionalProperties: false,
 };
 
+/** Searches one turn may leave waiting for the client's results (an emulator bound). */
+export const MAX_PENDING_SEARCHES = 20;
+
 /**
- * The web searches the last assistant turn called and has no result of: with a client's tool
- * beside them, upstream stopped for the client's results and runs the searches after.
+ * The web searches waiting to run: those the last assistant turn called beside a client's tool
+ * (upstream stopped for the client's results, and runs them once the next user turn brings
+ * them: the reply starts with their results). A search no turn has the result of anywhere else
+ * (an earlier turn, a last turn with no client call or not answered by tool results, a prefill)
+ * is refused, as upstream refuses it.
  */
 function pendingSearches(messages: readonly MessageParam[]): PendingSearch[] {
-  let i = messages.length - 1;
-  while (i >= 0 && messages[i]?.role !== 'assistant') i--;
-  const message = messages[i];
-  if (!message || typeof message.content === 'string') return [];
-  const done = new Set<string>();
-  for (const block of message.content) {
-    if (block.type === 'web_search_tool_result') done.add(block.tool_use_id);
-  }
-  const pending: PendingSearch[] = [];
-  for (const block of message.content) {
-    if (block.type !== 'server_tool_use' || block.name !== WEB_SEARCH_NAME || done.has(block.id)) {
-      continue;
+  const resolved = new Set<string>();
+  let last = -1;
+  messages.forEach((message, i) => {
+    if (message.role !== 'assistant') return;
+    last = i;
+    for (const block of blocksOf(message.content)) {
+      if (block.type === 'web_search_tool_result') resolved.add(block.tool_use_id);
     }
-    const query = (block.input as { query?: unknown }).query;
-    pending.push({ id: block.id, query: typeof query === 'string' && query ? query : 'search' });
-  }
+  });
+  const lastBlocks = last === -1 ? [] : blocksOf((messages[last] as MessageParam).content);
+  const answered = blocksOf(messages[last + 1]?.content ?? '').some(
+    (b) => b.type === 'tool_result',
+  );
+  const waiting = answered && lastBlocks.some((block) => block.type === 'tool_use');
+  const pending: PendingSearch[] = [];
+  messages.forEach((message, i) => {
+    if (message.role !== 'assistant') return;
+    for (const block of blocksOf(message.content)) {
+      if (block.type !== 'server_tool_use' || block.name !== WEB_SEARCH_NAME) continue;
+      if (resolved.has(block.id)) continue;
+      if (i !== last || !waiting) {
+        throw fieldError(
+          ['messages', i],
+          `\`${WEB_SEARCH_NAME}\` tool use with id \`${block.id}\` was found without a corresponding \`web_search_tool_result\` block`,
+        );
+      }
+      if (pending.length === MAX_PENDING_SEARCHES) {
+        throw fieldError(
+          ['messages', i],
+          `at most ${MAX_PENDING_SEARCHES} web searches may wait for the client's tool results`,
+        );
+      }
+      pending.push({ id: block.id, input: block.input });
+    }
+  });
   return pending;
 }
 
@@ -1006,9 +1032,9 @@ export function readPrompt(
   );
   const pending = pendingSearches(body.messages);
   if (pending.length > 0 && !search) {
-    throw fieldError(
-      ['tools'],
-      `web_search tool use with id ${(pending[0] as PendingSearch).id} needs the web_search tool: send the same tools to continue the turn`,
+    throw new GatewayError(
+      400,
+      `\`${WEB_SEARCH_NAME}\` tool use with id \`${(pending[0] as PendingSearch).id}\` is waiting for its result, but no web_search tool was provided`,
     );
   }
   const facts = messagesPromptFacts(body);

@@ -10,7 +10,7 @@ import {
   type SseProducer,
 } from '../platform/sse.js';
 import { countTokens, truncateTokens } from '../platform/tokens.js';
-import { signThinking, type ToolCall, type Turn, turnSeed } from '../text/agent.js';
+import { signThinking, structuredText, type ToolCall, type Turn, turnSeed } from '../text/agent.js';
 import { replyOfHash } from '../text/default-reply.js';
 import { finishText } from '../text/finish.js';
 import { limitsOf } from '../text/models.js';
@@ -86,8 +86,8 @@ export async function planMessage(
   let outputTokens = 0;
   const searched: Searched = { requests: 0, pages: [], inputTokens: 0 };
   // Searches the last turn called beside a client's tool run now, before anything else.
-  for (const { id, query } of web?.pending ?? []) {
-    content.push(runSearch(web as SearchContext, id, query, searched));
+  for (const { id, input } of web?.pending ?? []) {
+    content.push(runSearch(web as SearchContext, id, input, searched));
   }
   if (chosen.thinking !== undefined && turn.thinking) {
     const thinking = body.thinking;
@@ -130,9 +130,11 @@ export async function planMessage(
       continue;
     }
     const id = ids.next('server_tool_use');
-    content.push({ type: 'server_tool_use', id, name: call.name, input: call.input });
+    // (a model's call has an object for input; a scripted one may not, and is refused below)
+    const input = isObject(call.input) ? call.input : {};
+    content.push({ type: 'server_tool_use', id, name: call.name, input });
     if (clientCalls.length === 0) {
-      content.push(runSearch(web as SearchContext, id, queryOf(call.input), searched));
+      content.push(runSearch(web as SearchContext, id, input, searched));
     }
   }
   if (calls.length > 0) {
@@ -144,8 +146,9 @@ export async function planMessage(
   const cut = done.reason === 'max_tokens' || calls.length < chosen.calls.length;
   const ranSearch = calls.length > 0 && clientCalls.length === 0;
   if (ranSearch) {
-    // The answer to what the searches found, written after their results.
-    done = finishText(searchAnswer(turn), stops, budget);
+    // The answer to what the searches found, written after their results (with an output
+    // format, the format's JSON).
+    done = finishText(await searchAnswer(turn), stops, budget);
     if (done.text !== '') content.push({ type: 'text', text: done.text });
     outputTokens += done.tokens;
     budget -= done.tokens;
@@ -202,10 +205,8 @@ interface Searched {
   inputTokens: number;
 }
 
-const queryOf = (input: unknown): string => {
-  const query = (input as { query?: unknown } | null)?.query;
-  return typeof query === 'string' && query !== '' ? query : 'search';
-};
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * A search, run: its result block. Past the tool's `max_uses`, or with a query longer than
@@ -214,16 +215,19 @@ const queryOf = (input: unknown): string => {
 function runSearch(
   web: SearchContext,
   id: string,
-  query: string,
+  input: unknown,
   searched: Searched,
 ): Extract<ResponseBlock, { type: 'web_search_tool_result' }> {
   const { maxUses } = web.tool;
+  const query = isObject(input) ? input.query : undefined;
   const failed: (typeof WEB_SEARCH_ERRORS)[number] | undefined =
-    maxUses !== undefined && searched.requests >= maxUses
-      ? 'max_uses_exceeded'
-      : query.length > MAX_SEARCH_QUERY_CHARS
-        ? 'query_too_long'
-        : undefined;
+    typeof query !== 'string' || query.trim() === ''
+      ? 'invalid_tool_input'
+      : maxUses !== undefined && searched.requests >= maxUses
+        ? 'max_uses_exceeded'
+        : query.length > MAX_SEARCH_QUERY_CHARS
+          ? 'query_too_long'
+          : undefined;
   if (failed) {
     return {
       type: 'web_search_tool_result',
@@ -231,7 +235,7 @@ function runSearch(
       content: { type: 'web_search_tool_result_error', error_code: failed },
     };
   }
-  const found = searchPages(query, web.tool);
+  const found = searchPages(query as string, web.tool);
   searched.requests++;
   searched.pages.push(...found);
   searched.inputTokens += pageTokens(found);
@@ -242,12 +246,16 @@ function runSearch(
   };
 }
 
-/** What the model says once its searches are done: the default words, of the results. */
-const searchAnswer = (turn: Turn) => {
-  const reply = replyOfHash(turnSeed(turn, 'web_search'), turn.variant);
-  const text = `Based on the search results: ${reply.text}`;
+/**
+ * What the model says once its searches are done: the default words, of the results; with an
+ * output format, the format's JSON.
+ */
+async function searchAnswer(turn: Turn) {
+  const text = turn.output
+    ? await structuredText(turn, turn.output)
+    : `Based on the search results: ${replyOfHash(turnSeed(turn, 'web_search'), turn.variant).text}`;
   return { text, tokens: countTokens(text) };
-};
+}
 
 /**
  * The tokens a reply may have, as upstream limits them: `max_tokens` beyond the model's output
@@ -329,6 +337,9 @@ export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {
  */
 export function withSearches(usage: Usage, search: NonNullable<MessageDone['search']>): void {
   usage.input_tokens += search.inputTokens;
+  // (the top-level tokens are the message step's: its iteration read the pages too)
+  const step = usage.iterations?.findLast((it) => it.type === 'message');
+  if (step) step.input_tokens += search.inputTokens;
   usage.server_tool_use = { web_search_requests: search.requests, web_fetch_requests: 0 };
 }
 

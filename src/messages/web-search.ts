@@ -165,8 +165,9 @@ export const MAX_CITED_CHARS = 150;
 
 /** The query the model searches for: the prompt's words, up to 12 of them (lower case). */
 export function searchQuery(prompt: string): string {
-  // (words keep the marks inside them: web_search, 3.5, don't, e-mail)
-  const words = prompt.toLowerCase().match(/[\p{L}\p{N}]+(?:['._-][\p{L}\p{N}]+)*/gu) ?? [];
+  // (words keep their combining marks, and the marks inside them: web_search, 3.5, don't)
+  const words =
+    prompt.toLowerCase().match(/[\p{L}\p{N}\p{M}]+(?:['._-][\p{L}\p{N}\p{M}]+)*/gu) ?? [];
   let query = '';
   for (const word of words.slice(0, 12)) {
     const next = query === '' ? word : `${query} ${word}`;
@@ -197,11 +198,28 @@ export interface FoundPage {
   text: string;
 }
 
-const slugOf = (query: string) =>
-  query
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 60) || 'page';
+/** The most characters of a page's path made from its query (percent-encoded). */
+const MAX_SLUG = 120;
+
+/**
+ * A page's path: the query's words in lower case, joined by `-`, percent-encoded (a query in
+ * any script names its own pages), up to MAX_SLUG characters.
+ */
+function slugOf(query: string): string {
+  let slug = '';
+  for (const word of query.toLowerCase().match(/[\p{L}\p{N}\p{M}]+/gu) ?? []) {
+    let piece = '';
+    for (const char of word) {
+      const encoded = encodeURIComponent(char);
+      if (slug.length + 1 + piece.length + encoded.length > MAX_SLUG) break;
+      piece += encoded;
+    }
+    if (piece === '') break;
+    slug = slug === '' ? piece : `${slug}-${piece}`;
+    if (piece.length < encodeURIComponent(word).length) break;
+  }
+  return slug || 'page';
+}
 
 const titleOf = (query: string) =>
   query
@@ -220,16 +238,18 @@ const opaque = (text: string) => Buffer.from(text).toString('base64');
 export function searchPages(query: string, tool: WebSearchTool): FoundPage[] {
   const seed = fnv1a(`web_search\n${query}`);
   const slug = slugOf(query);
-  const sites: Array<{ base: string }> = tool.allowed
-    ? tool.allowed.map((domain) => ({ base: domain.entry.replace(/\*/g, 'a').replace(/\/$/, '') }))
-    : DEFAULT_SITES.filter((host) => !tool.blocked.some((d) => onDomain(host, `/${slug}`, d))).map(
-        (host) => ({ base: host }),
-      );
   const pages: FoundPage[] = [];
-  for (let k = 0; k < RESULTS_PER_SEARCH && sites.length > 0; k++) {
-    const site = sites[(seed + k) % sites.length] as { base: string };
-    const url = `https://${site.base}/${slug}${k === 0 ? '' : `-${k + 1}`}`;
-    const host = site.base.split('/')[0] as string;
+  for (let k = 0; k < RESULTS_PER_SEARCH; k++) {
+    const path = `/${slug}${k === 0 ? '' : `-${k + 1}`}`;
+    // The sites this page may be on: the allowed entries, or the example sites whose host and
+    // path no blocked entry covers.
+    const sites = tool.allowed
+      ? tool.allowed.map((domain) => domain.entry.replace(/\*/g, 'a').replace(/\/$/, ''))
+      : DEFAULT_SITES.filter((host) => !tool.blocked.some((d) => onDomain(host, path, d)));
+    if (sites.length === 0) continue;
+    const site = sites[(seed + k) % sites.length] as string;
+    const url = `https://${site}${path}`;
+    const host = site.split('/')[0] as string;
     const text = replyOfHash(seed, k).text;
     const day = (seed >>> (k * 3)) % 28;
     const month = (seed >>> (k * 5 + 1)) % 12;

@@ -223,8 +223,8 @@ describe('tool use', () => {
     },
   );
 
-  it('accepts server tools and tools with cache_control, strict and $schema, and calls no server tool but web search', async () => {
-    const res = await t.messages({
+  it('accepts server tools and tools with cache_control, strict and $schema; on auto with no tool named, calls the first of the tools it calls (web search when first)', async () => {
+    const body = {
       model: 'm',
       max_tokens: 100,
       tools: [
@@ -246,9 +246,18 @@ describe('tool use', () => {
         { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
       ],
       messages: [{ role: 'user', content: 'search the web' }],
-    });
+    };
+    const res = await t.messages(body);
     expect(res.statusCode).toBe(200);
+    // tool search is never called; the client's tool is the first of the tools called
     expect(res.json().content[1].name).toBe('get_weather');
+    const searchFirst = await t.messages({ ...body, tools: [...body.tools].reverse() });
+    expect(searchFirst.json().content[1]).toEqual({
+      type: 'server_tool_use',
+      id: 'srvtoolu_1',
+      name: 'web_search',
+      input: { query: 'search the web' },
+    });
   });
 
   it('takes a history with the blocks of upstream tools, counted as their JSON', async () => {

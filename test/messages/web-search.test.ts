@@ -354,7 +354,32 @@ describe('web search (web_search_20250305)', () => {
     });
     expect(without.statusCode).toBe(400);
     expect(without.json().error.message).toBe(
-      'tools: web_search tool use with id srvtoolu_1 needs the web_search tool: send the same tools to continue the turn',
+      '`web_search` tool use with id `srvtoolu_1` is waiting for its result, but no web_search tool was provided',
+    );
+    // Sent back after the continuation (the result in the next assistant turn): resolved.
+    const later = await t.messages({
+      model: 'm',
+      max_tokens: 1024,
+      tools,
+      tool_choice: { type: 'none' },
+      messages: [...messages, { role: 'assistant', content }, { role: 'user', content: 'Thanks.' }],
+    });
+    expect(later.json().content.map((b: Block) => b.type)).toEqual(['text']);
+    // An earlier turn's search left without a result is refused.
+    const unresolved = await t.messages({
+      model: 'm',
+      max_tokens: 1024,
+      tools,
+      messages: [
+        ...messages.slice(0, 2),
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' }] },
+        { role: 'assistant', content: 'Done.' },
+        { role: 'user', content: 'Thanks.' },
+      ],
+    });
+    expect(unresolved.statusCode).toBe(400);
+    expect(unresolved.json().error.message).toBe(
+      'messages.1: `web_search` tool use with id `srvtoolu_1` was found without a corresponding `web_search_tool_result` block',
     );
   });
 
@@ -446,6 +471,205 @@ describe('web search (web_search_20250305)', () => {
     ]);
     expect(cut.stop_reason).toBe('max_tokens');
     expect(cut.usage.output_tokens).toBe(40);
+    expect(cut.usage.server_tool_use).toEqual({ web_search_requests: 1, web_fetch_requests: 0 });
+  });
+
+  it('refuses a search left without a result unless the client ran its tool beside it', async () => {
+    const call = {
+      type: 'server_tool_use',
+      id: 'srvtoolu_x',
+      name: 'web_search',
+      input: { query: 'q' },
+    };
+    const refused = {
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message:
+          'messages.1: `web_search` tool use with id `srvtoolu_x` was found without a corresponding `web_search_tool_result` block',
+      },
+      request_id: expect.any(String),
+    };
+    // Followed by a plain user turn, or as a prefill: nothing waits for it.
+    for (const messages of [
+      [
+        { role: 'user', content: QUESTION },
+        { role: 'assistant', content: [call] },
+        { role: 'user', content: 'Hi' },
+      ],
+      [
+        { role: 'user', content: QUESTION },
+        { role: 'assistant', content: [call] },
+      ],
+    ]) {
+      const res = await t.messages({ model: 'm', max_tokens: 1024, tools: [WEB_SEARCH], messages });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual(refused);
+    }
+  });
+
+  it("lets at most 20 searches wait for the client's results", async () => {
+    const tools = [WEB_SEARCH, { name: 'lookup', input_schema: { type: 'object' } }];
+    const turn = (searches: number) => [
+      { role: 'user', content: QUESTION },
+      {
+        role: 'assistant',
+        content: [
+          ...Array.from({ length: searches }, (_, i) => ({
+            type: 'server_tool_use',
+            id: `srvtoolu_${i}`,
+            name: 'web_search',
+            input: { query: `q${i}` },
+          })),
+          { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] },
+    ];
+    const at = (
+      await t.messages({ model: 'm', max_tokens: 4096, tools, messages: turn(20) })
+    ).json();
+    expect(at.content.filter((b: Block) => b.type === 'web_search_tool_result')).toHaveLength(20);
+    expect(at.usage.server_tool_use).toEqual({ web_search_requests: 20, web_fetch_requests: 0 });
+    const over = await t.messages({ model: 'm', max_tokens: 4096, tools, messages: turn(21) });
+    expect(over.statusCode).toBe(400);
+    expect(over.json().error.message).toBe(
+      "messages.1: at most 20 web searches may wait for the client's tool results",
+    );
+  });
+
+  it("with an output format, the answer after the search is the format's JSON, unquoted", async () => {
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' }, sunny: { type: 'boolean' } },
+      required: ['city', 'sunny'],
+      additionalProperties: false,
+    };
+    const message = (
+      await ask({ output_config: { format: { type: 'json_schema', schema } } })
+    ).json();
+    const content = message.content as Block[];
+    expect(content.map((b) => b.type)).toEqual([
+      'server_tool_use',
+      'web_search_tool_result',
+      'text',
+    ]);
+    const answer = JSON.parse(content[2]?.text as string);
+    expect(Object.keys(answer).sort()).toEqual(['city', 'sunny']);
+    expect(typeof answer.city).toBe('string');
+    expect(typeof answer.sunny).toBe('boolean');
+  });
+
+  it('thinks first, then searches; a stop sequence in the answer stops it there, unquoted', async () => {
+    const thinking = (
+      await ask({
+        model: 'claude-sonnet-4-5',
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        max_tokens: 4096,
+      })
+    ).json();
+    expect(thinking.content.map((b: Block) => b.type)).toEqual([
+      'thinking',
+      'text',
+      'server_tool_use',
+      'web_search_tool_result',
+      'text',
+      'text',
+      'text',
+    ]);
+    const stopped = (await ask({ stop_sequences: ['search results'] })).json();
+    expect(stopped.content.map((b: Block) => b.type)).toEqual([
+      'text',
+      'server_tool_use',
+      'web_search_tool_result',
+      'text',
+    ]);
+    expect(stopped.content[3]).toEqual({ type: 'text', text: 'Based on the ' });
+    expect(stopped.stop_reason).toBe('stop_sequence');
+    expect(stopped.stop_sequence).toBe('search results');
+    expect(stopped.usage.server_tool_use).toEqual({
+      web_search_requests: 1,
+      web_fetch_requests: 0,
+    });
+  });
+
+  it('blocks each page by its own path: the second and third pages are paths of their own', async () => {
+    const blocked = `wiki.example.net/${SLUG}-2`;
+    const pages = pagesOf(
+      (await ask({ tools: [{ ...WEB_SEARCH, blocked_domains: [blocked] }] })).json().content,
+    );
+    expect(pages.map((p) => p.url)).toHaveLength(3);
+    expect(pages.map((p) => p.url)).not.toContain(`https://${blocked}`);
+    expect(pages[1]?.url).toMatch(new RegExp(`/${SLUG}-2$`));
+  });
+
+  it('counts the pages in the message step of usage.iterations too', async () => {
+    const res = await t.messages(
+      {
+        model: 'claude-opus-4-6',
+        max_tokens: 1024,
+        tools: [WEB_SEARCH],
+        messages: [{ role: 'user', content: QUESTION }],
+      },
+      { headers: { 'anthropic-beta': 'compact-2026-01-12' } },
+    );
+    const usage = res.json().usage;
+    expect(usage.iterations).toEqual([
+      {
+        type: 'message',
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+        model: 'claude-opus-4-6',
+      },
+    ]);
+    expect(usage.server_tool_use).toEqual({ web_search_requests: 1, web_fetch_requests: 0 });
+  });
+
+  it('searches in any script: the query keeps its marks, the pages their own percent-encoded paths', async () => {
+    const content = (await ask({}, 'नमस्ते दुनिया मौसम')).json().content as Block[];
+    expect(content[1]?.input).toEqual({ query: 'नमस्ते दुनिया मौसम' });
+    const urls = pagesOf(content).map((p) => p.url);
+    expect(decodeURIComponent(new URL(urls[0] as string).pathname)).toMatch(/^\/नमस्ते-दुनिया/);
+    const other = pagesOf((await ask({}, 'İstanbul hava durumu')).json().content);
+    expect(other[0]?.url).not.toBe(urls[0]);
+  });
+
+  it('a scripted search whose input is not {query} is invalid_tool_input, and its turn comes back', async () => {
+    await t.app.inject({
+      method: 'POST',
+      url: '/_emulator/replies',
+      payload: {
+        match: { contains: 'odd' },
+        tool_calls: [
+          { name: 'web_search', input: 'notanobject' },
+          { name: 'web_search', input: { q: 1 } },
+        ],
+      },
+    });
+    const message = (await ask({}, 'An odd search')).json();
+    const invalid = { type: 'web_search_tool_result_error', error_code: 'invalid_tool_input' };
+    expect(message.content.slice(0, 4)).toEqual([
+      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+      { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: invalid },
+      { type: 'server_tool_use', id: 'srvtoolu_2', name: 'web_search', input: { q: 1 } },
+      { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_2', content: invalid },
+    ]);
+    expect(message.usage.server_tool_use).toBeUndefined();
+    const back = await t.messages({
+      model: 'm',
+      max_tokens: 1024,
+      tools: [WEB_SEARCH],
+      tool_choice: { type: 'none' },
+      messages: [
+        { role: 'user', content: 'An odd search' },
+        { role: 'assistant', content: message.content },
+        { role: 'user', content: 'Go on.' },
+      ],
+    });
+    expect(back.statusCode).toBe(200);
   });
 
   it('takes the searched turn back as history (result, quotes and all) and answers the next question', async () => {
