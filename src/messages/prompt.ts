@@ -58,6 +58,13 @@ import { SERVER_TOOL_RESULTS } from './schemas.js';
 import { compactionError, ON_DEMAND, verifyCompaction } from './signed-compaction.js';
 import { strictCounts, strictProblem, strictTotalsProblem } from './strict-schema.js';
 import {
+  readWebFetchTool,
+  urlsIn,
+  WEB_FETCH_NAME,
+  WEB_FETCH_TYPE,
+  type WebFetchTool,
+} from './web-fetch.js';
+import {
   readWebSearchTool,
   searchQuery,
   WEB_SEARCH_NAME,
@@ -98,17 +105,22 @@ export interface MessagesPrompt {
   cited?: CitedSource[];
   /** The request's web search tool, when it offers one (README "Web search"). */
   search?: WebSearchTool;
+  /** The request's web fetch tool, when it offers one (README "Web fetch"). */
+  fetch?: WebFetchTool;
+  /** Documents of the request (fetched ones in the history too): a fetch's citation index. */
+  documents: number;
   /** Searches the last assistant turn started, which the reply is to run first. */
-  pending?: PendingSearch[];
+  pending?: PendingCall[];
 }
 
 /** What a `compact_20260112` edit asks for. */
 /**
- * A web search an assistant turn called beside a client's tool: upstream runs it once the
- * client's results come, and the reply starts with its result.
+ * A web search or fetch an assistant turn called beside a client's tool: upstream runs it once
+ * the client's results come, and the reply starts with its result.
  */
-export interface PendingSearch {
+export interface PendingCall {
   id: string;
+  name: typeof WEB_SEARCH_NAME | typeof WEB_FETCH_NAME;
   /** The call's input, as the turn sent it back (a query, or what the search refuses). */
   input: unknown;
 }
@@ -216,6 +228,7 @@ interface ReadTools {
   /** The `strict: true` tools' parameter counts (see strict-schema.ts), one per such tool. */
   strict: Array<{ optional: number; unions: number }>;
   search?: WebSearchTool;
+  fetch?: WebFetchTool;
 }
 
 /**
@@ -246,6 +259,7 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
   const marks: Breakpoint[] = [];
   const strict: ReadTools['strict'] = [];
   let search: WebSearchTool | undefined;
+  let fetch: WebFetchTool | undefined;
   // Every schema counted before any is compiled: a request over the budget costs no compiling.
   const budget = schemaBudget();
   tools.forEach((tool, i) => {
@@ -291,6 +305,14 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
         path: ['tools', i],
         inputOf: (turn) => ({ query: searchQuery(turn.prompt) }),
       });
+    } else if (WEB_FETCH_TYPE.test(tool.type)) {
+      fetch = readWebFetchTool(tool, i);
+      defs.push({
+        name: tool.name,
+        schema: WEB_FETCH_INPUT,
+        path: ['tools', i],
+        inputOf: fetchInput,
+      });
     } else {
       const input = clientToolInput(tool);
       if (input) defs.push({ name: tool.name, schema: input, path: ['tools', i] });
@@ -302,7 +324,66 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
     blocks.push({ text: JSON.stringify(definition), ...(ttl ? { cache: ttl } : {}) });
     if (ttl) marks.push({ path: ['tools', i, 'cache_control'], ttl });
   });
-  return { defs, names, blocks, marks, strict, ...(search ? { search } : {}) };
+  return {
+    defs,
+    names,
+    blocks,
+    marks,
+    strict,
+    ...(search ? { search } : {}),
+    ...(fetch ? { fetch } : {}),
+  };
+}
+
+/** What the model sends the web fetch tool. */
+const WEB_FETCH_INPUT = {
+  type: 'object',
+  properties: { url: { type: 'string', minLength: 1 } },
+  required: ['url'],
+  additionalProperties: false,
+};
+
+/**
+ * The URL the model fetches: the first in the last user text, else the conversation's latest
+ * (a search result's, a tool result's); none when it holds none.
+ */
+const fetchInput = (turn: Turn) => {
+  const url = urlsIn(turn.prompt)[0] ?? turn.urls?.at(-1);
+  return url === undefined ? undefined : { url };
+};
+
+/** The most URLs of a conversation a fetch may take (its latest ones). */
+export const MAX_CONTEXT_URLS = 1000;
+
+/**
+ * The http(s) URLs the conversation holds, in order, which a fetch may take: in the users'
+ * texts and tool results, and the pages earlier searches and fetches found.
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-fetch-tool
+ */
+function conversationUrls(messages: readonly MessageParam[]): string[] {
+  const urls: string[] = [];
+  const add = (found: string[]) => {
+    urls.push(...found);
+    if (urls.length > 2 * MAX_CONTEXT_URLS) urls.splice(0, urls.length - MAX_CONTEXT_URLS);
+  };
+  for (const message of messages) {
+    for (const block of blocksOf(message.content)) {
+      if (message.role === 'user' && block.type === 'text') add(urlsIn(block.text));
+      else if (block.type === 'tool_result') {
+        const content = block.content;
+        if (typeof content === 'string') add(urlsIn(content));
+        else for (const item of content ?? []) if (item.type === 'text') add(urlsIn(item.text));
+      } else if (block.type === 'web_search_tool_result' && Array.isArray(block.content)) {
+        for (const page of block.content as Array<{ url?: unknown }>) {
+          if (typeof page?.url === 'string') add([page.url]);
+        }
+      } else if (block.type === 'web_fetch_tool_result') {
+        const url = (block.content as { url?: unknown } | null)?.url;
+        if (typeof url === 'string') add([url]);
+      }
+    }
+  }
+  return urls.slice(-MAX_CONTEXT_URLS);
 }
 
 /** What the model sends the web search tool. */
@@ -313,24 +394,34 @@ const WEB_SEARCH_INPUT = {
   additionalProperties: false,
 };
 
-/** Searches one turn may leave waiting for the client's results (an emulator bound). */
+/** Searches and fetches one turn may leave waiting for the client's results (an emulator bound). */
 export const MAX_PENDING_SEARCHES = 20;
 
+/** The web tools whose calls upstream runs, and the type of each one's result. */
+const WEB_TOOL_RESULTS: Record<PendingCall['name'], string> = {
+  [WEB_SEARCH_NAME]: 'web_search_tool_result',
+  [WEB_FETCH_NAME]: 'web_fetch_tool_result',
+};
+const isWebTool = (name: string): name is PendingCall['name'] =>
+  Object.hasOwn(WEB_TOOL_RESULTS, name);
+
 /**
- * The web searches waiting to run: those the last assistant turn called beside a client's tool
- * (upstream stopped for the client's results, and runs them once the next user turn brings
- * them: the reply starts with their results). A search no turn has the result of anywhere else
- * (an earlier turn, a last turn with no client call or not answered by tool results, a prefill)
- * is refused, as upstream refuses it.
+ * The web searches and fetches waiting to run: those the last assistant turn called beside a
+ * client's tool (upstream stopped for the client's results, and runs them once the next user
+ * turn brings them: the reply starts with their results). One no turn has the result of
+ * anywhere else (an earlier turn, a last turn with no client call or not answered by tool
+ * results, a prefill) is refused, as upstream refuses it.
  */
-function pendingSearches(messages: readonly MessageParam[]): PendingSearch[] {
+function pendingCalls(messages: readonly MessageParam[]): PendingCall[] {
   const resolved = new Set<string>();
   let last = -1;
   messages.forEach((message, i) => {
     if (message.role !== 'assistant') return;
     last = i;
     for (const block of blocksOf(message.content)) {
-      if (block.type === 'web_search_tool_result') resolved.add(block.tool_use_id);
+      if (block.type === 'web_search_tool_result' || block.type === 'web_fetch_tool_result') {
+        resolved.add(block.tool_use_id);
+      }
     }
   });
   const lastBlocks = last === -1 ? [] : blocksOf((messages[last] as MessageParam).content);
@@ -338,25 +429,25 @@ function pendingSearches(messages: readonly MessageParam[]): PendingSearch[] {
     (b) => b.type === 'tool_result',
   );
   const waiting = answered && lastBlocks.some((block) => block.type === 'tool_use');
-  const pending: PendingSearch[] = [];
+  const pending: PendingCall[] = [];
   messages.forEach((message, i) => {
     if (message.role !== 'assistant') return;
     for (const block of blocksOf(message.content)) {
-      if (block.type !== 'server_tool_use' || block.name !== WEB_SEARCH_NAME) continue;
+      if (block.type !== 'server_tool_use' || !isWebTool(block.name)) continue;
       if (resolved.has(block.id)) continue;
       if (i !== last || !waiting) {
         throw fieldError(
           ['messages', i],
-          `\`${WEB_SEARCH_NAME}\` tool use with id \`${block.id}\` was found without a corresponding \`web_search_tool_result\` block`,
+          `\`${block.name}\` tool use with id \`${block.id}\` was found without a corresponding \`${WEB_TOOL_RESULTS[block.name]}\` block`,
         );
       }
       if (pending.length === MAX_PENDING_SEARCHES) {
         throw fieldError(
           ['messages', i],
-          `at most ${MAX_PENDING_SEARCHES} web searches may wait for the client's tool results`,
+          `at most ${MAX_PENDING_SEARCHES} web searches and fetches may wait for the client's tool results`,
         );
       }
-      pending.push({ id: block.id, input: block.input });
+      pending.push({ id: block.id, name: block.name, input: block.input });
     }
   });
   return pending;
@@ -543,6 +634,16 @@ class BlockReader {
   readonly cited: CitedSource[] = [];
   /** A document or search result has its citations on. */
   citing = false;
+
+  /** Documents read so far (a fetched page in the history is one). */
+  get documentCount(): number {
+    return this.documents;
+  }
+
+  /** A page an earlier web fetch read, sent back: a document, for the citation indexes. */
+  fetchedDocument(): void {
+    this.documents++;
+  }
 
   /** Keeps a source's quote, when its citations are on and the answer quotes no more yet. */
   private cite(quote: () => CitedSource | undefined) {
@@ -805,7 +906,7 @@ export function readPrompt(
   }
   checkSystemMessages(body.messages, body.model);
   const reader = new BlockReader();
-  const { defs, names, strict: strictTools, search } = readTools(body.tools ?? [], reader);
+  const { defs, names, strict: strictTools, search, fetch } = readTools(body.tools ?? [], reader);
   const choice = readChoice(body, names);
   checkModelParams(body);
   const interleaved =
@@ -992,6 +1093,12 @@ export function readPrompt(
           break;
         default:
           // A server tool's result, as upstream gave it.
+          if (
+            block.type === 'web_fetch_tool_result' &&
+            (block.content as { type?: unknown } | null)?.type === 'web_fetch_result'
+          ) {
+            reader.fetchedDocument();
+          }
           reader.text(JSON.stringify(block.content) ?? '', at, block.cache_control, first());
       }
     });
@@ -1030,11 +1137,12 @@ export function readPrompt(
         : [],
     ),
   );
-  const pending = pendingSearches(body.messages);
-  if (pending.length > 0 && !search) {
+  const pending = pendingCalls(body.messages);
+  for (const call of pending) {
+    if (call.name === WEB_SEARCH_NAME ? search : fetch) continue;
     throw new GatewayError(
       400,
-      `\`${WEB_SEARCH_NAME}\` tool use with id \`${(pending[0] as PendingSearch).id}\` is waiting for its result, but no web_search tool was provided`,
+      `\`${call.name}\` tool use with id \`${call.id}\` is waiting for its result, but no ${call.name} tool was provided`,
     );
   }
   const facts = messagesPromptFacts(body);
@@ -1054,6 +1162,7 @@ export function readPrompt(
     thinking: thinking && (results.length === 0 || interleaved),
     budget: generationBudget(),
     memo: {},
+    ...(fetch ? { urls: conversationUrls(body.messages) } : {}),
   };
   return {
     blocks: reader.blocks,
@@ -1067,6 +1176,8 @@ export function readPrompt(
     ...(summarize ? { summarize } : {}),
     ...(reader.cited.length > 0 ? { cited: reader.cited } : {}),
     ...(search ? { search } : {}),
+    ...(fetch ? { fetch } : {}),
+    documents: reader.documentCount,
     ...(pending.length > 0 ? { pending } : {}),
   };
 }

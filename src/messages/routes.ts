@@ -36,7 +36,7 @@ import {
   outputLimit,
   PREWARMED,
   planMessage,
-  withSearches,
+  withWebUsage,
 } from './service.js';
 
 /** A compaction that pauses: its summary is the whole reply (README "Compaction"). */
@@ -156,7 +156,16 @@ export const messagesRoutes =
               limit,
               matchContext(request),
               prompt.cited,
-              prompt.search && { tool: prompt.search, pending: prompt.pending ?? [] },
+              prompt.search || prompt.fetch
+                ? {
+                    ...(prompt.search ? { search: prompt.search } : {}),
+                    ...(prompt.fetch ? { fetch: prompt.fetch } : {}),
+                    pending: prompt.pending ?? [],
+                    urls: prompt.turn.urls ?? [],
+                    documents: prompt.documents,
+                    now: new Date(request.receivedAt).toISOString(),
+                  }
+                : undefined,
             );
         // Everything that can refuse the request has run: only now may the cache change.
         const read = promptCache.commit(scan, request.receivedAt);
@@ -175,7 +184,7 @@ export const messagesRoutes =
           if (prompt.iterations)
             usage.iterations = [iteration(read, done.outputTokens, body.model)];
         }
-        if (done.search) withSearches(usage, done.search);
+        if (done.web) withWebUsage(usage, done.web);
         return answer(request, reply, who, { ...done, content }, usage, pacing);
       },
     );

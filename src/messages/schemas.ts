@@ -256,9 +256,9 @@ export const CustomToolSchema = obj({
 
 /**
  * A versioned tool (`web_search_20250305`, `bash_20250124`, `tool_search_tool_bm25_20251119`
- * or its unversioned name, ...): accepted and counted. Web search runs within the request
- * (web-search.ts); the others upstream runs are never called by the emulator; one the client
- * runs (bash, text editor, memory, computer) is (see prompt.ts).
+ * or its unversioned name, ...): accepted and counted. Web search and web fetch run within the
+ * request (web-run.ts); the others upstream runs are never called by the emulator; one the
+ * client runs (bash, text editor, memory, computer) is (see prompt.ts).
  * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
  */
 export const ServerToolSchema = Type.Object(
@@ -492,7 +492,7 @@ export const UsageSchema = Type.Object({
   server_tool_use: Type.Optional(
     Type.Object(
       { web_search_requests: Type.Integer(), web_fetch_requests: Type.Integer() },
-      { description: 'when the reply ran a web search: the searches run' },
+      { description: 'when the reply ran a web search or fetch: the searches and fetches run' },
     ),
   ),
   service_tier: Literals(['standard', 'priority', 'batch']),
@@ -559,6 +559,40 @@ export const WebSearchResultSchema = Type.Object({
 });
 export type WebSearchResult = Static<typeof WebSearchResultSchema>;
 
+/** A page a web fetch read: its text as a plain-text document. */
+export const WebFetchResultSchema = Type.Object({
+  type: Type.Literal('web_fetch_result'),
+  url: Type.String(),
+  content: Type.Object({
+    type: Type.Literal('document'),
+    source: Type.Object({
+      type: Type.Literal('text'),
+      media_type: Type.Literal('text/plain'),
+      data: Type.String(),
+    }),
+    title: Type.Union([Type.String(), Type.Null()]),
+    citations: Type.Optional(
+      Type.Object({ enabled: Type.Boolean() }, { description: "with the tool's citations on" }),
+    ),
+  }),
+  retrieved_at: Type.Union([Type.String(), Type.Null()]),
+});
+export type WebFetchResult = Static<typeof WebFetchResultSchema>;
+
+/** Why a fetch read nothing (HTTP 200: the error is the result). @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-fetch-tool */
+export const WEB_FETCH_ERRORS = [
+  'invalid_tool_input',
+  'url_too_long',
+  'url_not_allowed',
+  'url_not_in_prior_context',
+  'url_not_accessible',
+  'too_many_requests',
+  'unsupported_content_type',
+  'max_uses_exceeded',
+  'unavailable',
+  'content_too_large',
+] as const;
+
 /** Why a search found nothing (HTTP 200: the error is the result). */
 export const WEB_SEARCH_ERRORS = [
   'invalid_tool_input',
@@ -603,6 +637,17 @@ export const ResponseBlockSchema = Type.Union([
       Type.Object({
         type: Type.Literal('web_search_tool_result_error'),
         error_code: Literals(WEB_SEARCH_ERRORS),
+      }),
+    ]),
+  }),
+  Type.Object({
+    type: Type.Literal('web_fetch_tool_result'),
+    tool_use_id: Type.String(),
+    content: Type.Union([
+      WebFetchResultSchema,
+      Type.Object({
+        type: Type.Literal('web_fetch_tool_result_error'),
+        error_code: Literals(WEB_FETCH_ERRORS),
       }),
     ]),
   }),

@@ -10,14 +10,12 @@ import {
   type SseProducer,
 } from '../platform/sse.js';
 import { countTokens, truncateTokens } from '../platform/tokens.js';
-import { signThinking, structuredText, type ToolCall, type Turn, turnSeed } from '../text/agent.js';
-import { replyOfHash } from '../text/default-reply.js';
+import { signThinking, type ToolCall, type Turn } from '../text/agent.js';
 import { finishText } from '../text/finish.js';
 import { limitsOf } from '../text/models.js';
 import type { CacheUsage } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import type { CitedSource } from './citations.js';
-import type { PendingSearch } from './prompt.js';
 import type {
   ContextManagementResponse,
   Message,
@@ -25,17 +23,8 @@ import type {
   ResponseBlock,
   StopReason,
   Usage,
-  WEB_SEARCH_ERRORS,
 } from './schemas.js';
-import {
-  citePage,
-  type FoundPage,
-  MAX_SEARCH_QUERY_CHARS,
-  pageTokens,
-  searchPages,
-  WEB_SEARCH_NAME,
-  type WebSearchTool,
-} from './web-search.js';
+import { type WebContext, WebRun } from './web-run.js';
 
 /** A finished reply: its content blocks and why it stopped. */
 export interface MessageDone {
@@ -44,28 +33,20 @@ export interface MessageDone {
   stopSequence: string | null;
   /** Thinking, text and tool-use tokens together. */
   outputTokens: number;
-  /** The web searches the reply ran, and the tokens of the pages they found. */
-  search?: { requests: number; inputTokens: number };
+  /** The web searches and fetches the reply ran, and the tokens of what they found. */
+  web?: { searches: number; fetches: number; inputTokens: number };
 }
-
-/** A request's web search: its tool, and the searches the last turn left to run. */
-export interface SearchContext {
-  tool: WebSearchTool;
-  pending: readonly PendingSearch[];
-}
-
-/** How many of the pages a search found the answer after it quotes. */
-const QUOTED_PAGES = 2;
 
 /**
  * The reply to a turn, cut as a model would cut it: thinking first (at most its budget), then
  * text (stop sequences, `max_tokens`), then tool calls if they still fit whole; calls that do
- * not fit are dropped and the reply stops for `max_tokens`. A web search the reply calls runs
- * at once, its result after its call, and the answer follows, quoting the pages found (README
- * "Web search"); called beside a client's tool, it waits for the client's results, and the
- * next reply starts with its result.
+ * not fit are dropped and the reply stops for `max_tokens`. A web search or fetch the reply
+ * calls runs at once, its result after its call, and the answer follows, quoting what was
+ * found (README "Web search", "Web fetch"; web-run.ts); called beside a client's tool, it
+ * waits for the client's results, and the next reply starts with its result.
  * @see https://platform.claude.com/docs/en/api/handling-stop-reasons
  * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-fetch-tool
  */
 export async function planMessage(
   body: MessagesRequest,
@@ -77,17 +58,17 @@ export async function planMessage(
   context?: MatchContext,
   /** With citations on: the quotes a finished text answer ends with (see citations.ts). */
   cited: readonly CitedSource[] = [],
-  web?: SearchContext,
+  web?: WebContext,
 ): Promise<MessageDone> {
   const [chosen] = await replies.replies(turn, 1, context);
   if (!chosen) throw new Error('the reply engine answered nothing');
   const content: ResponseBlock[] = [];
   let budget = limit;
   let outputTokens = 0;
-  const searched: Searched = { requests: 0, pages: [], inputTokens: 0 };
-  // Searches the last turn called beside a client's tool run now, before anything else.
-  for (const { id, input } of web?.pending ?? []) {
-    content.push(runSearch(web as SearchContext, id, input, searched));
+  const run = web && new WebRun(web);
+  // Calls the last turn made beside a client's tool run now, before anything else.
+  for (const { name, id, input } of web?.pending ?? []) {
+    content.push((run as WebRun).run(name, id, input));
   }
   if (chosen.thinking !== undefined && turn.thinking) {
     const thinking = body.thinking;
@@ -107,20 +88,22 @@ export async function planMessage(
   let done = finishText(chosen, stops, budget);
   outputTokens += done.tokens;
   budget -= done.tokens;
-  const callTokens = chosen.calls.reduce(
+  // (the web tools' calls as upstream writes them: see WebRun.inputs)
+  const allCalls = run ? run.inputs(chosen.calls) : chosen.calls;
+  const callTokens = allCalls.reduce(
     (sum, call) => sum + countTokens(call.name) + countTokens(JSON.stringify(call.input)),
     0,
   );
-  const calls = done.reason === 'end' && callTokens <= budget ? chosen.calls : [];
+  const calls = done.reason === 'end' && callTokens <= budget ? allCalls : [];
   // Nothing visible (a stop sequence at once, a budget too small for the text or the call)
   // is no block at all: upstream answers `content: []`, never an empty text block (which it
   // refuses when a client sends it back).
   // @see https://github.com/anthropics/anthropic-sdk-typescript/issues/399
   if (done.text !== '') content.push({ type: 'text', text: done.text });
-  const isSearch = (call: ToolCall) => web !== undefined && call.name === WEB_SEARCH_NAME;
-  const clientCalls = calls.filter((call) => !isSearch(call));
+  const upstream = (call: ToolCall) => run?.runs(call.name) === true;
+  const clientCalls = calls.filter((call) => !upstream(call));
   for (const call of calls) {
-    if (!isSearch(call)) {
+    if (!upstream(call)) {
       content.push({
         type: 'tool_use',
         id: ids.next('tool_use'),
@@ -130,12 +113,8 @@ export async function planMessage(
       continue;
     }
     const id = ids.next('server_tool_use');
-    // (a model's call has an object for input; a scripted one may not, and is refused below)
-    const input = isObject(call.input) ? call.input : {};
-    content.push({ type: 'server_tool_use', id, name: call.name, input });
-    if (clientCalls.length === 0) {
-      content.push(runSearch(web as SearchContext, id, input, searched));
-    }
+    content.push({ type: 'server_tool_use', id, name: call.name, input: call.input });
+    if (clientCalls.length === 0) content.push((run as WebRun).run(call.name, id, call.input));
   }
   if (calls.length > 0) {
     outputTokens += callTokens;
@@ -144,11 +123,11 @@ export async function planMessage(
   // Calls cut by the limit were being written when it came: their tokens are the rest of it.
   else if (done.reason === 'end' && chosen.calls.length > 0) outputTokens += budget;
   const cut = done.reason === 'max_tokens' || calls.length < chosen.calls.length;
-  const ranSearch = calls.length > 0 && clientCalls.length === 0;
-  if (ranSearch) {
-    // The answer to what the searches found, written after their results (with an output
-    // format, the format's JSON).
-    done = finishText(await searchAnswer(turn), stops, budget);
+  const ranWeb = calls.length > 0 && clientCalls.length === 0;
+  if (ranWeb) {
+    // The answer to what the searches and fetches found, written after their results (with
+    // an output format, the format's JSON).
+    done = finishText(await (run as WebRun).answer(turn), stops, budget);
     if (done.text !== '') content.push({ type: 'text', text: done.text });
     outputTokens += done.tokens;
     budget -= done.tokens;
@@ -156,17 +135,16 @@ export async function planMessage(
   // A text answer that ended of itself quotes its sources, each in a block of its own, as far
   // as the limit lets whole quotes in and up to one a stop sequence would cut (a structured
   // answer is the format's JSON alone; a scripted stop has no quotes): the request's documents
-  // with citations on, then the pages searched.
+  // with citations on, then the pages searched and fetched.
   const quoting =
     !cut &&
     done.reason === 'end' &&
     clientCalls.length === 0 &&
-    (calls.length === 0 || ranSearch) &&
+    (calls.length === 0 || ranWeb) &&
     turn.output === undefined &&
     chosen.step?.stop_reason === undefined;
   if (quoting) {
-    const pages = searched.pages.slice(0, QUOTED_PAGES).map(citePage);
-    for (const { text, citation } of [...cited, ...pages]) {
+    for (const { text, citation } of [...cited, ...(run?.quotes() ?? [])]) {
       const tokens = countTokens(text);
       if (tokens > budget || stops.some((stop) => text.includes(stop))) break;
       content.push({ type: 'text', text, citations: [citation] });
@@ -191,70 +169,10 @@ export async function planMessage(
     stopReason,
     stopSequence: done.stopSequence,
     outputTokens,
-    ...(searched.requests > 0 || searched.inputTokens > 0
-      ? { search: { requests: searched.requests, inputTokens: searched.inputTokens } }
+    ...(run?.ran
+      ? { web: { searches: run.searches, fetches: run.fetches, inputTokens: run.inputTokens } }
       : {}),
   };
-}
-
-/** What the searches of a reply ran and found. */
-interface Searched {
-  requests: number;
-  pages: FoundPage[];
-  /** The tokens of the pages found, which the model reads (input). */
-  inputTokens: number;
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
- * A search, run: its result block. Past the tool's `max_uses`, or with a query longer than
- * MAX_SEARCH_QUERY_CHARS, a search is not run: its result is the error (not billed).
- */
-function runSearch(
-  web: SearchContext,
-  id: string,
-  input: unknown,
-  searched: Searched,
-): Extract<ResponseBlock, { type: 'web_search_tool_result' }> {
-  const { maxUses } = web.tool;
-  const query = isObject(input) ? input.query : undefined;
-  const failed: (typeof WEB_SEARCH_ERRORS)[number] | undefined =
-    typeof query !== 'string' || query.trim() === ''
-      ? 'invalid_tool_input'
-      : maxUses !== undefined && searched.requests >= maxUses
-        ? 'max_uses_exceeded'
-        : query.length > MAX_SEARCH_QUERY_CHARS
-          ? 'query_too_long'
-          : undefined;
-  if (failed) {
-    return {
-      type: 'web_search_tool_result',
-      tool_use_id: id,
-      content: { type: 'web_search_tool_result_error', error_code: failed },
-    };
-  }
-  const found = searchPages(query as string, web.tool);
-  searched.requests++;
-  searched.pages.push(...found);
-  searched.inputTokens += pageTokens(found);
-  return {
-    type: 'web_search_tool_result',
-    tool_use_id: id,
-    content: found.map((page) => page.result),
-  };
-}
-
-/**
- * What the model says once its searches are done: the default words, of the results; with an
- * output format, the format's JSON.
- */
-async function searchAnswer(turn: Turn) {
-  const text = turn.output
-    ? await structuredText(turn, turn.output)
-    : `Based on the search results: ${replyOfHash(turnSeed(turn, 'web_search'), turn.variant).text}`;
-  return { text, tokens: countTokens(text) };
 }
 
 /**
@@ -335,12 +253,12 @@ export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {
  * Usage with the web searches a reply ran: counted in `server_tool_use`, and the pages they
  * found read as input (uncached: they come after the prompt).
  */
-export function withSearches(usage: Usage, search: NonNullable<MessageDone['search']>): void {
-  usage.input_tokens += search.inputTokens;
+export function withWebUsage(usage: Usage, web: NonNullable<MessageDone['web']>): void {
+  usage.input_tokens += web.inputTokens;
   // (the top-level tokens are the message step's: its iteration read the pages too)
   const step = usage.iterations?.findLast((it) => it.type === 'message');
-  if (step) step.input_tokens += search.inputTokens;
-  usage.server_tool_use = { web_search_requests: search.requests, web_fetch_requests: 0 };
+  if (step) step.input_tokens += web.inputTokens;
+  usage.server_tool_use = { web_search_requests: web.searches, web_fetch_requests: web.fetches };
 }
 
 export interface MessageIdentity {

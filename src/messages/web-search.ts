@@ -18,9 +18,9 @@ import type { Citation, WebSearchResult } from './schemas.js';
 export const WEB_SEARCH_TYPE = /^web_search_\d{8}$/;
 export const WEB_SEARCH_NAME = 'web_search';
 
-/** A web search tool of the request, read. */
-export interface WebSearchTool {
-  /** Searches one request may run; past it a search answers `max_uses_exceeded`. */
+/** What the web tools (search, fetch) of a request share, read. */
+export interface WebTool {
+  /** Uses one request may run; past it a use answers `max_uses_exceeded`. */
   maxUses: number | undefined;
   /** Domains results must come from (`example.com`, `example.com/blog`, `docs.example.com`). */
   allowed: readonly Domain[] | undefined;
@@ -28,8 +28,11 @@ export interface WebSearchTool {
   blocked: readonly Domain[];
 }
 
+/** A web search tool of the request, read. */
+export type WebSearchTool = WebTool;
+
 /** A domain filter entry: a host (its subdomains included) and a path prefix (`*` any text). */
-interface Domain {
+export interface Domain {
   host: string;
   /** The path prefix cut at its `*`s. */
   path: string[] | undefined;
@@ -80,7 +83,7 @@ function readDomains(value: unknown, path: PathSegment[]): Domain[] | undefined 
  * starts as the entry's does, each `*` standing for any text (matched left to right, in
  * linear time: the first place each part fits is as good as any later one).
  */
-function onDomain(host: string, path: string, domain: Domain): boolean {
+export function onDomain(host: string, path: string, domain: Domain): boolean {
   if (host !== domain.host && !host.endsWith(`.${domain.host}`)) return false;
   const parts = domain.path;
   if (parts === undefined) return true;
@@ -97,13 +100,13 @@ function onDomain(host: string, path: string, domain: Domain): boolean {
 const USER_LOCATION_FIELDS = ['city', 'region', 'country', 'timezone'] as const;
 
 /**
- * A web search tool's settings, checked as upstream checks them: its name, `max_uses`, the
- * domain lists (one of them at most, neither empty, hosts without a scheme) and
- * `user_location`. Errors name the field under `tools.N.<type>`, as upstream's do.
+ * The settings the web tools share, checked as upstream checks them: the tool's name,
+ * `max_uses`, the domain lists (one of them at most, neither empty, hosts without a scheme).
+ * Errors name the field under `tools.N.<type>`, as upstream's do.
  */
-export function readWebSearchTool(tool: Record<string, unknown>, index: number): WebSearchTool {
+export function readWebTool(tool: Record<string, unknown>, index: number, name: string): WebTool {
   const at = (field: string): PathSegment[] => ['tools', index, String(tool.type), field];
-  if (tool.name !== WEB_SEARCH_NAME) throw fieldError(at('name'), "Input should be 'web_search'");
+  if (tool.name !== name) throw fieldError(at('name'), `Input should be '${name}'`);
   const maxUses = tool.max_uses;
   if (maxUses !== undefined && maxUses !== null) {
     if (typeof maxUses !== 'number' || !Number.isInteger(maxUses)) {
@@ -119,6 +122,17 @@ export function readWebSearchTool(tool: Record<string, unknown>, index: number):
       `tools.${index}.${String(tool.type)}: Only one of allowed_domains or blocked_domains may be set.`,
     );
   }
+  return {
+    maxUses: typeof maxUses === 'number' ? maxUses : undefined,
+    allowed,
+    blocked: blocked ?? [],
+  };
+}
+
+/** A web search tool's settings: the web tools' own, and `user_location`. */
+export function readWebSearchTool(tool: Record<string, unknown>, index: number): WebSearchTool {
+  const read = readWebTool(tool, index, WEB_SEARCH_NAME);
+  const at = (field: string): PathSegment[] => ['tools', index, String(tool.type), field];
   const location = tool.user_location;
   if (location !== undefined && location !== null) {
     if (typeof location !== 'object' || Array.isArray(location)) {
@@ -135,11 +149,7 @@ export function readWebSearchTool(tool: Record<string, unknown>, index: number):
       }
     }
   }
-  return {
-    maxUses: typeof maxUses === 'number' ? maxUses : undefined,
-    allowed,
-    blocked: blocked ?? [],
-  };
+  return read;
 }
 
 /** Where results come from without `allowed_domains`: reserved example domains (RFC 2606). */
@@ -228,7 +238,7 @@ const titleOf = (query: string) =>
     .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
     .join(' ');
 
-const opaque = (text: string) => Buffer.from(text).toString('base64');
+export const opaque = (text: string) => Buffer.from(text).toString('base64');
 
 /**
  * The pages a search for `query` finds: RESULTS_PER_SEARCH of them, on the allowed domains

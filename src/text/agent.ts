@@ -45,7 +45,11 @@ export interface ToolDef {
   path: PathSegment[];
   /** A chat custom tool: its input is text, of this format (README "Custom tools"). */
   custom?: CustomFormat;
-  /** A tool whose input the model writes from the turn, not from its schema (web search). */
+  /**
+   * A tool whose input the model writes from the turn, not from its schema (web search and
+   * fetch); undefined when the turn gives it nothing to work on (no URL to fetch), and then
+   * the tool is called only when forced.
+   */
   inputOf?: (turn: Turn) => unknown;
 }
 
@@ -117,6 +121,8 @@ export interface Turn {
   budget?: Budget;
   /** What is read from the prompt once, shared by the choices as `budget` is (see promptHash). */
   memo?: TurnMemo;
+  /** The http(s) URLs the conversation holds, in order (read when web fetch is offered). */
+  urls?: readonly string[];
 }
 
 export interface TurnMemo {
@@ -176,7 +182,9 @@ export function chooseTools(turn: Turn): ToolDef[] {
   if (choice.mode === 'auto' && turn.results.length > 0) return [];
   const prompt = turn.prompt.toLowerCase();
   const named = tools.filter((tool) => prompt.includes(tool.name.toLowerCase()));
-  const picked = named.length > 0 ? named : tools.slice(0, 1);
+  // (a tool the turn gives nothing to work on is called only when named or forced)
+  const usable = () => tools.filter((tool) => !tool.inputOf || tool.inputOf(turn) !== undefined);
+  const picked = named.length > 0 ? named : usable().slice(0, 1);
   return choice.parallel ? picked : picked.slice(0, 1);
 }
 
@@ -186,7 +194,7 @@ export const turnSeed = (turn: Turn, salt: string) =>
 
 /** Tool input for `tool`, made from its schema (a custom tool's: text of its format). */
 export const toolInput = (turn: Turn, tool: ToolDef): Promise<unknown> => {
-  if (tool.inputOf) return Promise.resolve(tool.inputOf(turn));
+  if (tool.inputOf) return Promise.resolve(tool.inputOf(turn) ?? {});
   const seed = turnSeed(turn, `tool:${tool.name}`);
   const format = tool.custom;
   if (!format) return instanceFor(tool.schema, tool.path, seed, turn.budget);

@@ -534,7 +534,7 @@ describe('web search (web_search_20250305)', () => {
     const over = await t.messages({ model: 'm', max_tokens: 4096, tools, messages: turn(21) });
     expect(over.statusCode).toBe(400);
     expect(over.json().error.message).toBe(
-      "messages.1: at most 20 web searches may wait for the client's tool results",
+      "messages.1: at most 20 web searches and fetches may wait for the client's tool results",
     );
   });
 

@@ -1,0 +1,193 @@
+import { fieldError, type PathSegment } from '../platform/errors.js';
+import { fnv1a } from '../platform/hash.js';
+import { countTokens, truncateTokens } from '../platform/tokens.js';
+import { replyOfHash } from '../text/default-reply.js';
+import type { Citation, WEB_FETCH_ERRORS, WebFetchResult } from './schemas.js';
+import { readWebTool, type WebTool } from './web-search.js';
+
+/**
+ * Upstream's web fetch tool (README "Web fetch"): the model fetches a URL the conversation
+ * holds, and upstream runs the fetch within the request. The emulator reads no web: a URL's
+ * page is text made from the URL (the same URL, the same page), refused as upstream refuses a
+ * fetch: a URL that is not http(s), longer than 250 characters, not earlier in the
+ * conversation, or off the tool's domains.
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-fetch-tool
+ * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
+ */
+
+/** `web_fetch_20250910`, `web_fetch_20260209`, ...: the tool's versioned types. */
+export const WEB_FETCH_TYPE = /^web_fetch_\d{8}$/;
+export const WEB_FETCH_NAME = 'web_fetch';
+
+/** A web fetch tool of the request, read. */
+export interface WebFetchTool extends WebTool {
+  /** The fetched document's citations are on: the answer quotes it. */
+  citations: boolean;
+  /** Tokens a fetched text is cut to. */
+  maxContentTokens: number | undefined;
+}
+
+/** The longest URL upstream fetches; longer is `url_too_long`. */
+export const MAX_FETCH_URL_CHARS = 250;
+
+/**
+ * A web fetch tool's settings: the web tools' own, `citations`, `max_content_tokens`, and the
+ * later versions' `use_cache` and `response_inclusion` (taken; they change nothing here).
+ */
+export function readWebFetchTool(tool: Record<string, unknown>, index: number): WebFetchTool {
+  const read = readWebTool(tool, index, WEB_FETCH_NAME);
+  const at = (...field: PathSegment[]): PathSegment[] => [
+    'tools',
+    index,
+    String(tool.type),
+    ...field,
+  ];
+  const citations = tool.citations;
+  let cited = false;
+  if (citations !== undefined && citations !== null) {
+    if (typeof citations !== 'object' || Array.isArray(citations)) {
+      throw fieldError(at('citations'), 'Input should be a valid dictionary');
+    }
+    const enabled = (citations as { enabled?: unknown }).enabled;
+    if (enabled !== undefined && typeof enabled !== 'boolean') {
+      throw fieldError(at('citations', 'enabled'), 'Input should be a valid boolean');
+    }
+    cited = enabled === true;
+  }
+  const max = tool.max_content_tokens;
+  if (max !== undefined && max !== null) {
+    if (typeof max !== 'number' || !Number.isInteger(max)) {
+      throw fieldError(at('max_content_tokens'), 'Input should be a valid integer');
+    }
+    if (max < 1) throw fieldError(at('max_content_tokens'), 'Input should be greater than 0');
+  }
+  if (tool.use_cache !== undefined && typeof tool.use_cache !== 'boolean') {
+    throw fieldError(at('use_cache'), 'Input should be a valid boolean');
+  }
+  const inclusion = tool.response_inclusion;
+  if (inclusion !== undefined && inclusion !== 'full' && inclusion !== 'excluded') {
+    throw fieldError(at('response_inclusion'), "Input should be 'full' or 'excluded'");
+  }
+  return { ...read, citations: cited, maxContentTokens: typeof max === 'number' ? max : undefined };
+}
+
+/** http(s) URLs in a text, as a model reads them (without the punctuation that ends a sentence). */
+const URL_IN_TEXT = /https?:\/\/[^\s<>"'`]+/g;
+const TRAILING = /[.,;:!?)\]}]+$/;
+
+/** The URLs of a text, in order. */
+export function urlsIn(text: string): string[] {
+  return (text.match(URL_IN_TEXT) ?? []).map((url) => url.replace(TRAILING, ''));
+}
+
+/** A URL as fetches compare them (`https://example.com` is `https://example.com/`). */
+export function normalUrl(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A page fetched: its result and its text (what the answer quotes). */
+export interface FetchedPage {
+  result: WebFetchResult;
+  title: string;
+  text: string;
+}
+
+/** Why a fetch was refused, or the page it fetched. */
+export type Fetched = { error: (typeof WEB_FETCH_ERRORS)[number] } | FetchedPage;
+
+/** A path with its percent escapes read (as it is, when one is not UTF-8). */
+function decoded(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Fetches the call's `input.url`, or says why not, in upstream's error codes: not an http(s)
+ * URL (`invalid_tool_input`), over 250 characters (`url_too_long`), not in the conversation
+ * (`url_not_in_prior_context`), off the tool's domains (`url_not_allowed`: web fetch matches
+ * the host only, so an entry with a path matches no URL).
+ */
+export function fetchPage(
+  input: unknown,
+  tool: WebFetchTool,
+  context: ReadonlySet<string>,
+  /** When the fetch runs (ISO 8601). */
+  now: string,
+): Fetched {
+  const url = isObject(input) ? input.url : undefined;
+  const normal = typeof url === 'string' ? normalUrl(url) : undefined;
+  if (typeof url !== 'string' || normal === undefined) return { error: 'invalid_tool_input' };
+  if (url.length > MAX_FETCH_URL_CHARS) return { error: 'url_too_long' };
+  if (!context.has(normal)) return { error: 'url_not_in_prior_context' };
+  const host = new URL(normal).hostname;
+  const onHost = (domain: { host: string; path: unknown }) =>
+    domain.path === undefined && (host === domain.host || host.endsWith(`.${domain.host}`));
+  if (tool.allowed ? !tool.allowed.some(onHost) : tool.blocked.some(onHost)) {
+    return { error: 'url_not_allowed' };
+  }
+  const seed = fnv1a(`web_fetch\n${normal}`);
+  const words = decoded(new URL(normal).pathname)
+    .split(/[^\p{L}\p{N}\p{M}]+/u)
+    .filter(Boolean)
+    .slice(0, 8);
+  const title =
+    words.length === 0
+      ? host
+      : `${words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ')} - ${host}`;
+  const full = `${replyOfHash(seed, 0).text} ${replyOfHash(seed, 1).text}`;
+  const text =
+    tool.maxContentTokens === undefined ? full : truncateTokens(full, tool.maxContentTokens).text;
+  return {
+    title,
+    text,
+    result: {
+      type: 'web_fetch_result',
+      url,
+      content: {
+        type: 'document',
+        source: { type: 'text', media_type: 'text/plain', data: text },
+        title,
+        ...(tool.citations ? { citations: { enabled: true } } : {}),
+      },
+      retrieved_at: now,
+    },
+  };
+}
+
+/** Tokens the model reads of a page fetched: upstream bills them as input. */
+export const fetchedTokens = (page: FetchedPage) =>
+  countTokens(page.title) + countTokens(page.text);
+
+/**
+ * The quote of a fetched page with citations on: its first sentence, by characters, as a
+ * plain-text document's (`index`: its place among the request's documents).
+ */
+export function citeFetched(
+  page: FetchedPage,
+  index: number,
+): { text: string; citation: Citation } {
+  const text = /^[^.!?]*[.!?]/.exec(page.text)?.[0] ?? page.text;
+  return {
+    text,
+    citation: {
+      type: 'char_location',
+      cited_text: text,
+      document_index: index,
+      document_title: page.title,
+      start_char_index: 0,
+      end_char_index: text.length,
+      file_id: null,
+    },
+  };
+}

@@ -1,0 +1,204 @@
+import { countTokens } from '../platform/tokens.js';
+import { structuredText, type ToolCall, type Turn, turnSeed } from '../text/agent.js';
+import { replyOfHash } from '../text/default-reply.js';
+import type { CitedSource } from './citations.js';
+import type { PendingCall } from './prompt.js';
+import type { ResponseBlock, WEB_SEARCH_ERRORS } from './schemas.js';
+import {
+  citeFetched,
+  type FetchedPage,
+  fetchedTokens,
+  fetchPage,
+  normalUrl,
+  WEB_FETCH_NAME,
+  type WebFetchTool,
+} from './web-fetch.js';
+import {
+  citePage,
+  type FoundPage,
+  MAX_SEARCH_QUERY_CHARS,
+  pageTokens,
+  searchPages,
+  WEB_SEARCH_NAME,
+  type WebSearchTool,
+} from './web-search.js';
+
+/**
+ * The web tools upstream runs within a request (README "Web search", "Web fetch"): what a
+ * reply's searches and fetches found, run one by one as the reply calls them.
+ */
+
+/** A request's web tools, and what they may read. */
+export interface WebContext {
+  search?: WebSearchTool;
+  fetch?: WebFetchTool;
+  /** The calls the last turn left to run (beside a client's tool). */
+  pending: readonly PendingCall[];
+  /** The URLs the conversation holds (a fetch may take them). */
+  urls: readonly string[];
+  /** The request's documents: a fetched page's citation index follows them. */
+  documents: number;
+  /** When the request came (ISO 8601): a fetch's `retrieved_at`. */
+  now: string;
+}
+
+/** How many of the pages a search found, and of the pages fetched, the answer quotes. */
+const QUOTED_PAGES = 2;
+
+type SearchResultBlock = Extract<ResponseBlock, { type: 'web_search_tool_result' }>;
+type FetchResultBlock = Extract<ResponseBlock, { type: 'web_fetch_tool_result' }>;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The web tool calls of one reply, run. */
+export class WebRun {
+  /** Searches and fetches run (billed): `usage.server_tool_use`. */
+  searches = 0;
+  fetches = 0;
+  /** Fetches tried, failed ones too: `max_uses` counts them. */
+  private fetchUses = 0;
+  /** Tokens of what was found, which the model reads (input). */
+  inputTokens = 0;
+  private readonly pages: FoundPage[] = [];
+  private readonly fetched: FetchedPage[] = [];
+  /** The URLs a fetch may take: the conversation's and the pages found so far. */
+  private context: Set<string> | undefined;
+
+  constructor(private readonly web: WebContext) {}
+
+  /** Whether upstream runs a call of this name (the request offers the tool). */
+  runs(name: string): boolean {
+    return name === WEB_SEARCH_NAME
+      ? this.web.search !== undefined
+      : name === WEB_FETCH_NAME && this.web.fetch !== undefined;
+  }
+
+  /**
+   * The calls with the inputs upstream's tools get: an object (a scripted call's input that
+   * is not one is `{}`, which the tool refuses); a fetch with no URL (named by a user text that
+   * holds none) takes the first page an earlier search of the reply finds. The pages a search
+   * finds depend on its query alone, so this is known before anything runs.
+   */
+  inputs(calls: readonly ToolCall[]): ToolCall[] {
+    let firstPage: string | undefined;
+    return calls.map((call) => {
+      if (!this.runs(call.name)) return call;
+      let input = isObject(call.input) ? call.input : {};
+      if (call.name === WEB_SEARCH_NAME && firstPage === undefined) {
+        const query = input.query;
+        if (
+          typeof query === 'string' &&
+          query.trim() !== '' &&
+          query.length <= MAX_SEARCH_QUERY_CHARS
+        ) {
+          firstPage = searchPages(query, this.web.search as WebSearchTool)[0]?.result.url;
+        }
+      }
+      if (call.name === WEB_FETCH_NAME && typeof input.url !== 'string' && firstPage) {
+        input = { url: firstPage };
+      }
+      return input === call.input ? call : { name: call.name, input };
+    });
+  }
+
+  /** Runs a call: its result block. */
+  run(name: string, id: string, input: unknown): SearchResultBlock | FetchResultBlock {
+    return name === WEB_SEARCH_NAME ? this.search(id, input) : this.fetch(id, input);
+  }
+
+  /** Whether anything ran (a failed call did not). */
+  get ran(): boolean {
+    return this.searches > 0 || this.fetches > 0;
+  }
+
+  /**
+   * A search: its result block. Past the tool's `max_uses`, or with a query longer than
+   * MAX_SEARCH_QUERY_CHARS, a search is not run: its result is the error (not billed).
+   */
+  private search(id: string, input: unknown): SearchResultBlock {
+    const tool = this.web.search as WebSearchTool;
+    const query = isObject(input) ? input.query : undefined;
+    const failed: (typeof WEB_SEARCH_ERRORS)[number] | undefined =
+      typeof query !== 'string' || query.trim() === ''
+        ? 'invalid_tool_input'
+        : tool.maxUses !== undefined && this.searches >= tool.maxUses
+          ? 'max_uses_exceeded'
+          : query.length > MAX_SEARCH_QUERY_CHARS
+            ? 'query_too_long'
+            : undefined;
+    if (failed) {
+      return {
+        type: 'web_search_tool_result',
+        tool_use_id: id,
+        content: { type: 'web_search_tool_result_error', error_code: failed },
+      };
+    }
+    const found = searchPages(query as string, tool);
+    this.searches++;
+    this.pages.push(...found);
+    this.inputTokens += pageTokens(found);
+    for (const page of found) this.contextUrls().add(page.result.url);
+    return {
+      type: 'web_search_tool_result',
+      tool_use_id: id,
+      content: found.map((page) => page.result),
+    };
+  }
+
+  /** A fetch: its result block (failed ones count against `max_uses`, and are not billed). */
+  private fetch(id: string, input: unknown): FetchResultBlock {
+    const tool = this.web.fetch as WebFetchTool;
+    const over = tool.maxUses !== undefined && this.fetchUses >= tool.maxUses;
+    this.fetchUses++;
+    const page = over
+      ? ({ error: 'max_uses_exceeded' } as const)
+      : fetchPage(input, tool, this.contextUrls(), this.web.now);
+    if ('error' in page) {
+      return {
+        type: 'web_fetch_tool_result',
+        tool_use_id: id,
+        content: { type: 'web_fetch_tool_result_error', error_code: page.error },
+      };
+    }
+    this.fetches++;
+    this.fetched.push(page);
+    this.inputTokens += fetchedTokens(page);
+    return { type: 'web_fetch_tool_result', tool_use_id: id, content: page.result };
+  }
+
+  private contextUrls(): Set<string> {
+    if (!this.context) {
+      this.context = new Set();
+      for (const url of this.web.urls) {
+        const normal = normalUrl(url);
+        if (normal !== undefined) this.context.add(normal);
+      }
+    }
+    return this.context;
+  }
+
+  /**
+   * What the model says once its calls are done: the default words, of what it found; with an
+   * output format, the format's JSON.
+   */
+  async answer(turn: Turn): Promise<{ text: string; tokens: number }> {
+    const lead = this.searches > 0 || this.fetches === 0 ? 'the search results' : 'the page';
+    const text = turn.output
+      ? await structuredText(turn, turn.output)
+      : `Based on ${lead}: ${replyOfHash(turnSeed(turn, 'web_search'), turn.variant).text}`;
+    return { text, tokens: countTokens(text) };
+  }
+
+  /**
+   * The quotes of what was found: the first pages searched, and the first pages fetched with
+   * their tool's citations on (documents after the request's).
+   */
+  quotes(): CitedSource[] {
+    const fetched = this.web.fetch?.citations ? this.fetched.slice(0, QUOTED_PAGES) : [];
+    return [
+      ...this.pages.slice(0, QUOTED_PAGES).map(citePage),
+      ...fetched.map((page, k) => citeFetched(page, this.web.documents + k)),
+    ];
+  }
+}
