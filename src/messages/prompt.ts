@@ -58,6 +58,7 @@ import { SERVER_TOOL_RESULTS } from './schemas.js';
 import { compactionError, ON_DEMAND, verifyCompaction } from './signed-compaction.js';
 import { strictCounts, strictProblem, strictTotalsProblem } from './strict-schema.js';
 import {
+  normalUrl,
   readWebFetchTool,
   urlsIn,
   WEB_FETCH_NAME,
@@ -348,7 +349,7 @@ const WEB_FETCH_INPUT = {
  * (a search result's, a tool result's); none when it holds none.
  */
 const fetchInput = (turn: Turn) => {
-  const url = urlsIn(turn.prompt)[0] ?? turn.urls?.at(-1);
+  const url = urlsIn(turn.prompt, 1)[0] ?? turn.urls?.at(-1);
   return url === undefined ? undefined : { url };
 };
 
@@ -362,9 +363,13 @@ export const MAX_CONTEXT_URLS = 1000;
  */
 function conversationUrls(messages: readonly MessageParam[]): string[] {
   const urls: string[] = [];
-  const add = (found: string[]) => {
-    urls.push(...found);
+  const add = (found: readonly string[]) => {
+    for (const url of found) urls.push(url);
     if (urls.length > 2 * MAX_CONTEXT_URLS) urls.splice(0, urls.length - MAX_CONTEXT_URLS);
+  };
+  // (a page found is taken when it is an http(s) URL; texts hold only those)
+  const found = (url: unknown) => {
+    if (typeof url === 'string' && normalUrl(url) !== undefined) add([url]);
   };
   for (const message of messages) {
     for (const block of blocksOf(message.content)) {
@@ -374,12 +379,9 @@ function conversationUrls(messages: readonly MessageParam[]): string[] {
         if (typeof content === 'string') add(urlsIn(content));
         else for (const item of content ?? []) if (item.type === 'text') add(urlsIn(item.text));
       } else if (block.type === 'web_search_tool_result' && Array.isArray(block.content)) {
-        for (const page of block.content as Array<{ url?: unknown }>) {
-          if (typeof page?.url === 'string') add([page.url]);
-        }
+        for (const page of block.content as Array<{ url?: unknown } | null>) found(page?.url);
       } else if (block.type === 'web_fetch_tool_result') {
-        const url = (block.content as { url?: unknown } | null)?.url;
-        if (typeof url === 'string') add([url]);
+        found((block.content as { url?: unknown } | null)?.url);
       }
     }
   }
@@ -413,14 +415,33 @@ const isWebTool = (name: string): name is PendingCall['name'] =>
  * results, a prefill) is refused, as upstream refuses it.
  */
 function pendingCalls(messages: readonly MessageParam[]): PendingCall[] {
-  const resolved = new Set<string>();
+  // Each call, in order, and whether a result of its tool's type came after it.
+  const calls = new Map<string, { name: PendingCall['name']; at: number; resolved: boolean }>();
   let last = -1;
   messages.forEach((message, i) => {
     if (message.role !== 'assistant') return;
     last = i;
     for (const block of blocksOf(message.content)) {
-      if (block.type === 'web_search_tool_result' || block.type === 'web_fetch_tool_result') {
-        resolved.add(block.tool_use_id);
+      if (block.type === 'server_tool_use' && isWebTool(block.name)) {
+        if (calls.has(block.id)) {
+          throw fieldError(
+            ['messages', i],
+            `\`server_tool_use\` ids must be unique: \`${block.id}\``,
+          );
+        }
+        calls.set(block.id, { name: block.name, at: i, resolved: false });
+      } else if (
+        block.type === 'web_search_tool_result' ||
+        block.type === 'web_fetch_tool_result'
+      ) {
+        const call = calls.get(block.tool_use_id);
+        if (!call || WEB_TOOL_RESULTS[call.name] !== block.type) {
+          throw fieldError(
+            ['messages', i],
+            `\`${block.type}\` block with tool_use_id \`${block.tool_use_id}\` does not follow a \`${block.type === 'web_search_tool_result' ? WEB_SEARCH_NAME : WEB_FETCH_NAME}\` tool use with that id`,
+          );
+        }
+        call.resolved = true;
       }
     }
   });
@@ -430,26 +451,23 @@ function pendingCalls(messages: readonly MessageParam[]): PendingCall[] {
   );
   const waiting = answered && lastBlocks.some((block) => block.type === 'tool_use');
   const pending: PendingCall[] = [];
-  messages.forEach((message, i) => {
-    if (message.role !== 'assistant') return;
-    for (const block of blocksOf(message.content)) {
-      if (block.type !== 'server_tool_use' || !isWebTool(block.name)) continue;
-      if (resolved.has(block.id)) continue;
-      if (i !== last || !waiting) {
-        throw fieldError(
-          ['messages', i],
-          `\`${block.name}\` tool use with id \`${block.id}\` was found without a corresponding \`${WEB_TOOL_RESULTS[block.name]}\` block`,
-        );
-      }
-      if (pending.length === MAX_PENDING_SEARCHES) {
-        throw fieldError(
-          ['messages', i],
-          `at most ${MAX_PENDING_SEARCHES} web searches and fetches may wait for the client's tool results`,
-        );
-      }
-      pending.push({ id: block.id, name: block.name, input: block.input });
+  for (const [id, call] of calls) {
+    if (call.resolved) continue;
+    if (call.at !== last || !waiting) {
+      throw fieldError(
+        ['messages', call.at],
+        `\`${call.name}\` tool use with id \`${id}\` was found without a corresponding \`${WEB_TOOL_RESULTS[call.name]}\` block`,
+      );
     }
-  });
+    if (pending.length === MAX_PENDING_SEARCHES) {
+      throw fieldError(
+        ['messages', call.at],
+        `at most ${MAX_PENDING_SEARCHES} web searches and fetches may wait for the client's tool results`,
+      );
+    }
+    const block = lastBlocks.find((b) => b.type === 'server_tool_use' && b.id === id);
+    pending.push({ id, name: call.name, input: (block as { input: unknown }).input });
+  }
   return pending;
 }
 
@@ -1162,7 +1180,11 @@ export function readPrompt(
     thinking: thinking && (results.length === 0 || interleaved),
     budget: generationBudget(),
     memo: {},
-    ...(fetch ? { urls: conversationUrls(body.messages) } : {}),
+    // (the last user text's own first URLs, then the conversation's latest: a fetch may take
+    // either, however many the conversation holds)
+    ...(fetch
+      ? { urls: [...urlsIn(facts.prompt, MAX_CONTEXT_URLS), ...conversationUrls(body.messages)] }
+      : {}),
   };
   return {
     blocks: reader.blocks,

@@ -32,7 +32,8 @@ export const MAX_FETCH_URL_CHARS = 250;
 
 /**
  * A web fetch tool's settings: the web tools' own, `citations`, `max_content_tokens`, and the
- * later versions' `use_cache` and `response_inclusion` (taken; they change nothing here).
+ * later versions' `use_cache` and `response_inclusion` (taken on every version; they change
+ * nothing here).
  */
 export function readWebFetchTool(tool: Record<string, unknown>, index: number): WebFetchTool {
   const read = readWebTool(tool, index, WEB_FETCH_NAME);
@@ -61,23 +62,44 @@ export function readWebFetchTool(tool: Record<string, unknown>, index: number): 
     }
     if (max < 1) throw fieldError(at('max_content_tokens'), 'Input should be greater than 0');
   }
-  if (tool.use_cache !== undefined && typeof tool.use_cache !== 'boolean') {
+  const cache = tool.use_cache;
+  if (cache !== undefined && cache !== null && typeof cache !== 'boolean') {
     throw fieldError(at('use_cache'), 'Input should be a valid boolean');
   }
   const inclusion = tool.response_inclusion;
-  if (inclusion !== undefined && inclusion !== 'full' && inclusion !== 'excluded') {
+  if (
+    inclusion !== undefined &&
+    inclusion !== null &&
+    inclusion !== 'full' &&
+    inclusion !== 'excluded'
+  ) {
     throw fieldError(at('response_inclusion'), "Input should be 'full' or 'excluded'");
   }
   return { ...read, citations: cited, maxContentTokens: typeof max === 'number' ? max : undefined };
 }
 
 /** http(s) URLs in a text, as a model reads them (without the punctuation that ends a sentence). */
-const URL_IN_TEXT = /https?:\/\/[^\s<>"'`]+/g;
-const TRAILING = /[.,;:!?)\]}]+$/;
+const URL_IN_TEXT = /https?:\/\/[^\s<>"'`]+/gi;
+/** What ends a sentence rather than a URL: `.,;:!?)]}` at its end. */
+const TRAILING = new Set(['.', ',', ';', ':', '!', '?', ')', ']', '}']);
 
-/** The URLs of a text, in order. */
-export function urlsIn(text: string): string[] {
-  return (text.match(URL_IN_TEXT) ?? []).map((url) => url.replace(TRAILING, ''));
+/** A URL found in text without the sentence's punctuation after it (trimmed from the end). */
+function trimmed(url: string): string {
+  let end = url.length;
+  while (end > 0 && TRAILING.has(url[end - 1] as string)) end--;
+  return url.slice(0, end);
+}
+
+/** The URLs of a text, in order: the first `max` of them. */
+export function urlsIn(text: string, max = Number.POSITIVE_INFINITY): string[] {
+  const urls: string[] = [];
+  URL_IN_TEXT.lastIndex = 0;
+  for (let found = URL_IN_TEXT.exec(text); found && urls.length < max; ) {
+    urls.push(trimmed(found[0]));
+    found = URL_IN_TEXT.exec(text);
+  }
+  URL_IN_TEXT.lastIndex = 0;
+  return urls;
 }
 
 /** A URL as fetches compare them (`https://example.com` is `https://example.com/`). */
@@ -100,14 +122,18 @@ export interface FetchedPage {
 /** Why a fetch was refused, or the page it fetched. */
 export type Fetched = { error: (typeof WEB_FETCH_ERRORS)[number] } | FetchedPage;
 
-/** A path with its percent escapes read (as it is, when one is not UTF-8). */
-function decoded(path: string): string {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
-}
+/** A path with its percent escapes read, segment by segment (one not UTF-8 is left as it is). */
+const decoded = (path: string): string =>
+  path
+    .split('/')
+    .map((segment) => {
+      try {
+        return decodeURIComponent(segment);
+      } catch {
+        return segment;
+      }
+    })
+    .join('/');
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

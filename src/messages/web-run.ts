@@ -58,6 +58,8 @@ export class WebRun {
   fetches = 0;
   /** Fetches tried, failed ones too: `max_uses` counts them. */
   private fetchUses = 0;
+  /** Searches called (failed ones too): the answer speaks of search results. */
+  private searchCalls = 0;
   /** Tokens of what was found, which the model reads (input). */
   inputTokens = 0;
   private readonly pages: FoundPage[] = [];
@@ -118,6 +120,7 @@ export class WebRun {
    */
   private search(id: string, input: unknown): SearchResultBlock {
     const tool = this.web.search as WebSearchTool;
+    this.searchCalls++;
     const query = isObject(input) ? input.query : undefined;
     const failed: (typeof WEB_SEARCH_ERRORS)[number] | undefined =
       typeof query !== 'string' || query.trim() === ''
@@ -183,7 +186,7 @@ export class WebRun {
    * output format, the format's JSON.
    */
   async answer(turn: Turn): Promise<{ text: string; tokens: number }> {
-    const lead = this.searches > 0 || this.fetches === 0 ? 'the search results' : 'the page';
+    const lead = this.searchCalls > 0 ? 'the search results' : 'the page';
     const text = turn.output
       ? await structuredText(turn, turn.output)
       : `Based on ${lead}: ${replyOfHash(turnSeed(turn, 'web_search'), turn.variant).text}`;

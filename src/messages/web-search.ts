@@ -33,16 +33,24 @@ export type WebSearchTool = WebTool;
 
 /** A domain filter entry: a host (its subdomains included) and a path prefix (`*` any text). */
 export interface Domain {
+  /** In lower case. */
   host: string;
-  /** The path prefix cut at its `*`s. */
+  /** The path prefix (percent-encoded as pages' paths are) cut at its `*`s. */
   path: string[] | undefined;
-  /** The entry as written, for a result's URL on it. */
-  entry: string;
+  /** Where a result on this entry is: its host and path, each `*` an `a`, no final `/`. */
+  base: string;
 }
 
-/** A host of dot-separated labels, then a path with no spaces; no scheme. */
+/**
+ * A host of dot-separated labels, then a path with no spaces, query or fragment; no scheme.
+ * A path's characters are whole (no half of a surrogate pair).
+ */
 const DOMAIN =
-  /^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+)(\/\S*)?$/i;
+  /^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+)(\/(?:[^\s?#\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*)?$/i;
+
+/** A path's characters beyond ASCII percent-encoded, as a page's path writes them. */
+const encodedPath = (path: string) =>
+  path.replace(/[\u0080-\uffff]+/g, (chars) => encodeURIComponent(chars));
 /** The most entries one list may have (upstream: a long list is `request_too_large`). */
 export const MAX_DOMAINS = 100;
 /** The longest entry: a host name's 253 characters and a path. */
@@ -70,11 +78,16 @@ function readDomains(value: unknown, path: PathSegment[]): Domain[] | undefined 
     if (!match || match[1]?.includes('*')) {
       throw fieldError(
         at,
-        `Invalid domain '${entry.slice(0, 200)}': a host name with an optional path, without a scheme (example.com, example.com/blog); '*' only in the path`,
+        `Invalid domain '${entry.slice(0, 200)}': a host name with an optional path, without a scheme, query or fragment (example.com, example.com/blog); '*' only in the path`,
       );
     }
-    const suffix = match[2];
-    return { host: (match[1] as string).toLowerCase(), path: suffix?.split('*'), entry };
+    const host = (match[1] as string).toLowerCase();
+    const suffix = match[2] === undefined ? undefined : encodedPath(match[2]);
+    return {
+      host,
+      path: suffix?.split('*'),
+      base: `${host}${(suffix ?? '').replace(/\*/g, 'a').replace(/\/$/, '')}`,
+    };
   });
 }
 
@@ -254,7 +267,7 @@ export function searchPages(query: string, tool: WebSearchTool): FoundPage[] {
     // The sites this page may be on: the allowed entries, or the example sites whose host and
     // path no blocked entry covers.
     const sites = tool.allowed
-      ? tool.allowed.map((domain) => domain.entry.replace(/\*/g, 'a').replace(/\/$/, ''))
+      ? tool.allowed.map((domain) => domain.base)
       : DEFAULT_SITES.filter((host) => !tool.blocked.some((d) => onDomain(host, path, d)));
     if (sites.length === 0) continue;
     const site = sites[(seed + k) % sites.length] as string;

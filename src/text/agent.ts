@@ -182,9 +182,11 @@ export function chooseTools(turn: Turn): ToolDef[] {
   if (choice.mode === 'auto' && turn.results.length > 0) return [];
   const prompt = turn.prompt.toLowerCase();
   const named = tools.filter((tool) => prompt.includes(tool.name.toLowerCase()));
-  // (a tool the turn gives nothing to work on is called only when named or forced)
-  const usable = () => tools.filter((tool) => !tool.inputOf || tool.inputOf(turn) !== undefined);
-  const picked = named.length > 0 ? named : usable().slice(0, 1);
+  // (a tool the turn gives nothing to work on is called only when named or forced: on `any`,
+  // when no other is left)
+  const usable = () => tools.find((tool) => !tool.inputOf || tool.inputOf(turn) !== undefined);
+  const first = usable() ?? (choice.mode === 'any' ? tools[0] : undefined);
+  const picked = named.length > 0 ? named : first ? [first] : [];
   return choice.parallel ? picked : picked.slice(0, 1);
 }
 

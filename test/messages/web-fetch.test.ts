@@ -332,6 +332,111 @@ describe('web fetch (web_fetch_20250910)', () => {
     );
   });
 
+  it('reads URLs from hostile texts in linear time, and any number of them', async () => {
+    // A URL followed by a long run of sentence punctuation (trimmed from its end).
+    // (counted, not answered: so many dots are more tokens than the model's window)
+    const dots = `Read ${URL_}/${'.'.repeat(200_000)}x`;
+    const counted = await t.messages(
+      { model: 'm', tools: [WEB_FETCH], messages: [{ role: 'user', content: dots }] },
+      { path: '/count_tokens' },
+    );
+    expect(counted.statusCode).toBe(200);
+    const some = (await ask({}, `Read ${URL_}/${'.'.repeat(200)}x.`)).json();
+    expect(some.content[1].input).toEqual({ url: `${URL_}/${'.'.repeat(200)}x` });
+    // 130 000 URLs in one text: counted (the conversation keeps its latest 1000 for fetches).
+    const many = await t.messages(
+      {
+        model: 'm',
+        tools: [WEB_FETCH],
+        messages: [{ role: 'user', content: 'http://a.b '.repeat(130_000) }],
+      },
+      { path: '/count_tokens' },
+    );
+    expect(many.statusCode).toBe(200);
+    // The user's own first URL stays fetchable however many follow it.
+    const first = (
+      await ask(
+        {},
+        `Summarize ${URL_} ${Array.from({ length: 1001 }, (_, i) => `https://example.com/p${i}`).join(' ')}`,
+      )
+    ).json();
+    expect(first.content[2].content).toMatchObject({ type: 'web_fetch_result', url: URL_ });
+  });
+
+  it('takes URLs in any case, titles a path escape by escape, and only http(s) pages from the history', async () => {
+    const upper = (await ask({}, 'Read HTTPS://EXAMPLE.COM/News now')).json();
+    expect(upper.content[1].input).toEqual({ url: 'HTTPS://EXAMPLE.COM/News' });
+    expect(upper.content[2].content.content.title).toBe('News - example.com');
+    const escaped = (await ask({}, 'Read https://example.com/%E4%BD%A0%E5%A5%BD/%F0%9F')).json();
+    expect(escaped.content[2].content.content.title).toBe('你好 F0 9F - example.com');
+    const history = await t.messages({
+      model: 'm',
+      max_tokens: 1024,
+      tools: [WEB_FETCH],
+      messages: [
+        { role: 'user', content: `Read ${URL_}` },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'server_tool_use', id: 'srvtoolu_a', name: 'web_fetch', input: { url: URL_ } },
+            {
+              type: 'web_fetch_tool_result',
+              tool_use_id: 'srvtoolu_a',
+              content: { type: 'web_fetch_result', url: 'javascript:alert(1)', content: {} },
+            },
+          ],
+        },
+        { role: 'user', content: 'Again.' },
+      ],
+    });
+    expect(history.json().content[1].input).toEqual({ url: URL_ });
+  });
+
+  it('on any, with no URL to take, still calls it (with no URL); the answer speaks of the page', async () => {
+    const message = (await ask({ tool_choice: { type: 'any' } }, 'Hello there')).json();
+    expect(message.content.slice(0, 2)).toEqual([
+      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: {} },
+      error('srvtoolu_1', 'invalid_tool_input'),
+    ]);
+    expect(message.content[2].text).toMatch(/^Based on the page: /);
+  });
+
+  it('refuses a history whose web tool blocks do not pair up', async () => {
+    const call = {
+      type: 'server_tool_use',
+      id: 'srvtoolu_a',
+      name: 'web_fetch',
+      input: { url: URL_ },
+    };
+    const result = (type: string) => ({
+      type,
+      tool_use_id: 'srvtoolu_a',
+      content: { type: 'web_fetch_result', url: URL_, content: {} },
+    });
+    const history = (content: unknown[]) =>
+      t.messages({
+        model: 'm',
+        max_tokens: 1024,
+        tools: [WEB_FETCH, WEB_SEARCH],
+        messages: [
+          { role: 'user', content: `Read ${URL_}` },
+          { role: 'assistant', content },
+          { role: 'user', content: 'Again.' },
+        ],
+      });
+    const messageOf = async (content: unknown[]) => (await history(content)).json().error.message;
+    expect(await messageOf([call, result('web_search_tool_result')])).toBe(
+      'messages.1: `web_search_tool_result` block with tool_use_id `srvtoolu_a` does not follow a `web_search` tool use with that id',
+    );
+    expect(await messageOf([result('web_fetch_tool_result'), call])).toBe(
+      'messages.1: `web_fetch_tool_result` block with tool_use_id `srvtoolu_a` does not follow a `web_fetch` tool use with that id',
+    );
+    expect(await messageOf([call, result('web_fetch_tool_result'), call])).toBe(
+      'messages.1: `server_tool_use` ids must be unique: `srvtoolu_a`',
+    );
+    expect((await history([call, result('web_fetch_tool_result')])).statusCode).toBe(200);
+  });
+
   it.each([
     [{ name: 'fetch' }, "tools.0.web_fetch_20250910.name: Input should be 'web_fetch'"],
     [
@@ -343,6 +448,10 @@ describe('web fetch (web_fetch_20250910)', () => {
       'tools.0.web_fetch_20250910.max_content_tokens: Input should be greater than 0',
     ],
     [{ use_cache: 1 }, 'tools.0.web_fetch_20250910.use_cache: Input should be a valid boolean'],
+    [
+      { response_inclusion: 'some', use_cache: null },
+      "tools.0.web_fetch_20250910.response_inclusion: Input should be 'full' or 'excluded'",
+    ],
     [
       { response_inclusion: 'some' },
       "tools.0.web_fetch_20250910.response_inclusion: Input should be 'full' or 'excluded'",

@@ -212,6 +212,31 @@ describe('web search (web_search_20250305)', () => {
     ]);
   });
 
+  it('compares blocked paths beyond ASCII as pages write them, and builds URLs on allowed entries in lower case', async () => {
+    const sites = [
+      'docs.example.com',
+      'news.example.org',
+      'wiki.example.net',
+      'blog.example.com',
+      'guide.example.org',
+      'forum.example.net',
+    ];
+    const blocked = { ...WEB_SEARCH, blocked_domains: sites.map((site) => `${site}/你好`) };
+    expect(pagesOf((await ask({ tools: [blocked] }, '你好 world')).json().content)).toEqual([]);
+    const allowed = { ...WEB_SEARCH, allowed_domains: ['EXAMPLE.COM/Blog/你'] };
+    const pages = pagesOf((await ask({ tools: [allowed] }, 'cats')).json().content);
+    expect(pages.map((p) => p.url)).toEqual([
+      'https://example.com/Blog/%E4%BD%A0/cats',
+      'https://example.com/Blog/%E4%BD%A0/cats-2',
+      'https://example.com/Blog/%E4%BD%A0/cats-3',
+    ]);
+    expect(pages[0]?.title).toBe('Cats - example.com');
+    const query = await ask({ tools: [{ ...WEB_SEARCH, allowed_domains: ['example.com/q?x=1'] }] });
+    expect(query.json().error.message).toBe(
+      "tools.0.web_search_20250305.allowed_domains.0: Invalid domain 'example.com/q?x=1': a host name with an optional path, without a scheme, query or fragment (example.com, example.com/blog); '*' only in the path",
+    );
+  });
+
   it('bounds the domain lists: 100 entries of at most 1000 characters', async () => {
     const many = Array.from({ length: 101 }, (_, i) => `site${i}.example.com`);
     const res = await ask({ tools: [{ ...WEB_SEARCH, allowed_domains: many }] });
@@ -246,11 +271,11 @@ describe('web search (web_search_20250305)', () => {
     ],
     [
       { blocked_domains: ['https://example.com'] },
-      "tools.0.web_search_20250305.blocked_domains.0: Invalid domain 'https://example.com': a host name with an optional path, without a scheme (example.com, example.com/blog); '*' only in the path",
+      "tools.0.web_search_20250305.blocked_domains.0: Invalid domain 'https://example.com': a host name with an optional path, without a scheme, query or fragment (example.com, example.com/blog); '*' only in the path",
     ],
     [
       { allowed_domains: ['*.example.com'] },
-      "tools.0.web_search_20250305.allowed_domains.0: Invalid domain '*.example.com': a host name with an optional path, without a scheme (example.com, example.com/blog); '*' only in the path",
+      "tools.0.web_search_20250305.allowed_domains.0: Invalid domain '*.example.com': a host name with an optional path, without a scheme, query or fragment (example.com, example.com/blog); '*' only in the path",
     ],
     [
       { user_location: { type: 'exact', city: 'Oslo' } },
