@@ -410,9 +410,11 @@ const isWebTool = (name: string): name is PendingCall['name'] =>
 /**
  * The web searches and fetches waiting to run: those the last assistant turn called beside a
  * client's tool (upstream stopped for the client's results, and runs them once the next user
- * turn brings them: the reply starts with their results). One no turn has the result of
- * anywhere else (an earlier turn, a last turn with no client call or not answered by tool
- * results, a prefill) is refused, as upstream refuses it.
+ * turn brings them: the reply starts with their results), or that a paused turn (`pause_turn`)
+ * sent back as the last message holds. One no turn has the result of anywhere else (an earlier
+ * turn, a last turn with no client call or not answered by tool results) is refused, as
+ * upstream refuses it.
+ * @see https://platform.claude.com/docs/en/api/handling-stop-reasons#pause-turn
  */
 function pendingCalls(messages: readonly MessageParam[]): PendingCall[] {
   // Each call, in order, and whether a result of its tool's type came after it.
@@ -449,7 +451,11 @@ function pendingCalls(messages: readonly MessageParam[]): PendingCall[] {
   const answered = blocksOf(messages[last + 1]?.content ?? '').some(
     (b) => b.type === 'tool_result',
   );
-  const waiting = answered && lastBlocks.some((block) => block.type === 'tool_use');
+  // Waiting: beside a client's call its results answer, or in a paused turn sent back as it
+  // is, last, for the model to go on (`pause_turn`).
+  const waiting =
+    last === messages.length - 1 ||
+    (answered && lastBlocks.some((block) => block.type === 'tool_use'));
   const pending: PendingCall[] = [];
   for (const [id, call] of calls) {
     if (call.resolved) continue;
@@ -937,6 +943,8 @@ export function readPrompt(
     final?.role === 'assistant' &&
     final.content !== '' &&
     !onlyCompaction(final) &&
+    // (a paused turn, sent back for the model to go on, is not a prefill)
+    !endsInServerTool(final) &&
     // (nothing is sampled after a compaction request's conversation)
     !summarize &&
     refusesPrefill(body.model)
@@ -1287,6 +1295,16 @@ const isSigned = (block: ContentBlockParam) =>
  * A turn of compaction blocks only: what a paused compaction is sent back as, or an on-demand
  * summary sent back as a turn of its own.
  */
+/** A turn that ends in a call to upstream's own tool or its result: a paused turn (`pause_turn`). */
+const endsInServerTool = (message: MessageParam) => {
+  const last = typeof message.content === 'string' ? undefined : message.content.at(-1);
+  return (
+    last !== undefined &&
+    (last.type === 'server_tool_use' ||
+      (SERVER_TOOL_RESULTS as readonly string[]).includes(last.type))
+  );
+};
+
 export const onlyCompaction = (message: MessageParam) =>
   typeof message.content !== 'string' && message.content.every((b) => b.type === 'compaction');
 

@@ -515,22 +515,81 @@ describe('web search (web_search_20250305)', () => {
       },
       request_id: expect.any(String),
     };
-    // Followed by a plain user turn, or as a prefill: nothing waits for it.
-    for (const messages of [
-      [
+    // Followed by a plain user turn: nothing waits for it.
+    const res = await t.messages({
+      model: 'm',
+      max_tokens: 1024,
+      tools: [WEB_SEARCH],
+      messages: [
         { role: 'user', content: QUESTION },
         { role: 'assistant', content: [call] },
         { role: 'user', content: 'Hi' },
       ],
-      [
-        { role: 'user', content: QUESTION },
-        { role: 'assistant', content: [call] },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual(refused);
+  });
+
+  it('goes on with a paused turn sent back as it is: its searches run first', async () => {
+    // A rule pauses the turn (pause_turn) with a search not yet run, as upstream may.
+    await t.app.inject({
+      method: 'POST',
+      url: '/_emulator/replies',
+      payload: {
+        match: { contains: 'long research' },
+        reply: 'Researching.',
+        tool_calls: [{ name: 'web_search', input: { query: 'gateways' } }, { name: 'lookup' }],
+        stop_reason: 'pause_turn',
+      },
+    });
+    const tools = [WEB_SEARCH, { name: 'lookup', input_schema: { type: 'object' } }];
+    const paused = (await ask({ tools }, 'A long research task')).json();
+    expect(paused.stop_reason).toBe('pause_turn');
+    expect(paused.content.map((b: Block) => b.type)).toEqual([
+      'text',
+      'server_tool_use',
+      'tool_use',
+    ]);
+    const next = await t.messages({
+      model: 'm',
+      max_tokens: 1024,
+      tools,
+      tool_choice: { type: 'none' },
+      messages: [
+        { role: 'user', content: 'Go on' },
+        { role: 'assistant', content: paused.content.slice(0, 2) },
       ],
-    ]) {
-      const res = await t.messages({ model: 'm', max_tokens: 1024, tools: [WEB_SEARCH], messages });
-      expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual(refused);
-    }
+    });
+    expect(next.statusCode).toBe(200);
+    expect(next.json().content[0]).toMatchObject({
+      type: 'web_search_tool_result',
+      tool_use_id: 'srvtoolu_1',
+    });
+    expect(next.json().usage.server_tool_use).toEqual({
+      web_search_requests: 1,
+      web_fetch_requests: 0,
+    });
+    // Not a prefill, so a model that refuses prefills goes on with it too.
+    const opus = await t.messages({
+      model: 'claude-opus-4-6',
+      max_tokens: 1024,
+      tools,
+      tool_choice: { type: 'none' },
+      messages: [
+        { role: 'user', content: 'Go on' },
+        { role: 'assistant', content: paused.content.slice(0, 2) },
+      ],
+    });
+    expect(opus.statusCode).toBe(200);
+    const prefill = await t.messages({
+      model: 'claude-opus-4-6',
+      max_tokens: 1024,
+      messages: [
+        { role: 'user', content: 'Go on' },
+        { role: 'assistant', content: 'Sure,' },
+      ],
+    });
+    expect(prefill.statusCode).toBe(400);
   });
 
   it("lets at most 20 searches wait for the client's results", async () => {
