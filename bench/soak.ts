@@ -331,6 +331,37 @@ const MIX: Array<[number, (i: number) => unknown]> = [
     },
   ],
   [
+    3,
+    (i) => {
+      // Upstream's web tools, run within the request: a search and a fetch of its first page,
+      // streamed or not, and a fetch of a URL followed by 60 000 dots (quadratic to trim once).
+      const web = [
+        { type: 'web_search_20250305', name: 'web_search', max_uses: 2 },
+        { type: 'web_fetch_20250910', name: 'web_fetch', citations: { enabled: true } },
+      ];
+      const bodies = [
+        messagesBody(i, {
+          tools: web,
+          stream: i % 2 === 0,
+          messages: [{ role: 'user', content: `Use web_search and web_fetch for soak ${i}` }],
+        }),
+        messagesBody(i, {
+          tools: web,
+          messages: [
+            { role: 'user', content: `Read https://example.com/${i}/${'.'.repeat(60_000)}x` },
+          ],
+        }),
+      ];
+      return send({
+        label: 'web search and fetch',
+        path: MESSAGES,
+        headers: { ...msgapi, ...json },
+        body: pick(bodies, i),
+        expect: 200,
+      });
+    },
+  ],
+  [
     8,
     (i) =>
       send({

@@ -57,6 +57,7 @@ import type {
 import { SERVER_TOOL_RESULTS } from './schemas.js';
 import { compactionError, ON_DEMAND, verifyCompaction } from './signed-compaction.js';
 import { strictCounts, strictProblem, strictTotalsProblem } from './strict-schema.js';
+import { TOOL_SEARCH_TYPE, type ToolSearch, type ToolSearchContext } from './tool-search.js';
 import {
   normalUrl,
   readWebFetchTool,
@@ -108,6 +109,8 @@ export interface MessagesPrompt {
   search?: WebSearchTool;
   /** The request's web fetch tool, when it offers one (README "Web fetch"). */
   fetch?: WebFetchTool;
+  /** The request's tool search tool, its deferred tools, and those found before (README "Tool search"). */
+  toolSearch?: ToolSearchContext;
   /** Documents of the request (fetched ones in the history too): a fetch's citation index. */
   documents: number;
   /** Searches the last assistant turn started, which the reply is to run first. */
@@ -230,6 +233,9 @@ interface ReadTools {
   strict: Array<{ optional: number; unions: number }>;
   search?: WebSearchTool;
   fetch?: WebFetchTool;
+  toolSearch?: ToolSearch;
+  /** Tools with `defer_loading: true`: each one's description and definition (JSON). */
+  deferred: ReadonlyMap<string, { description: string; json: string }>;
 }
 
 /**
@@ -261,6 +267,8 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
   const strict: ReadTools['strict'] = [];
   let search: WebSearchTool | undefined;
   let fetch: WebFetchTool | undefined;
+  let toolSearch: ToolSearch | undefined;
+  const deferred = new Map<string, { description: string; json: string }>();
   // Every schema counted before any is compiled: a request over the budget costs no compiling.
   const budget = schemaBudget();
   tools.forEach((tool, i) => {
@@ -306,6 +314,13 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
         path: ['tools', i],
         inputOf: (turn) => ({ query: searchQuery(turn.prompt) }),
       });
+    } else if (TOOL_SEARCH_TYPE.test(tool.type)) {
+      const kind = (TOOL_SEARCH_TYPE.exec(tool.type) as RegExpExecArray)[1] as ToolSearch['kind'];
+      const name = `tool_search_tool_${kind}`;
+      if (tool.name !== name) {
+        throw fieldError(['tools', i, tool.type, 'name'], `Input should be '${name}'`);
+      }
+      toolSearch = { name, kind };
     } else if (WEB_FETCH_TYPE.test(tool.type)) {
       fetch = readWebFetchTool(tool, i);
       defs.push({
@@ -321,10 +336,25 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
     if (names.has(tool.name)) throw fieldError(['tools'], 'Tool names must be unique.');
     names.add(tool.name);
     const { cache_control, ...definition } = tool;
+    if ((tool as { defer_loading?: unknown }).defer_loading === true) {
+      // Not in the prompt until a search finds it (its definition is read in then).
+      const description =
+        'description' in tool && typeof tool.description === 'string' ? tool.description : '';
+      deferred.set(tool.name, { description, json: JSON.stringify(definition) });
+      const def = defs.at(-1);
+      if (def?.name === tool.name) def.deferred = true;
+      return;
+    }
     const ttl = ttlOf(cache_control);
     blocks.push({ text: JSON.stringify(definition), ...(ttl ? { cache: ttl } : {}) });
     if (ttl) marks.push({ path: ['tools', i, 'cache_control'], ttl });
   });
+  if (deferred.size > 0 && deferred.size === tools.length) {
+    throw new GatewayError(
+      400,
+      'At least one tool must have defer_loading=false. All tools cannot be deferred.',
+    );
+  }
   return {
     defs,
     names,
@@ -333,6 +363,8 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
     strict,
     ...(search ? { search } : {}),
     ...(fetch ? { fetch } : {}),
+    ...(toolSearch ? { toolSearch } : {}),
+    deferred,
   };
 }
 
@@ -930,7 +962,29 @@ export function readPrompt(
   }
   checkSystemMessages(body.messages, body.model);
   const reader = new BlockReader();
-  const { defs, names, strict: strictTools, search, fetch } = readTools(body.tools ?? [], reader);
+  const {
+    defs,
+    names,
+    strict: strictTools,
+    search,
+    fetch,
+    toolSearch,
+    deferred,
+  } = readTools(body.tools ?? [], reader);
+  // Tools a search found earlier in the conversation: their definitions are read in where the
+  // search (or a client's tool result) named them.
+  const discovered = new Set<string>();
+  const reference = (name: unknown, at: PathSegment[]) => {
+    if (typeof name !== 'string' || !names.has(name)) {
+      throw fieldError(
+        at,
+        `Tool reference '${String(name).slice(0, 200)}' not found in available tools`,
+      );
+    }
+    discovered.add(name);
+    const definition = deferred.get(name);
+    if (definition) reader.text(definition.json, at);
+  };
   const choice = readChoice(body, names);
   checkModelParams(body);
   const interleaved =
@@ -1085,6 +1139,7 @@ export function readPrompt(
               if (item.type === 'image') reader.image(item, inner);
               else if (item.type === 'document') reader.document(item, inner);
               else if (item.type === 'text') reader.text(item.text, inner, item.cache_control);
+              else if (item.type === 'tool_reference') reference(item.tool_name, inner);
               else reader.searchResult(item, inner);
             });
             if (block.cache_control) reader.add({ text: '', tokens: 0 }, at, block.cache_control);
@@ -1124,6 +1179,14 @@ export function readPrompt(
             (block.content as { type?: unknown } | null)?.type === 'web_fetch_result'
           ) {
             reader.fetchedDocument();
+          }
+          if (block.type === 'tool_search_tool_result') {
+            const found = (block.content as { tool_references?: unknown } | null)?.tool_references;
+            if (Array.isArray(found)) {
+              found.forEach((ref: { tool_name?: unknown } | null, k) => {
+                reference(ref?.tool_name, [...at, 'content', 'tool_references', k]);
+              });
+            }
           }
           reader.text(JSON.stringify(block.content) ?? '', at, block.cache_control, first());
       }
@@ -1207,6 +1270,7 @@ export function readPrompt(
     ...(reader.cited.length > 0 ? { cited: reader.cited } : {}),
     ...(search ? { search } : {}),
     ...(fetch ? { fetch } : {}),
+    ...(toolSearch ? { toolSearch: { tool: toolSearch, deferred, discovered } } : {}),
     documents: reader.documentCount,
     ...(pending.length > 0 ? { pending } : {}),
   };

@@ -156,10 +156,11 @@ export const messagesRoutes =
               limit,
               matchContext(request),
               prompt.cited,
-              prompt.search || prompt.fetch
+              prompt.search || prompt.fetch || prompt.toolSearch
                 ? {
                     ...(prompt.search ? { search: prompt.search } : {}),
                     ...(prompt.fetch ? { fetch: prompt.fetch } : {}),
+                    ...(prompt.toolSearch ? { toolSearch: prompt.toolSearch } : {}),
                     pending: prompt.pending ?? [],
                     urls: prompt.turn.urls ?? [],
                     documents: prompt.documents,

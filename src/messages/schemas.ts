@@ -95,6 +95,17 @@ export const ToolUseBlockSchema = obj({
   cache_control: Cache,
 });
 
+/**
+ * A tool a search found, named in a `tool_result` (a client's own tool search) or in upstream's
+ * `tool_search_tool_result`: its definition is read into the prompt there.
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool
+ */
+export const ToolReferenceBlockSchema = obj({
+  type: Type.Literal('tool_reference'),
+  tool_name: Type.String({ minLength: 1 }),
+  cache_control: Cache,
+});
+
 export const ToolResultBlockSchema = obj({
   type: Type.Literal('tool_result'),
   tool_use_id: Type.String({ minLength: 1 }),
@@ -108,10 +119,14 @@ export const ToolResultBlockSchema = obj({
             ImageBlockSchema,
             DocumentBlockSchema,
             SearchResultBlockSchema,
+            ToolReferenceBlockSchema,
           ]),
         ),
       ],
-      { description: 'a string or an array of text, image, document and search_result blocks' },
+      {
+        description:
+          'a string or an array of text, image, document, search_result and tool_reference blocks',
+      },
     ),
   ),
   is_error: Type.Optional(Type.Boolean()),
@@ -648,6 +663,28 @@ export const ResponseBlockSchema = Type.Union([
       Type.Object({
         type: Type.Literal('web_fetch_tool_result_error'),
         error_code: Literals(WEB_FETCH_ERRORS),
+      }),
+    ]),
+  }),
+  Type.Object({
+    type: Type.Literal('tool_search_tool_result'),
+    tool_use_id: Type.String(),
+    content: Type.Union([
+      Type.Object({
+        type: Type.Literal('tool_search_tool_search_result'),
+        tool_references: Type.Array(
+          Type.Object({ type: Type.Literal('tool_reference'), tool_name: Type.String() }),
+        ),
+      }),
+      Type.Object({
+        type: Type.Literal('tool_search_tool_result_error'),
+        error_code: Literals([
+          'invalid_tool_input',
+          'unavailable',
+          'too_many_requests',
+          'execution_time_exceeded',
+        ]),
+        error_message: Type.Union([Type.String(), Type.Null()]),
       }),
     ]),
   }),

@@ -114,7 +114,9 @@ export async function planMessage(
     }
     const id = ids.next('server_tool_use');
     content.push({ type: 'server_tool_use', id, name: call.name, input: call.input });
-    if (clientCalls.length === 0) content.push((run as WebRun).run(call.name, id, call.input));
+    if (clientCalls.length === 0 || (run as WebRun).runsAtOnce(call.name)) {
+      content.push((run as WebRun).run(call.name, id, call.input));
+    }
   }
   if (calls.length > 0) {
     outputTokens += callTokens;
@@ -169,7 +171,7 @@ export async function planMessage(
     stopReason,
     stopSequence: done.stopSequence,
     outputTokens,
-    ...(run?.ran
+    ...(run && (run.ran || run.inputTokens > 0)
       ? { web: { searches: run.searches, fetches: run.fetches, inputTokens: run.inputTokens } }
       : {}),
   };
@@ -258,7 +260,10 @@ export function withWebUsage(usage: Usage, web: NonNullable<MessageDone['web']>)
   // (the top-level tokens are the message step's: its iteration read the pages too)
   const step = usage.iterations?.findLast((it) => it.type === 'message');
   if (step) step.input_tokens += web.inputTokens;
-  usage.server_tool_use = { web_search_requests: web.searches, web_fetch_requests: web.fetches };
+  // (a tool search is not metered as a server tool's use)
+  if (web.searches > 0 || web.fetches > 0) {
+    usage.server_tool_use = { web_search_requests: web.searches, web_fetch_requests: web.fetches };
+  }
 }
 
 export interface MessageIdentity {

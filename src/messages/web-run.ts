@@ -4,6 +4,7 @@ import { replyOfHash } from '../text/default-reply.js';
 import type { CitedSource } from './citations.js';
 import type { PendingCall } from './prompt.js';
 import type { ResponseBlock, WEB_SEARCH_ERRORS } from './schemas.js';
+import { searchInputFor, searchTools, type ToolSearchContext } from './tool-search.js';
 import {
   citeFetched,
   type FetchedPage,
@@ -40,6 +41,8 @@ export interface WebContext {
   documents: number;
   /** When the request came (ISO 8601): a fetch's `retrieved_at`. */
   now: string;
+  /** The tool search tool and what it searches (README "Tool search"). */
+  toolSearch?: ToolSearchContext;
 }
 
 /** How many of the pages a search found, and of the pages fetched, the answer quotes. */
@@ -47,6 +50,7 @@ const QUOTED_PAGES = 2;
 
 type SearchResultBlock = Extract<ResponseBlock, { type: 'web_search_tool_result' }>;
 type FetchResultBlock = Extract<ResponseBlock, { type: 'web_fetch_tool_result' }>;
+type ToolSearchResultBlock = Extract<ResponseBlock, { type: 'tool_search_tool_result' }>;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -71,9 +75,17 @@ export class WebRun {
 
   /** Whether upstream runs a call of this name (the request offers the tool). */
   runs(name: string): boolean {
-    return name === WEB_SEARCH_NAME
-      ? this.web.search !== undefined
-      : name === WEB_FETCH_NAME && this.web.fetch !== undefined;
+    if (name === WEB_SEARCH_NAME) return this.web.search !== undefined;
+    if (name === WEB_FETCH_NAME) return this.web.fetch !== undefined;
+    return name === this.web.toolSearch?.tool.name;
+  }
+
+  /**
+   * Whether a call runs at once, before the client's calls beside it: a tool search does (the
+   * model calls what it found in the same reply); a web search or fetch waits for them.
+   */
+  runsAtOnce(name: string): boolean {
+    return name === this.web.toolSearch?.tool.name;
   }
 
   /**
@@ -84,8 +96,16 @@ export class WebRun {
    */
   inputs(calls: readonly ToolCall[]): ToolCall[] {
     let firstPage: string | undefined;
-    return calls.map((call) => {
-      if (!this.runs(call.name)) return call;
+    const toolSearch = this.web.toolSearch;
+    const found = new Set(toolSearch?.discovered);
+    return calls.flatMap((call) => {
+      // A deferred tool the conversation has not found yet is searched for first.
+      if (toolSearch?.deferred.has(call.name) && !found.has(call.name)) {
+        found.add(call.name);
+        const input = searchInputFor(toolSearch.tool, call.name);
+        return [{ name: toolSearch.tool.name, input }, call];
+      }
+      if (!this.runs(call.name)) return [call];
       let input = isObject(call.input) ? call.input : {};
       if (call.name === WEB_SEARCH_NAME && firstPage === undefined) {
         const query = input.query;
@@ -100,13 +120,51 @@ export class WebRun {
       if (call.name === WEB_FETCH_NAME && typeof input.url !== 'string' && firstPage) {
         input = { url: firstPage };
       }
-      return input === call.input ? call : { name: call.name, input };
+      return [input === call.input ? call : { name: call.name, input }];
     });
   }
 
   /** Runs a call: its result block. */
-  run(name: string, id: string, input: unknown): SearchResultBlock | FetchResultBlock {
-    return name === WEB_SEARCH_NAME ? this.search(id, input) : this.fetch(id, input);
+  run(
+    name: string,
+    id: string,
+    input: unknown,
+  ): SearchResultBlock | FetchResultBlock | ToolSearchResultBlock {
+    if (name === WEB_SEARCH_NAME) return this.search(id, input);
+    if (name === WEB_FETCH_NAME) return this.fetch(id, input);
+    return this.searchTools(id, input);
+  }
+
+  /**
+   * A tool search: the deferred tools it finds, whose definitions the model then reads (input
+   * tokens; not billed as a server tool's use), or why it could not run.
+   */
+  private searchTools(id: string, input: unknown): ToolSearchResultBlock {
+    const { tool, deferred } = this.web.toolSearch as ToolSearchContext;
+    const tools = [...deferred].map(([name, d]) => ({ name, description: d.description }));
+    const found = searchTools(tool, input, tools);
+    if ('error' in found) {
+      return {
+        type: 'tool_search_tool_result',
+        tool_use_id: id,
+        content: {
+          type: 'tool_search_tool_result_error',
+          error_code: found.error,
+          error_message: found.message,
+        },
+      };
+    }
+    for (const name of found.names) {
+      this.inputTokens += countTokens((deferred.get(name) as { json: string }).json);
+    }
+    return {
+      type: 'tool_search_tool_result',
+      tool_use_id: id,
+      content: {
+        type: 'tool_search_tool_search_result',
+        tool_references: found.names.map((name) => ({ type: 'tool_reference', tool_name: name })),
+      },
+    };
   }
 
   /** Whether anything ran (a failed call did not). */
@@ -186,7 +244,12 @@ export class WebRun {
    * output format, the format's JSON.
    */
   async answer(turn: Turn): Promise<{ text: string; tokens: number }> {
-    const lead = this.searchCalls > 0 ? 'the search results' : 'the page';
+    const lead =
+      this.searchCalls > 0
+        ? 'the search results'
+        : this.fetchUses > 0
+          ? 'the page'
+          : 'the tools found';
     const text = turn.output
       ? await structuredText(turn, turn.output)
       : `Based on ${lead}: ${replyOfHash(turnSeed(turn, 'web_search'), turn.variant).text}`;

@@ -51,6 +51,11 @@ export interface ToolDef {
    * the tool is called only when forced.
    */
   inputOf?: (turn: Turn) => unknown;
+  /**
+   * Left out of the prompt until a search finds it (messages' `defer_loading`): a tool called
+   * when nothing is named is one the model sees, when there is one.
+   */
+  deferred?: boolean;
 }
 
 /** What a custom tool's input is: free text, or text its grammar derives. */
@@ -184,7 +189,9 @@ export function chooseTools(turn: Turn): ToolDef[] {
   const named = tools.filter((tool) => prompt.includes(tool.name.toLowerCase()));
   // (a tool the turn gives nothing to work on is called only when named or forced: on `any`,
   // when no other is left)
-  const usable = () => tools.find((tool) => !tool.inputOf || tool.inputOf(turn) !== undefined);
+  const callable = (tool: ToolDef) => !tool.inputOf || tool.inputOf(turn) !== undefined;
+  const usable = () =>
+    tools.find((tool) => !tool.deferred && callable(tool)) ?? tools.find(callable);
   const first = usable() ?? (choice.mode === 'any' ? tools[0] : undefined);
   const picked = named.length > 0 ? named : first ? [first] : [];
   return choice.parallel ? picked : picked.slice(0, 1);

@@ -249,7 +249,7 @@ describe('tool use', () => {
     };
     const res = await t.messages(body);
     expect(res.statusCode).toBe(200);
-    // tool search is never called; the client's tool is the first of the tools called
+    // tool search is not called (no tool is deferred); the client's tool is the first called
     expect(res.json().content[1].name).toBe('get_weather');
     const searchFirst = await t.messages({ ...body, tools: [...body.tools].reverse() });
     expect(searchFirst.json().content[1]).toEqual({

@@ -1,0 +1,300 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { countTokens } from '../../src/platform/tokens.js';
+import { withAnthropic } from '../helpers/anthropic.js';
+import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await buildTestApp();
+});
+afterEach(() => t.app.close());
+
+const REGEX = { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' };
+const BM25 = { type: 'tool_search_tool_bm25', name: 'tool_search_tool_bm25' };
+const WEATHER = {
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  input_schema: {
+    type: 'object',
+    properties: { city: { type: 'string', enum: ['Paris'] } },
+    required: ['city'],
+  },
+  defer_loading: true,
+};
+const TIME = {
+  name: 'get_time',
+  description: 'Current time in a city, and its weather zone',
+  input_schema: { type: 'object', properties: {} },
+  defer_loading: true,
+};
+const QUESTION = 'What is the weather in Paris? Use get_weather.';
+
+interface Block {
+  type: string;
+  [field: string]: unknown;
+}
+
+const ask = (extra: object = {}, content: unknown = QUESTION) =>
+  t.messages({
+    model: 'm',
+    max_tokens: 1024,
+    tools: [REGEX, WEATHER, TIME],
+    messages: [{ role: 'user', content }],
+    ...extra,
+  });
+
+const references = (...names: string[]) => ({
+  type: 'tool_search_tool_search_result',
+  tool_references: names.map((name) => ({ type: 'tool_reference', tool_name: name })),
+});
+
+/** The JSON of a tool's definition as the prompt reads it (without cache_control). */
+const definition = (tool: object) => {
+  const { cache_control: _, ...rest } = tool as { cache_control?: unknown };
+  return JSON.stringify(rest);
+};
+
+describe('tool search (tool_search_tool_regex / _bm25)', () => {
+  it('searches for a deferred tool before calling it, in the same reply', async () => {
+    const message = (await ask()).json();
+    expect(message.content).toEqual([
+      { type: 'text', text: 'I will use the get_weather tool for this.' },
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_1',
+        name: 'tool_search_tool_regex',
+        input: { pattern: 'get_weather' },
+      },
+      {
+        type: 'tool_search_tool_result',
+        tool_use_id: 'srvtoolu_1',
+        content: references('get_weather'),
+      },
+      { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+    ]);
+    expect(message.stop_reason).toBe('tool_use');
+    // Not metered as a server tool's use; the definition found is read as input.
+    expect(message.usage.server_tool_use).toBeUndefined();
+    const counted = (
+      await t.messages(
+        {
+          model: 'm',
+          tools: [REGEX, WEATHER, TIME],
+          messages: [{ role: 'user', content: QUESTION }],
+        },
+        { path: '/count_tokens' },
+      )
+    ).json().input_tokens;
+    expect(message.usage.input_tokens).toBe(counted + countTokens(definition(WEATHER)));
+    expect(message.usage.output_tokens).toBe(
+      countTokens('I will use the get_weather tool for this.') +
+        countTokens('tool_search_tool_regex') +
+        countTokens(JSON.stringify({ pattern: 'get_weather' })) +
+        countTokens('get_weather') +
+        countTokens(JSON.stringify({ city: 'Paris' })),
+    );
+  });
+
+  it('leaves deferred tools out of the prompt until found', async () => {
+    const count = async (tools: object[]) =>
+      (
+        await t.messages(
+          { model: 'm', tools, messages: [{ role: 'user', content: 'Hi' }] },
+          { path: '/count_tokens' },
+        )
+      ).json().input_tokens;
+    const loaded = [WEATHER, TIME].map(({ defer_loading: _, ...tool }) => tool);
+    const deferred = await count([REGEX, WEATHER, TIME]);
+    expect(await count([REGEX, ...loaded])).toBe(
+      deferred +
+        countTokens(definition(loaded[0] as object)) +
+        countTokens(definition(loaded[1] as object)),
+    );
+  });
+
+  it('with BM25, searches the words of the name; finds tools by name and description, best first', async () => {
+    const content = (await ask({ tools: [BM25, TIME, WEATHER] })).json().content as Block[];
+    expect(content[1]).toEqual({
+      type: 'server_tool_use',
+      id: 'srvtoolu_1',
+      name: 'tool_search_tool_bm25',
+      input: { query: 'get weather' },
+    });
+    // get_weather: "get" and "weather" in its name (3 each); get_time: "get" in its name (3) and
+    // "weather" in its description (1).
+    expect(content[2]?.content).toEqual(references('get_weather', 'get_time'));
+  });
+
+  it('calls a tool the model sees when nothing is named, and searches for none', async () => {
+    const visible = { name: 'lookup', input_schema: { type: 'object', properties: {} } };
+    const content = (await ask({ tools: [REGEX, WEATHER, visible] }, 'Hello')).json()
+      .content as Block[];
+    expect(content.map((b) => b.type)).toEqual(['text', 'tool_use']);
+    expect(content[1]).toMatchObject({ name: 'lookup' });
+  });
+
+  it('does not search again for a tool the conversation found (by upstream or by a client tool)', async () => {
+    const first = (await ask()).json();
+    const history = [
+      { role: 'user', content: QUESTION },
+      { role: 'assistant', content: first.content },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '18 °C' }],
+      },
+      { role: 'assistant', content: 'It is 18 °C.' },
+      { role: 'user', content: 'And use get_weather again.' },
+    ];
+    const again = (
+      await t.messages({
+        model: 'm',
+        max_tokens: 1024,
+        tools: [REGEX, WEATHER, TIME],
+        messages: history,
+      })
+    ).json();
+    expect(again.content.map((b: Block) => b.type)).toEqual(['text', 'tool_use']);
+    // A client's own search answers with tool_reference blocks in its tool_result.
+    const own = { name: 'find_tools', input_schema: { type: 'object', properties: {} } };
+    const client = (ref: string) =>
+      t.messages({
+        model: 'm',
+        max_tokens: 1024,
+        tools: [own, WEATHER, TIME],
+        messages: [
+          { role: 'user', content: 'Find a weather tool.' },
+          {
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: 'toolu_9', name: 'find_tools', input: {} }],
+          },
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                tool_use_id: 'toolu_9',
+                content: [{ type: 'tool_reference', tool_name: ref }],
+              },
+              { type: 'text', text: 'Now use get_weather.' },
+            ],
+          },
+        ],
+        tool_choice: { type: 'tool', name: 'get_weather' },
+      });
+    const found = (await client('get_weather')).json();
+    expect(found.content).toEqual([
+      { type: 'tool_use', id: 'toolu_3', name: 'get_weather', input: { city: 'Paris' } },
+    ]);
+    const unknown = await client('get_news');
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().error.message).toBe(
+      "messages.2.content.0.tool_result.content.0: Tool reference 'get_news' not found in available tools",
+    );
+  });
+
+  it('answers a scripted search as it finds, and a malformed one with the error', async () => {
+    await t.app.inject({
+      method: 'POST',
+      url: '/_emulator/replies',
+      payload: {
+        match: { contains: 'scripted' },
+        tool_calls: [
+          { name: 'tool_search_tool_regex', input: { pattern: '(?i)CITY' } },
+          { name: 'tool_search_tool_regex', input: { pattern: 'weather(' } },
+          { name: 'tool_search_tool_regex', input: { pattern: 'a'.repeat(201) } },
+          { name: 'tool_search_tool_regex', input: { pattern: 'get', limit: 1 } },
+        ],
+      },
+    });
+    const content = (await ask({}, 'A scripted search')).json().content as Block[];
+    const results = content.filter((b) => b.type === 'tool_search_tool_result');
+    expect(results.map((r) => r.content)).toEqual([
+      references('get_weather', 'get_time'),
+      {
+        type: 'tool_search_tool_result_error',
+        error_code: 'invalid_tool_input',
+        error_message: expect.stringMatching(/^Invalid regular expression pattern: /),
+      },
+      {
+        type: 'tool_search_tool_result_error',
+        error_code: 'invalid_tool_input',
+        error_message: 'Pattern exceeds the maximum length of 200 characters',
+      },
+      references('get_weather'),
+    ]);
+  });
+
+  it('refuses all tools deferred, a search tool of another name, and a search result naming no tool', async () => {
+    const all = await ask({ tools: [{ ...REGEX, defer_loading: true }, WEATHER] });
+    expect(all.statusCode).toBe(400);
+    expect(all.json().error.message).toBe(
+      'At least one tool must have defer_loading=false. All tools cannot be deferred.',
+    );
+    const named = await ask({ tools: [{ ...REGEX, name: 'search' }, WEATHER] });
+    expect(named.json().error.message).toBe(
+      "tools.0.tool_search_tool_regex_20251119.name: Input should be 'tool_search_tool_regex'",
+    );
+    const history = await t.messages({
+      model: 'm',
+      max_tokens: 1024,
+      tools: [REGEX, WEATHER],
+      messages: [
+        { role: 'user', content: 'Find tools.' },
+        {
+          role: 'assistant',
+          content: [
+            {
+              type: 'server_tool_use',
+              id: 'srvtoolu_a',
+              name: 'tool_search_tool_regex',
+              input: { pattern: 'x' },
+            },
+            {
+              type: 'tool_search_tool_result',
+              tool_use_id: 'srvtoolu_a',
+              content: references('nope'),
+            },
+          ],
+        },
+        { role: 'user', content: 'Go on.' },
+      ],
+    });
+    expect(history.json().error.message).toBe(
+      "messages.1.content.1.content.tool_references.0: Tool reference 'nope' not found in available tools",
+    );
+  });
+
+  it('streams the search whole in its start, and the SDK assembles the same message', async () => {
+    const json = (await ask()).json();
+    const events = parseSse((await ask({ stream: true })).body).map((e) => e.data as Block);
+    const starts = events.filter((e) => e.type === 'content_block_start');
+    expect(starts[2]).toEqual({
+      type: 'content_block_start',
+      index: 2,
+      content_block: { ...json.content[2], tool_use_id: 'srvtoolu_2' },
+    });
+    await withAnthropic(async (client) => {
+      const request = {
+        model: 'claude-like',
+        max_tokens: 1024,
+        tools: [REGEX, WEATHER, TIME] as never,
+        messages: [{ role: 'user' as const, content: QUESTION }],
+      };
+      const created = await client.messages.create(request);
+      const { parsed_output: _, ...streamed } = await client.messages
+        .stream(request)
+        .finalMessage();
+      const ids = (message: object) =>
+        JSON.parse(
+          JSON.stringify(message).replace(/"(msg|srvtoolu|toolu)_[A-Za-z0-9]+"/g, '"$1_x"'),
+        );
+      expect(ids(streamed)).toEqual(ids(created));
+      expect(created.content.map((b) => b.type)).toEqual([
+        'text',
+        'server_tool_use',
+        'tool_search_tool_result',
+        'tool_use',
+      ]);
+    });
+  });
+});
