@@ -455,7 +455,9 @@ function pendingCalls(messages: readonly MessageParam[]): PendingCall[] {
   messages.forEach((message, i) => {
     if (message.role !== 'assistant') return;
     last = i;
-    for (const block of blocksOf(message.content)) {
+    // (a turn of text alone holds no call: the usual turn costs nothing here)
+    if (typeof message.content === 'string') return;
+    for (const block of message.content) {
       if (block.type === 'server_tool_use' && isWebTool(block.name)) {
         if (calls.has(block.id)) {
           throw fieldError(
@@ -479,7 +481,8 @@ function pendingCalls(messages: readonly MessageParam[]): PendingCall[] {
       }
     }
   });
-  const lastBlocks = last === -1 ? [] : blocksOf((messages[last] as MessageParam).content);
+  if (calls.size === 0) return [];
+  const lastBlocks = blocksOf((messages[last] as MessageParam).content);
   const answered = blocksOf(messages[last + 1]?.content ?? '').some(
     (b) => b.type === 'tool_result',
   );
