@@ -57,7 +57,13 @@ import type {
 import { SERVER_TOOL_RESULTS } from './schemas.js';
 import { compactionError, ON_DEMAND, verifyCompaction } from './signed-compaction.js';
 import { strictCounts, strictProblem, strictTotalsProblem } from './strict-schema.js';
-import { TOOL_SEARCH_TYPE, type ToolSearch, type ToolSearchContext } from './tool-search.js';
+import {
+  type Deferred,
+  deferredTool,
+  TOOL_SEARCH_TYPE,
+  type ToolSearch,
+  type ToolSearchContext,
+} from './tool-search.js';
 import {
   normalUrl,
   readWebFetchTool,
@@ -124,7 +130,7 @@ export interface MessagesPrompt {
  */
 export interface PendingCall {
   id: string;
-  name: typeof WEB_SEARCH_NAME | typeof WEB_FETCH_NAME;
+  name: keyof typeof SERVER_CALL_RESULTS;
   /** The call's input, as the turn sent it back (a query, or what the search refuses). */
   input: unknown;
 }
@@ -235,7 +241,7 @@ interface ReadTools {
   fetch?: WebFetchTool;
   toolSearch?: ToolSearch;
   /** Tools with `defer_loading: true`: each one's description and definition (JSON). */
-  deferred: ReadonlyMap<string, { description: string; json: string }>;
+  deferred: ReadonlyMap<string, Deferred>;
 }
 
 /**
@@ -268,7 +274,7 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
   let search: WebSearchTool | undefined;
   let fetch: WebFetchTool | undefined;
   let toolSearch: ToolSearch | undefined;
-  const deferred = new Map<string, { description: string; json: string }>();
+  const deferred = new Map<string, Deferred>();
   // Every schema counted before any is compiled: a request over the budget costs no compiling.
   const budget = schemaBudget();
   tools.forEach((tool, i) => {
@@ -340,7 +346,7 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
       // Not in the prompt until a search finds it (its definition is read in then).
       const description =
         'description' in tool && typeof tool.description === 'string' ? tool.description : '';
-      deferred.set(tool.name, { description, json: JSON.stringify(definition) });
+      deferred.set(tool.name, deferredTool(tool.name, description, JSON.stringify(definition)));
       const def = defs.at(-1);
       if (def?.name === tool.name) def.deferred = true;
       return;
@@ -431,13 +437,16 @@ const WEB_SEARCH_INPUT = {
 /** Searches and fetches one turn may leave waiting for the client's results (an emulator bound). */
 export const MAX_PENDING_SEARCHES = 20;
 
-/** The web tools whose calls upstream runs, and the type of each one's result. */
-const WEB_TOOL_RESULTS: Record<PendingCall['name'], string> = {
-  [WEB_SEARCH_NAME]: 'web_search_tool_result',
-  [WEB_FETCH_NAME]: 'web_fetch_tool_result',
-};
-const isWebTool = (name: string): name is PendingCall['name'] =>
-  Object.hasOwn(WEB_TOOL_RESULTS, name);
+/** The tools whose calls upstream runs (and the emulator too), and each one's result type. */
+const SERVER_CALL_RESULTS = {
+  web_search: 'web_search_tool_result',
+  web_fetch: 'web_fetch_tool_result',
+  tool_search_tool_regex: 'tool_search_tool_result',
+  tool_search_tool_bm25: 'tool_search_tool_result',
+} as const;
+const RESULT_TYPES = new Set<string>(Object.values(SERVER_CALL_RESULTS));
+const isServerCall = (name: string): name is PendingCall['name'] =>
+  Object.hasOwn(SERVER_CALL_RESULTS, name);
 
 /**
  * The web searches and fetches waiting to run: those the last assistant turn called beside a
@@ -458,7 +467,7 @@ function pendingCalls(messages: readonly MessageParam[]): PendingCall[] {
     // (a turn of text alone holds no call: the usual turn costs nothing here)
     if (typeof message.content === 'string') return;
     for (const block of message.content) {
-      if (block.type === 'server_tool_use' && isWebTool(block.name)) {
+      if (block.type === 'server_tool_use' && isServerCall(block.name)) {
         if (calls.has(block.id)) {
           throw fieldError(
             ['messages', i],
@@ -466,15 +475,17 @@ function pendingCalls(messages: readonly MessageParam[]): PendingCall[] {
           );
         }
         calls.set(block.id, { name: block.name, at: i, resolved: false });
-      } else if (
-        block.type === 'web_search_tool_result' ||
-        block.type === 'web_fetch_tool_result'
-      ) {
-        const call = calls.get(block.tool_use_id);
-        if (!call || WEB_TOOL_RESULTS[call.name] !== block.type) {
+      } else if (RESULT_TYPES.has(block.type)) {
+        const id = (block as { tool_use_id: string }).tool_use_id;
+        const call = calls.get(id);
+        if (!call || SERVER_CALL_RESULTS[call.name] !== block.type) {
+          const tool =
+            block.type === 'tool_search_tool_result'
+              ? 'tool_search_tool_*'
+              : block.type.replace(/_tool_result$/, '');
           throw fieldError(
             ['messages', i],
-            `\`${block.type}\` block with tool_use_id \`${block.tool_use_id}\` does not follow a \`${block.type === 'web_search_tool_result' ? WEB_SEARCH_NAME : WEB_FETCH_NAME}\` tool use with that id`,
+            `\`${block.type}\` block with tool_use_id \`${id}\` does not follow a \`${tool}\` tool use with that id`,
           );
         }
         call.resolved = true;
@@ -497,7 +508,7 @@ function pendingCalls(messages: readonly MessageParam[]): PendingCall[] {
     if (call.at !== last || !waiting) {
       throw fieldError(
         ['messages', call.at],
-        `\`${call.name}\` tool use with id \`${id}\` was found without a corresponding \`${WEB_TOOL_RESULTS[call.name]}\` block`,
+        `\`${call.name}\` tool use with id \`${id}\` was found without a corresponding \`${SERVER_CALL_RESULTS[call.name]}\` block`,
       );
     }
     if (pending.length === MAX_PENDING_SEARCHES) {
@@ -984,6 +995,8 @@ export function readPrompt(
         `Tool reference '${String(name).slice(0, 200)}' not found in available tools`,
       );
     }
+    // (before a compaction block, dropped with it: found again after)
+    if (reader.dropping) return;
     discovered.add(name);
     const definition = deferred.get(name);
     if (definition) reader.text(definition.json, at);
@@ -1231,7 +1244,13 @@ export function readPrompt(
   );
   const pending = pendingCalls(body.messages);
   for (const call of pending) {
-    if (call.name === WEB_SEARCH_NAME ? search : fetch) continue;
+    const offered =
+      call.name === WEB_SEARCH_NAME
+        ? search
+        : call.name === WEB_FETCH_NAME
+          ? fetch
+          : toolSearch?.name === call.name;
+    if (offered) continue;
     throw new GatewayError(
       400,
       `\`${call.name}\` tool use with id \`${call.id}\` is waiting for its result, but no ${call.name} tool was provided`,
@@ -1258,6 +1277,9 @@ export function readPrompt(
     // either, however many the conversation holds)
     ...(fetch
       ? { urls: [...urlsIn(facts.prompt, MAX_CONTEXT_URLS), ...conversationUrls(body.messages)] }
+      : {}),
+    ...(deferred.size > 0 && !toolSearch
+      ? { hidden: new Set([...deferred.keys()].filter((name) => !discovered.has(name))) }
       : {}),
   };
   return {

@@ -18,18 +18,33 @@ export interface ToolSearch {
   kind: 'regex' | 'bm25';
 }
 
+/** A deferred tool as a search reads it, read once per set of tools. */
+export interface Deferred {
+  description: string;
+  /** Its definition's JSON: what the prompt reads once a search finds it. */
+  json: string;
+  /** Its name's words, and how often each word of its description occurs. */
+  nameWords: ReadonlySet<string>;
+  descriptionWords: ReadonlyMap<string, number>;
+}
+
 /** A request's tool search: its tool, the deferred tools, and those found earlier. */
 export interface ToolSearchContext {
   tool: ToolSearch;
-  /** Tools with `defer_loading: true`, in order: each one's description and definition. */
-  deferred: ReadonlyMap<string, { description: string; json: string }>;
+  /** Tools with `defer_loading: true`, in order. */
+  deferred: ReadonlyMap<string, Deferred>;
   discovered: ReadonlySet<string>;
 }
 
-/** A deferred tool as a search reads it: its name and description. */
-export interface Searchable {
-  name: string;
-  description: string;
+const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/** A deferred tool, read for searches (its words counted once, not on every search). */
+export function deferredTool(name: string, description: string, json: string): Deferred {
+  const descriptionWords = new Map<string, number>();
+  for (const word of wordsOf(description)) {
+    descriptionWords.set(word, (descriptionWords.get(word) ?? 0) + 1);
+  }
+  return { description, json, nameWords: new Set(wordsOf(name)), descriptionWords };
 }
 
 /** The longest pattern (regex) and query (BM25) a search takes, as upstream. */
@@ -44,18 +59,20 @@ export type SearchOutcome = { names: string[] } | { error: 'invalid_tool_input';
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+/** BM25's term-frequency saturation: a word's weight grows ever slower with its count. */
+const K1 = 1.2;
 
 /**
  * Runs a search over the deferred tools: a regex (`{pattern, limit?}`, case-insensitive,
- * linear-time) tried on each tool's name and description, or BM25 words (`{query, limit?}`)
- * scored by how often each occurs (a name's words count three times a description's), best
- * first; at most `limit` tools (5 by default). A malformed input is `invalid_tool_input`.
+ * linear-time) tried on each tool's name, then its description; or words (`{query, limit?}`)
+ * ranked as BM25 ranks them, saturating with each word's count, a word of the name worth more
+ * than any count of it in the description (a tool whose name has the query's words comes
+ * first). At most `limit` tools (5 by default). A malformed input is `invalid_tool_input`.
  */
 export function searchTools(
   search: ToolSearch,
   input: unknown,
-  tools: readonly Searchable[],
+  tools: ReadonlyMap<string, Deferred>,
 ): SearchOutcome {
   const field = search.kind === 'regex' ? 'pattern' : 'query';
   const text = isObject(input) ? input[field] : undefined;
@@ -80,29 +97,71 @@ export function searchTools(
     } catch (err) {
       return invalid(`Invalid regular expression pattern: ${(err as Error).message}`);
     }
-    const names = tools
-      .filter((tool) => regex.test(tool.name) || regex.test(tool.description))
-      .map((tool) => tool.name);
-    return { names: names.slice(0, limit) };
+    const names: string[] = [];
+    for (const [name, tool] of tools) {
+      if (names.length === limit) break;
+      if (regex.test(name) || regex.test(tool.description)) names.push(name);
+    }
+    return { names };
   }
   if (text.length > MAX_QUERY_CHARS) {
     return invalid(`Query exceeds the maximum length of ${MAX_QUERY_CHARS} characters`);
   }
   const terms = new Set(wordsOf(text));
-  const scored = tools
-    .map((tool, order) => {
-      let score = 0;
-      for (const word of wordsOf(tool.name)) if (terms.has(word)) score += 3;
-      for (const word of wordsOf(tool.description)) if (terms.has(word)) score += 1;
-      return { name: tool.name, score, order };
-    })
-    .filter((tool) => tool.score > 0)
-    .sort((a, b) => b.score - a.score || a.order - b.order);
+  const scored: Array<{ name: string; score: number; order: number }> = [];
+  let order = 0;
+  for (const [name, tool] of tools) {
+    let score = 0;
+    for (const term of terms) {
+      if (tool.nameWords.has(term)) score += K1 + 1;
+      const count = tool.descriptionWords.get(term) ?? 0;
+      score += count / (count + K1);
+    }
+    // (a name of only the query's words before one with more)
+    score -= [...tool.nameWords].filter((word) => !terms.has(word)).length * 0.01;
+    if (score > 0) scored.push({ name, score, order });
+    order++;
+  }
+  scored.sort((a, b) => b.score - a.score || a.order - b.order);
   return { names: scored.slice(0, limit).map((tool) => tool.name) };
 }
 
-/** What the model searches for to find the tool `name`: its name, as its kind of search reads it. */
-export const searchInputFor = (search: ToolSearch, name: string): Record<string, unknown> =>
-  search.kind === 'bm25'
-    ? { query: name.replace(/[_-]+/g, ' ') }
-    : { pattern: name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') };
+/**
+ * The searches the model makes to find `names` (deferred tools it is about to call): regex
+ * patterns of their exact names (`^(?:a|b)$`, each at most MAX_PATTERN_CHARS), or one BM25
+ * query of each name's words. At most `max` searches; the names they leave out are not found.
+ */
+export function searchInputsFor(
+  search: ToolSearch,
+  names: readonly string[],
+  max: number,
+): Array<{ input: Record<string, unknown>; names: string[] }> {
+  const searches: Array<{ input: Record<string, unknown>; names: string[] }> = [];
+  if (search.kind === 'bm25') {
+    for (const name of names.slice(0, max)) {
+      searches.push({ input: { query: wordsOf(name).join(' ') || name }, names: [name] });
+    }
+    return searches;
+  }
+  let batch: string[] = [];
+  const pattern = (list: string[]) => `^(?:${list.join('|')})$`;
+  const flush = () => {
+    if (batch.length === 0) return;
+    searches.push({
+      input: {
+        pattern: pattern(batch),
+        ...(batch.length > DEFAULT_LIMIT ? { limit: batch.length } : {}),
+      },
+      names: batch,
+    });
+    batch = [];
+  };
+  for (const name of names) {
+    // (tool names are letters, digits, `_` and `-`: nothing to escape)
+    if (pattern([...batch, name]).length > MAX_PATTERN_CHARS) flush();
+    if (searches.length === max) break;
+    batch.push(name);
+  }
+  if (searches.length < max) flush();
+  return searches;
+}

@@ -4,7 +4,12 @@ import { replyOfHash } from '../text/default-reply.js';
 import type { CitedSource } from './citations.js';
 import type { PendingCall } from './prompt.js';
 import type { ResponseBlock, WEB_SEARCH_ERRORS } from './schemas.js';
-import { searchInputFor, searchTools, type ToolSearchContext } from './tool-search.js';
+import {
+  type SearchOutcome,
+  searchInputsFor,
+  searchTools,
+  type ToolSearchContext,
+} from './tool-search.js';
 import {
   citeFetched,
   type FetchedPage,
@@ -45,6 +50,9 @@ export interface WebContext {
   toolSearch?: ToolSearchContext;
 }
 
+/** The most tool searches the model makes in one reply to find the deferred tools it calls. */
+export const MAX_TOOL_SEARCHES = 20;
+
 /** How many of the pages a search found, and of the pages fetched, the answer quotes. */
 const QUOTED_PAGES = 2;
 
@@ -70,6 +78,8 @@ export class WebRun {
   private readonly fetched: FetchedPage[] = [];
   /** The URLs a fetch may take: the conversation's and the pages found so far. */
   private context: Set<string> | undefined;
+  /** What each tool search of the reply found, by its input (see `withToolSearches`). */
+  private readonly outcomes = new WeakMap<object, SearchOutcome>();
 
   constructor(private readonly web: WebContext) {}
 
@@ -96,16 +106,12 @@ export class WebRun {
    */
   inputs(calls: readonly ToolCall[]): ToolCall[] {
     let firstPage: string | undefined;
-    const toolSearch = this.web.toolSearch;
-    const found = new Set(toolSearch?.discovered);
-    return calls.flatMap((call) => {
-      // A deferred tool the conversation has not found yet is searched for first.
-      if (toolSearch?.deferred.has(call.name) && !found.has(call.name)) {
-        found.add(call.name);
-        const input = searchInputFor(toolSearch.tool, call.name);
-        return [{ name: toolSearch.tool.name, input }, call];
+    const out: ToolCall[] = [];
+    for (const call of this.withToolSearches(calls)) {
+      if (!this.runs(call.name) || this.runsAtOnce(call.name)) {
+        out.push(call);
+        continue;
       }
-      if (!this.runs(call.name)) return [call];
       let input = isObject(call.input) ? call.input : {};
       if (call.name === WEB_SEARCH_NAME && firstPage === undefined) {
         const query = input.query;
@@ -120,8 +126,56 @@ export class WebRun {
       if (call.name === WEB_FETCH_NAME && typeof input.url !== 'string' && firstPage) {
         input = { url: firstPage };
       }
-      return [input === call.input ? call : { name: call.name, input }];
+      out.push(input === call.input ? call : { name: call.name, input });
+    }
+    return out;
+  }
+
+  /**
+   * The calls with the tool searches the model makes first: deferred tools the conversation
+   * (or a search of the reply before them) has not found are searched for, in as few searches
+   * as their names fit (at most MAX_TOOL_SEARCHES), before the first of them; one a search does
+   * not find is not called (the model calls what it found). Each search is run here (its
+   * outcome kept for `run`): what it finds depends on the request alone.
+   */
+  private withToolSearches(calls: readonly ToolCall[]): ToolCall[] {
+    const toolSearch = this.web.toolSearch;
+    if (!toolSearch) return [...calls];
+    const found = new Set(toolSearch.discovered);
+    const searched = (input: unknown) => {
+      const outcome = searchTools(toolSearch.tool, input, toolSearch.deferred);
+      if (isObject(input)) this.outcomes.set(input, outcome);
+      if ('names' in outcome) for (const name of outcome.names) found.add(name);
+    };
+    const missing: string[] = [];
+    let at = -1;
+    calls.forEach((call, i) => {
+      if (call.name === toolSearch.tool.name) searched(isObject(call.input) ? call.input : {});
+      else if (toolSearch.deferred.has(call.name) && !found.has(call.name)) {
+        if (at === -1) at = i;
+        if (!missing.includes(call.name)) missing.push(call.name);
+      }
     });
+    if (at === -1)
+      return calls.map((call) =>
+        this.runs(call.name) && !isObject(call.input) ? { name: call.name, input: {} } : call,
+      );
+    const inserted = searchInputsFor(toolSearch.tool, missing, MAX_TOOL_SEARCHES).map(
+      ({ input }) => {
+        searched(input);
+        return { name: toolSearch.tool.name, input };
+      },
+    );
+    const out: ToolCall[] = [];
+    calls.forEach((call, i) => {
+      if (i === at) out.push(...inserted);
+      const unfound = toolSearch.deferred.has(call.name) && !found.has(call.name);
+      if (unfound) return;
+      out.push(
+        this.runs(call.name) && !isObject(call.input) ? { name: call.name, input: {} } : call,
+      );
+    });
+    return out;
   }
 
   /** Runs a call: its result block. */
@@ -141,8 +195,9 @@ export class WebRun {
    */
   private searchTools(id: string, input: unknown): ToolSearchResultBlock {
     const { tool, deferred } = this.web.toolSearch as ToolSearchContext;
-    const tools = [...deferred].map(([name, d]) => ({ name, description: d.description }));
-    const found = searchTools(tool, input, tools);
+    const found =
+      (isObject(input) ? this.outcomes.get(input) : undefined) ??
+      searchTools(tool, input, deferred);
     if ('error' in found) {
       return {
         type: 'tool_search_tool_result',

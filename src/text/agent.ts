@@ -128,6 +128,11 @@ export interface Turn {
   memo?: TurnMemo;
   /** The http(s) URLs the conversation holds, in order (read when web fetch is offered). */
   urls?: readonly string[];
+  /**
+   * Tools the model cannot see and has no way to find (messages: deferred, with no tool search
+   * tool, and not found by a client's own search yet): called only when forced.
+   */
+  hidden?: ReadonlySet<string>;
 }
 
 export interface TurnMemo {
@@ -186,13 +191,14 @@ export function chooseTools(turn: Turn): ToolDef[] {
   // On auto, a turn that sends results back gets an answer, so an agent loop ends.
   if (choice.mode === 'auto' && turn.results.length > 0) return [];
   const prompt = turn.prompt.toLowerCase();
-  const named = tools.filter((tool) => prompt.includes(tool.name.toLowerCase()));
+  const hidden = turn.hidden;
+  const seen = hidden ? tools.filter((tool) => !hidden.has(tool.name)) : tools;
+  const named = seen.filter((tool) => prompt.includes(tool.name.toLowerCase()));
   // (a tool the turn gives nothing to work on is called only when named or forced: on `any`,
   // when no other is left)
   const callable = (tool: ToolDef) => !tool.inputOf || tool.inputOf(turn) !== undefined;
-  const usable = () =>
-    tools.find((tool) => !tool.deferred && callable(tool)) ?? tools.find(callable);
-  const first = usable() ?? (choice.mode === 'any' ? tools[0] : undefined);
+  const usable = () => seen.find((tool) => !tool.deferred && callable(tool)) ?? seen.find(callable);
+  const first = usable() ?? (choice.mode === 'any' ? seen[0] : undefined);
   const picked = named.length > 0 ? named : first ? [first] : [];
   return choice.parallel ? picked : picked.slice(0, 1);
 }

@@ -63,7 +63,7 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
         type: 'server_tool_use',
         id: 'srvtoolu_1',
         name: 'tool_search_tool_regex',
-        input: { pattern: 'get_weather' },
+        input: { pattern: '^(?:get_weather)$' },
       },
       {
         type: 'tool_search_tool_result',
@@ -89,7 +89,7 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
     expect(message.usage.output_tokens).toBe(
       countTokens('I will use the get_weather tool for this.') +
         countTokens('tool_search_tool_regex') +
-        countTokens(JSON.stringify({ pattern: 'get_weather' })) +
+        countTokens(JSON.stringify({ pattern: '^(?:get_weather)$' })) +
         countTokens('get_weather') +
         countTokens(JSON.stringify({ city: 'Paris' })),
     );
@@ -190,6 +190,99 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
     expect(unknown.json().error.message).toBe(
       "messages.2.content.0.tool_result.content.0: Tool reference 'get_news' not found in available tools",
     );
+  });
+
+  it('finds exactly the tools it calls, in as few searches as fit, and never searches twice for one', async () => {
+    const similar = ['a_get', 'b_get', 'c_get', 'd_get', 'e_get', 'get'].map((name) => ({
+      name,
+      description: 'get things',
+      input_schema: { type: 'object', properties: {} },
+      defer_loading: true,
+    }));
+    const exact = (await ask({ tools: [REGEX, ...similar] }, 'Use get now')).json();
+    const found = exact.content.filter((b: Block) => b.type === 'tool_search_tool_result');
+    expect(found.map((b: Block) => b.content)).toEqual([references('get')]);
+    // All six named: one search finds them all (limit raised to their count).
+    const all = (
+      await ask({ tools: [REGEX, ...similar] }, 'Use a_get, b_get, c_get, d_get, e_get and get')
+    ).json();
+    expect(all.content.filter((b: Block) => b.type === 'server_tool_use')).toEqual([
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_2',
+        name: 'tool_search_tool_regex',
+        input: { pattern: '^(?:a_get|b_get|c_get|d_get|e_get|get)$', limit: 6 },
+      },
+    ]);
+    expect(all.content.filter((b: Block) => b.type === 'tool_use')).toHaveLength(6);
+    // A scripted search that found the tool: no second search before the call.
+    await t.app.inject({
+      method: 'POST',
+      url: '/_emulator/replies',
+      payload: {
+        match: { contains: 'look first' },
+        tool_calls: [
+          { name: 'tool_search_tool_regex', input: { pattern: 'weather' } },
+          { name: 'get_weather', input: { city: 'Paris' } },
+        ],
+      },
+    });
+    const scripted = (await ask({}, 'Look first')).json();
+    expect(scripted.content.map((b: Block) => b.type).slice(-3)).toEqual([
+      'server_tool_use',
+      'tool_search_tool_result',
+      'tool_use',
+    ]);
+  });
+
+  it('with BM25, a tool whose name has the words outranks descriptions that repeat them', async () => {
+    const noisy = ['w1', 'w2', 'w3', 'w4', 'w5'].map((name) => ({
+      name,
+      description: 'weather '.repeat(7),
+      input_schema: { type: 'object', properties: {} },
+      defer_loading: true,
+    }));
+    const content = (await ask({ tools: [BM25, ...noisy, WEATHER] })).json().content as Block[];
+    expect(content[2]?.content).toEqual(references('get_weather', 'w1', 'w2', 'w3', 'w4'));
+    expect(content[3]).toMatchObject({ type: 'tool_use', name: 'get_weather' });
+  });
+
+  it('without a tool search tool, a deferred tool is not called until a client search finds it', async () => {
+    const visible = { name: 'find_tools', input_schema: { type: 'object', properties: {} } };
+    const content = (await ask({ tools: [visible, WEATHER] })).json().content as Block[];
+    expect(content.map((b) => b.type)).toEqual(['text', 'tool_use']);
+    expect(content[1]).toMatchObject({ name: 'find_tools' });
+  });
+
+  it('searches a catalog of 999 deferred tools with long descriptions, named all at once, in bounded work', async () => {
+    // (999 and the search tool: the emulator takes at most 1000 tools)
+    const catalog = Array.from({ length: 999 }, (_, i) => ({
+      name: `tool_${i}`,
+      description: `Tool number ${i}. `.repeat(100),
+      input_schema: { type: 'object', properties: {} },
+      defer_loading: true,
+    }));
+    const prompt = `Use ${catalog.map((tool) => tool.name).join(', ')}.`;
+    const res = await t.messages({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64_000,
+      tools: [REGEX, ...catalog],
+      messages: [{ role: 'user', content: prompt }],
+    });
+    expect(res.statusCode).toBe(200);
+    const content = res.json().content as Block[];
+    // At most 20 searches; the tools they find (and only those) are called.
+    const searches = content.filter((b) => b.type === 'server_tool_use');
+    expect(searches.length).toBe(20);
+    const foundNames = content
+      .filter((b) => b.type === 'tool_search_tool_result')
+      .flatMap(
+        (b) => (b.content as { tool_references: Array<{ tool_name: string }> }).tool_references,
+      )
+      .map((ref) => ref.tool_name);
+    const called = content.filter((b) => b.type === 'tool_use').map((b) => b.name);
+    expect(called).toEqual(foundNames);
+    expect(called.length).toBeGreaterThan(100);
   });
 
   it('answers a scripted search as it finds, and a malformed one with the error', async () => {
