@@ -60,6 +60,7 @@ import { strictCounts, strictProblem, strictTotalsProblem } from './strict-schem
 import {
   type Deferred,
   deferredTool,
+  searchInputOfPrompt,
   TOOL_SEARCH_TYPE,
   type ToolSearch,
   type ToolSearchContext,
@@ -240,6 +241,7 @@ interface ReadTools {
   search?: WebSearchTool;
   fetch?: WebFetchTool;
   toolSearch?: ToolSearch;
+  toolSearches?: ReadonlyMap<string, ToolSearch>;
   /** Tools with `defer_loading: true`: each one's description and definition (JSON). */
   deferred: ReadonlyMap<string, Deferred>;
 }
@@ -274,6 +276,7 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
   let search: WebSearchTool | undefined;
   let fetch: WebFetchTool | undefined;
   let toolSearch: ToolSearch | undefined;
+  const toolSearches = new Map<string, ToolSearch>();
   const deferred = new Map<string, Deferred>();
   // Every schema counted before any is compiled: a request over the budget costs no compiling.
   const budget = schemaBudget();
@@ -326,7 +329,20 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
       if (tool.name !== name) {
         throw fieldError(['tools', i, tool.type, 'name'], `Input should be '${name}'`);
       }
-      toolSearch = { name, kind };
+      const search: ToolSearch = { name, kind };
+      toolSearches.set(name, search);
+      toolSearch ??= search;
+      // Called when asked for (named in the user text, or forced) with the text's words.
+      defs.push({
+        name,
+        schema: TOOL_SEARCH_INPUT,
+        path: ['tools', i],
+        inputOf: (turn) =>
+          turn.prompt.toLowerCase().includes(name) ||
+          (turn.choice.mode === 'named' && turn.choice.name === name)
+            ? searchInputOfPrompt(search, turn.prompt)
+            : undefined,
+      });
     } else if (WEB_FETCH_TYPE.test(tool.type)) {
       fetch = readWebFetchTool(tool, i);
       defs.push({
@@ -369,10 +385,13 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
     strict,
     ...(search ? { search } : {}),
     ...(fetch ? { fetch } : {}),
-    ...(toolSearch ? { toolSearch } : {}),
+    ...(toolSearch ? { toolSearch, toolSearches } : {}),
     deferred,
   };
 }
+
+/** What the model sends a tool search tool (its pattern or query, and a limit). */
+const TOOL_SEARCH_INPUT = { type: 'object' };
 
 /** What the model sends the web fetch tool. */
 const WEB_FETCH_INPUT = {
@@ -983,6 +1002,7 @@ export function readPrompt(
     search,
     fetch,
     toolSearch,
+    toolSearches,
     deferred,
   } = readTools(body.tools ?? [], reader);
   // Tools a search found earlier in the conversation: their definitions are read in where the
@@ -1249,7 +1269,7 @@ export function readPrompt(
         ? search
         : call.name === WEB_FETCH_NAME
           ? fetch
-          : toolSearch?.name === call.name;
+          : toolSearches?.has(call.name);
     if (offered) continue;
     throw new GatewayError(
       400,
@@ -1295,7 +1315,9 @@ export function readPrompt(
     ...(reader.cited.length > 0 ? { cited: reader.cited } : {}),
     ...(search ? { search } : {}),
     ...(fetch ? { fetch } : {}),
-    ...(toolSearch ? { toolSearch: { tool: toolSearch, deferred, discovered } } : {}),
+    ...(toolSearch && toolSearches
+      ? { toolSearch: { tool: toolSearch, tools: toolSearches, deferred, discovered } }
+      : {}),
     documents: reader.documentCount,
     ...(pending.length > 0 ? { pending } : {}),
   };

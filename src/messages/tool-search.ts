@@ -30,7 +30,10 @@ export interface Deferred {
 
 /** A request's tool search: its tool, the deferred tools, and those found earlier. */
 export interface ToolSearchContext {
+  /** The first tool search tool offered: the one the model searches with. */
   tool: ToolSearch;
+  /** Every tool search tool offered (regex and BM25 may both be), by name. */
+  tools: ReadonlyMap<string, ToolSearch>;
   /** Tools with `defer_loading: true`, in order. */
   deferred: ReadonlyMap<string, Deferred>;
   discovered: ReadonlySet<string>;
@@ -45,6 +48,17 @@ export function deferredTool(name: string, description: string, json: string): D
     descriptionWords.set(word, (descriptionWords.get(word) ?? 0) + 1);
   }
   return { description, json, nameWords: new Set(wordsOf(name)), descriptionWords };
+}
+
+/**
+ * What a search the user asks for by the tool's name (or forces) looks for: the words of the
+ * last user text (a regex of the first three, a BM25 query of them all).
+ */
+export function searchInputOfPrompt(search: ToolSearch, prompt: string): Record<string, unknown> {
+  // (the tool's own name, which asked for it, is not searched for)
+  const words = wordsOf(prompt.replace(/tool_search_tool_\w*/gi, ' '));
+  if (search.kind === 'bm25') return { query: words.join(' ').slice(0, MAX_QUERY_CHARS) || 'tool' };
+  return { pattern: words.slice(0, 3).join('|').slice(0, MAX_PATTERN_CHARS) || '.' };
 }
 
 /** The longest pattern (regex) and query (BM25) a search takes, as upstream. */

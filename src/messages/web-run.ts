@@ -8,6 +8,7 @@ import {
   type SearchOutcome,
   searchInputsFor,
   searchTools,
+  type ToolSearch,
   type ToolSearchContext,
 } from './tool-search.js';
 import {
@@ -87,7 +88,7 @@ export class WebRun {
   runs(name: string): boolean {
     if (name === WEB_SEARCH_NAME) return this.web.search !== undefined;
     if (name === WEB_FETCH_NAME) return this.web.fetch !== undefined;
-    return name === this.web.toolSearch?.tool.name;
+    return this.web.toolSearch?.tools.has(name) === true;
   }
 
   /**
@@ -95,7 +96,7 @@ export class WebRun {
    * model calls what it found in the same reply); a web search or fetch waits for them.
    */
   runsAtOnce(name: string): boolean {
-    return name === this.web.toolSearch?.tool.name;
+    return this.web.toolSearch?.tools.has(name) === true;
   }
 
   /**
@@ -142,15 +143,16 @@ export class WebRun {
     const toolSearch = this.web.toolSearch;
     if (!toolSearch) return [...calls];
     const found = new Set(toolSearch.discovered);
-    const searched = (input: unknown) => {
-      const outcome = searchTools(toolSearch.tool, input, toolSearch.deferred);
+    const searched = (input: unknown, tool = toolSearch.tool) => {
+      const outcome = searchTools(tool, input, toolSearch.deferred);
       if (isObject(input)) this.outcomes.set(input, outcome);
       if ('names' in outcome) for (const name of outcome.names) found.add(name);
     };
     const missing: string[] = [];
     let at = -1;
     calls.forEach((call, i) => {
-      if (call.name === toolSearch.tool.name) searched(isObject(call.input) ? call.input : {});
+      const scripted = toolSearch.tools.get(call.name);
+      if (scripted) searched(isObject(call.input) ? call.input : {}, scripted);
       else if (toolSearch.deferred.has(call.name) && !found.has(call.name)) {
         if (at === -1) at = i;
         if (!missing.includes(call.name)) missing.push(call.name);
@@ -186,15 +188,16 @@ export class WebRun {
   ): SearchResultBlock | FetchResultBlock | ToolSearchResultBlock {
     if (name === WEB_SEARCH_NAME) return this.search(id, input);
     if (name === WEB_FETCH_NAME) return this.fetch(id, input);
-    return this.searchTools(id, input);
+    return this.searchTools(name, id, input);
   }
 
   /**
    * A tool search: the deferred tools it finds, whose definitions the model then reads (input
    * tokens; not billed as a server tool's use), or why it could not run.
    */
-  private searchTools(id: string, input: unknown): ToolSearchResultBlock {
-    const { tool, deferred } = this.web.toolSearch as ToolSearchContext;
+  private searchTools(name: string, id: string, input: unknown): ToolSearchResultBlock {
+    const { tools, deferred } = this.web.toolSearch as ToolSearchContext;
+    const tool = tools.get(name) as ToolSearch;
     const found =
       (isObject(input) ? this.outcomes.get(input) : undefined) ??
       searchTools(tool, input, deferred);

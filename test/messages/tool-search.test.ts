@@ -285,6 +285,43 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
     expect(called.length).toBeGreaterThan(100);
   });
 
+  it('searches when forced or named, with the words of the user text, and answers what it found', async () => {
+    const forced = (
+      await ask(
+        { tool_choice: { type: 'tool', name: 'tool_search_tool_regex' } },
+        'Weather tools please',
+      )
+    ).json();
+    expect(forced.content.slice(0, 2)).toEqual([
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_1',
+        name: 'tool_search_tool_regex',
+        input: { pattern: 'weather|tools|please' },
+      },
+      {
+        type: 'tool_search_tool_result',
+        tool_use_id: 'srvtoolu_1',
+        content: references('get_weather', 'get_time'),
+      },
+    ]);
+    expect(forced.content[2].text).toMatch(/^Based on the tools found: /);
+    expect(forced.stop_reason).toBe('end_turn');
+    // Both kinds offered: each runs as its own kind.
+    const both = (
+      await ask(
+        { tools: [REGEX, BM25, WEATHER, TIME] },
+        'Use tool_search_tool_bm25 for the time zone',
+      )
+    ).json();
+    expect(both.content[1]).toMatchObject({
+      name: 'tool_search_tool_bm25',
+      input: { query: 'use for the time zone' },
+    });
+    // (get_weather's description has "for")
+    expect(both.content[2].content).toEqual(references('get_time', 'get_weather'));
+  });
+
   it('answers a scripted search as it finds, and a malformed one with the error', async () => {
     await t.app.inject({
       method: 'POST',
