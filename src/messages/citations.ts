@@ -21,11 +21,17 @@ export const MAX_CITED = 4;
 /** The most characters a quote has: a sentence longer than this is cut at a word before it. */
 const MAX_CITED_CHARS = 1000;
 
-/** Where the first sentence of a text is (trimmed), or undefined for a blank text. */
-function firstSentence(text: string): { start: number; end: number } | undefined {
+/**
+ * Where the first sentence of a text is (trimmed), at most `max` characters (cut at a word),
+ * or undefined for a blank text.
+ */
+export function firstSentence(
+  text: string,
+  max = MAX_CITED_CHARS,
+): { start: number; end: number } | undefined {
   const start = text.search(/\S/);
   if (start === -1) return undefined;
-  const window = text.slice(start, start + MAX_CITED_CHARS);
+  const window = text.slice(start, start + max);
   const stop = /[.!?](?=\s|$)/.exec(window);
   let length = stop ? stop.index + 1 : window.length;
   if (!stop && start + window.length < text.length) {

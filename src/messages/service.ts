@@ -24,7 +24,7 @@ import type {
   StopReason,
   Usage,
 } from './schemas.js';
-import { type WebContext, WebRun } from './web-run.js';
+import { type ServerContext, ServerRun } from './server-run.js';
 
 /** A finished reply: its content blocks and why it stopped. */
 export interface MessageDone {
@@ -58,18 +58,16 @@ export async function planMessage(
   context?: MatchContext,
   /** With citations on: the quotes a finished text answer ends with (see citations.ts). */
   cited: readonly CitedSource[] = [],
-  web?: WebContext,
+  web?: ServerContext,
 ): Promise<MessageDone> {
   const [chosen] = await replies.replies(turn, 1, context);
   if (!chosen) throw new Error('the reply engine answered nothing');
   const content: ResponseBlock[] = [];
   let budget = limit;
   let outputTokens = 0;
-  const run = web && new WebRun(web);
+  const run = web && new ServerRun(web);
   // Calls the last turn made beside a client's tool run now, before anything else.
-  for (const { name, id, input } of web?.pending ?? []) {
-    content.push((run as WebRun).run(name, id, input));
-  }
+  if (run) for (const { name, id, input } of run.pending) content.push(run.run(name, id, input));
   if (chosen.thinking !== undefined && turn.thinking) {
     const thinking = body.thinking;
     const limit = Math.min(
@@ -88,7 +86,7 @@ export async function planMessage(
   let done = finishText(chosen, stops, budget);
   outputTokens += done.tokens;
   budget -= done.tokens;
-  // (the web tools' calls as upstream writes them: see WebRun.inputs)
+  // (the web tools' calls as upstream writes them: see ServerRun.inputs)
   const allCalls = run ? run.inputs(chosen.calls) : chosen.calls;
   const callTokens = allCalls.reduce(
     (sum, call) => sum + countTokens(call.name) + countTokens(JSON.stringify(call.input)),
@@ -100,10 +98,9 @@ export async function planMessage(
   // refuses when a client sends it back).
   // @see https://github.com/anthropics/anthropic-sdk-typescript/issues/399
   if (done.text !== '') content.push({ type: 'text', text: done.text });
-  const upstream = (call: ToolCall) => run?.runs(call.name) === true;
-  const clientCalls = calls.filter((call) => !upstream(call));
+  const clientCalls = calls.filter((call) => !run?.runs(call.name));
   for (const call of calls) {
-    if (!upstream(call)) {
+    if (!run?.runs(call.name)) {
       content.push({
         type: 'tool_use',
         id: ids.next('tool_use'),
@@ -114,8 +111,8 @@ export async function planMessage(
     }
     const id = ids.next('server_tool_use');
     content.push({ type: 'server_tool_use', id, name: call.name, input: call.input });
-    if (clientCalls.length === 0 || (run as WebRun).runsAtOnce(call.name)) {
-      content.push((run as WebRun).run(call.name, id, call.input));
+    if (clientCalls.length === 0 || run.runsAtOnce(call.name)) {
+      content.push(run.run(call.name, id, call.input));
     }
   }
   if (calls.length > 0) {
@@ -125,11 +122,11 @@ export async function planMessage(
   // Calls cut by the limit were being written when it came: their tokens are the rest of it.
   else if (done.reason === 'end' && chosen.calls.length > 0) outputTokens += budget;
   const cut = done.reason === 'max_tokens' || calls.length < chosen.calls.length;
-  const ranWeb = calls.length > 0 && clientCalls.length === 0;
-  if (ranWeb) {
-    // The answer to what the searches and fetches found, written after their results (with
-    // an output format, the format's JSON).
-    done = finishText(await (run as WebRun).answer(turn), stops, budget);
+  const ranServer = run !== undefined && calls.length > 0 && clientCalls.length === 0;
+  if (ranServer) {
+    // The answer to what the server tools found, written after their results (with an output
+    // format, the format's JSON).
+    done = finishText(await run.answer(turn), stops, budget);
     if (done.text !== '') content.push({ type: 'text', text: done.text });
     outputTokens += done.tokens;
     budget -= done.tokens;
@@ -142,7 +139,7 @@ export async function planMessage(
     !cut &&
     done.reason === 'end' &&
     clientCalls.length === 0 &&
-    (calls.length === 0 || ranWeb) &&
+    (calls.length === 0 || ranServer) &&
     turn.output === undefined &&
     chosen.step?.stop_reason === undefined;
   if (quoting) {

@@ -1,3 +1,4 @@
+import { isJsonObject } from '../platform/json-body.js';
 import { linearRegex } from '../platform/linear-regex.js';
 
 /**
@@ -70,9 +71,6 @@ export const MAX_LIMIT = 10_000;
 
 export type SearchOutcome = { names: string[] } | { error: 'invalid_tool_input'; message: string };
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** BM25's term-frequency saturation: a word's weight grows ever slower with its count. */
 const K1 = 1.2;
 
@@ -89,8 +87,8 @@ export function searchTools(
   tools: ReadonlyMap<string, Deferred>,
 ): SearchOutcome {
   const field = search.kind === 'regex' ? 'pattern' : 'query';
-  const text = isObject(input) ? input[field] : undefined;
-  const limit = isObject(input) ? (input.limit ?? DEFAULT_LIMIT) : DEFAULT_LIMIT;
+  const text = isJsonObject(input) ? input[field] : undefined;
+  const limit = isJsonObject(input) ? (input.limit ?? DEFAULT_LIMIT) : DEFAULT_LIMIT;
   const invalid = (message: string) => ({ error: 'invalid_tool_input' as const, message });
   if (typeof text !== 'string' || text === '')
     return invalid(`${field} must be a non-empty string`);

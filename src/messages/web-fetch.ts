@@ -1,8 +1,10 @@
 import { fieldError, type PathSegment } from '../platform/errors.js';
 import { fnv1a } from '../platform/hash.js';
+import { isJsonObject } from '../platform/json-body.js';
 import { countTokens, truncateTokens } from '../platform/tokens.js';
 import { replyOfHash } from '../text/default-reply.js';
-import type { Citation, WEB_FETCH_ERRORS, WebFetchResult } from './schemas.js';
+import { type CitedSource, citeDocument } from './citations.js';
+import type { WEB_FETCH_ERRORS, WebFetchResult } from './schemas.js';
 import { readWebTool, type WebTool } from './web-search.js';
 
 /**
@@ -135,9 +137,6 @@ const decoded = (path: string): string =>
     })
     .join('/');
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Fetches the call's `input.url`, or says why not, in upstream's error codes: not an http(s)
  * URL (`invalid_tool_input`), over 250 characters (`url_too_long`), not in the conversation
@@ -151,7 +150,7 @@ export function fetchPage(
   /** When the fetch runs (ISO 8601). */
   now: string,
 ): Fetched {
-  const url = isObject(input) ? input.url : undefined;
+  const url = isJsonObject(input) ? input.url : undefined;
   const normal = typeof url === 'string' ? normalUrl(url) : undefined;
   if (typeof url !== 'string' || normal === undefined) return { error: 'invalid_tool_input' };
   if (url.length > MAX_FETCH_URL_CHARS) return { error: 'url_too_long' };
@@ -196,24 +195,15 @@ export const fetchedTokens = (page: FetchedPage) =>
   countTokens(page.title) + countTokens(page.text);
 
 /**
- * The quote of a fetched page with citations on: its first sentence, by characters, as a
- * plain-text document's (`index`: its place among the request's documents).
+ * The quote of a fetched page with citations on: as a plain-text document's, by characters
+ * (`index`: its place among the request's documents).
  */
-export function citeFetched(
-  page: FetchedPage,
-  index: number,
-): { text: string; citation: Citation } {
-  const text = /^[^.!?]*[.!?]/.exec(page.text)?.[0] ?? page.text;
-  return {
-    text,
-    citation: {
-      type: 'char_location',
-      cited_text: text,
-      document_index: index,
-      document_title: page.title,
-      start_char_index: 0,
-      end_char_index: text.length,
-      file_id: null,
+export const citeFetched = (page: FetchedPage, index: number): CitedSource | undefined =>
+  citeDocument(
+    {
+      type: 'document',
+      source: { type: 'text', media_type: 'text/plain', data: page.text },
+      title: page.title,
     },
-  };
-}
+    index,
+  );

@@ -2,7 +2,8 @@ import { fieldError, GatewayError, type PathSegment } from '../platform/errors.j
 import { fnv1a } from '../platform/hash.js';
 import { countTokens } from '../platform/tokens.js';
 import { replyOfHash } from '../text/default-reply.js';
-import type { Citation, WebSearchResult } from './schemas.js';
+import { type CitedSource, firstSentence } from './citations.js';
+import type { WebSearchResult } from './schemas.js';
 
 /**
  * Upstream's web search tool (README "Web search"): a request that offers it may have the
@@ -94,7 +95,7 @@ function readDomains(value: unknown, path: PathSegment[]): Domain[] | undefined 
 /**
  * Whether a result's URL is on a filter's domain: its host or a subdomain, and a path that
  * starts as the entry's does, each `*` standing for any text (matched left to right, in
- * linear time: the first place each part fits is as good as any later one).
+ * linear time: the first place each part fits is as good as a later one).
  */
 export function onDomain(host: string, path: string, domain: Domain): boolean {
   if (host !== domain.host && !host.endsWith(`.${domain.host}`)) return false;
@@ -298,13 +299,9 @@ export const pageTokens = (pages: readonly FoundPage[]) =>
  * The quote of a page: its first sentence, up to MAX_CITED_CHARS characters (cut at a word,
  * or within one that long), and where it is.
  */
-export function citePage(page: FoundPage, index: number): { text: string; citation: Citation } {
-  const sentence = /^[^.!?]*[.!?]/.exec(page.text)?.[0] ?? page.text;
-  let text = sentence;
-  if (text.length > MAX_CITED_CHARS) {
-    const space = text.lastIndexOf(' ', MAX_CITED_CHARS);
-    text = text.slice(0, space > 0 ? space : MAX_CITED_CHARS);
-  }
+export function citePage(page: FoundPage, index: number): CitedSource {
+  const at = firstSentence(page.text, MAX_CITED_CHARS);
+  const text = at ? page.text.slice(at.start, at.end) : '';
   return {
     text,
     citation: {

@@ -82,6 +82,10 @@ function endOfString(text: string, start: number): number {
   }
 }
 
+/** A parsed JSON object (not an array, not null). */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
 
 /**

@@ -1,3 +1,4 @@
+import { isJsonObject } from '../platform/json-body.js';
 import { countTokens } from '../platform/tokens.js';
 import { structuredText, type ToolCall, type Turn, turnSeed } from '../text/agent.js';
 import { replyOfHash } from '../text/default-reply.js';
@@ -31,12 +32,13 @@ import {
 } from './web-search.js';
 
 /**
- * The web tools upstream runs within a request (README "Web search", "Web fetch"): what a
- * reply's searches and fetches found, run one by one as the reply calls them.
+ * The tools upstream runs within a request (README "Web search", "Web fetch", "Tool search"):
+ * a reply's web searches, fetches and tool searches, run one by one as the reply calls them,
+ * and what they found.
  */
 
-/** A request's web tools, and what they may read. */
-export interface WebContext {
+/** A request's server tools, and what they may read. */
+export interface ServerContext {
   search?: WebSearchTool;
   fetch?: WebFetchTool;
   /** The calls the last turn left to run (beside a client's tool). */
@@ -61,11 +63,8 @@ type SearchResultBlock = Extract<ResponseBlock, { type: 'web_search_tool_result'
 type FetchResultBlock = Extract<ResponseBlock, { type: 'web_fetch_tool_result' }>;
 type ToolSearchResultBlock = Extract<ResponseBlock, { type: 'tool_search_tool_result' }>;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** The web tool calls of one reply, run. */
-export class WebRun {
+/** The server tool calls of one reply, run. */
+export class ServerRun {
   /** Searches and fetches run (billed): `usage.server_tool_use`. */
   searches = 0;
   fetches = 0;
@@ -79,10 +78,17 @@ export class WebRun {
   private readonly fetched: FetchedPage[] = [];
   /** The URLs a fetch may take: the conversation's and the pages found so far. */
   private context: Set<string> | undefined;
+  /** The pages each query of the reply found (see `inputs`, which looks ahead). */
+  private readonly found = new Map<string, FoundPage[]>();
   /** What each tool search of the reply found, by its input (see `withToolSearches`). */
   private readonly outcomes = new WeakMap<object, SearchOutcome>();
 
-  constructor(private readonly web: WebContext) {}
+  constructor(private readonly web: ServerContext) {}
+
+  /** The calls the last turn left to run (beside a client's tool, or in a paused turn). */
+  get pending(): readonly PendingCall[] {
+    return this.web.pending;
+  }
 
   /** Whether upstream runs a call of this name (the request offers the tool). */
   runs(name: string): boolean {
@@ -107,29 +113,37 @@ export class WebRun {
    */
   inputs(calls: readonly ToolCall[]): ToolCall[] {
     let firstPage: string | undefined;
-    const out: ToolCall[] = [];
-    for (const call of this.withToolSearches(calls)) {
-      if (!this.runs(call.name) || this.runsAtOnce(call.name)) {
-        out.push(call);
-        continue;
+    const objects = calls.map((call) =>
+      this.runs(call.name) && !isJsonObject(call.input) ? { name: call.name, input: {} } : call,
+    );
+    return this.withToolSearches(objects).map((call) => {
+      const input = call.input as Record<string, unknown>;
+      if (call.name === WEB_SEARCH_NAME && this.web.search && firstPage === undefined) {
+        firstPage = this.pagesOf(input.query)?.[0]?.result.url;
       }
-      let input = isObject(call.input) ? call.input : {};
-      if (call.name === WEB_SEARCH_NAME && firstPage === undefined) {
-        const query = input.query;
-        if (
-          typeof query === 'string' &&
-          query.trim() !== '' &&
-          query.length <= MAX_SEARCH_QUERY_CHARS
-        ) {
-          firstPage = searchPages(query, this.web.search as WebSearchTool)[0]?.result.url;
-        }
+      if (
+        call.name === WEB_FETCH_NAME &&
+        this.web.fetch &&
+        typeof input.url !== 'string' &&
+        firstPage
+      ) {
+        return { name: call.name, input: { url: firstPage } };
       }
-      if (call.name === WEB_FETCH_NAME && typeof input.url !== 'string' && firstPage) {
-        input = { url: firstPage };
-      }
-      out.push(input === call.input ? call : { name: call.name, input });
+      return call;
+    });
+  }
+
+  /** The pages a search for `query` finds (once per query), or undefined for a query it refuses. */
+  private pagesOf(query: unknown): FoundPage[] | undefined {
+    if (typeof query !== 'string' || query.trim() === '' || query.length > MAX_SEARCH_QUERY_CHARS) {
+      return undefined;
     }
-    return out;
+    let found = this.found.get(query);
+    if (!found) {
+      found = searchPages(query, this.web.search as WebSearchTool);
+      this.found.set(query, found);
+    }
+    return found;
   }
 
   /**
@@ -139,29 +153,26 @@ export class WebRun {
    * not find is not called (the model calls what it found). Each search is run here (its
    * outcome kept for `run`): what it finds depends on the request alone.
    */
-  private withToolSearches(calls: readonly ToolCall[]): ToolCall[] {
+  private withToolSearches(calls: ToolCall[]): ToolCall[] {
     const toolSearch = this.web.toolSearch;
-    if (!toolSearch) return [...calls];
+    if (!toolSearch) return calls;
     const found = new Set(toolSearch.discovered);
     const searched = (input: unknown, tool = toolSearch.tool) => {
       const outcome = searchTools(tool, input, toolSearch.deferred);
-      if (isObject(input)) this.outcomes.set(input, outcome);
+      if (isJsonObject(input)) this.outcomes.set(input, outcome);
       if ('names' in outcome) for (const name of outcome.names) found.add(name);
     };
     const missing: string[] = [];
     let at = -1;
     calls.forEach((call, i) => {
       const scripted = toolSearch.tools.get(call.name);
-      if (scripted) searched(isObject(call.input) ? call.input : {}, scripted);
+      if (scripted) searched(call.input, scripted);
       else if (toolSearch.deferred.has(call.name) && !found.has(call.name)) {
         if (at === -1) at = i;
         if (!missing.includes(call.name)) missing.push(call.name);
       }
     });
-    if (at === -1)
-      return calls.map((call) =>
-        this.runs(call.name) && !isObject(call.input) ? { name: call.name, input: {} } : call,
-      );
+    if (at === -1) return calls;
     const inserted = searchInputsFor(toolSearch.tool, missing, MAX_TOOL_SEARCHES).map(
       ({ input }) => {
         searched(input);
@@ -171,11 +182,7 @@ export class WebRun {
     const out: ToolCall[] = [];
     calls.forEach((call, i) => {
       if (i === at) out.push(...inserted);
-      const unfound = toolSearch.deferred.has(call.name) && !found.has(call.name);
-      if (unfound) return;
-      out.push(
-        this.runs(call.name) && !isObject(call.input) ? { name: call.name, input: {} } : call,
-      );
+      if (!toolSearch.deferred.has(call.name) || found.has(call.name)) out.push(call);
     });
     return out;
   }
@@ -199,7 +206,7 @@ export class WebRun {
     const { tools, deferred } = this.web.toolSearch as ToolSearchContext;
     const tool = tools.get(name) as ToolSearch;
     const found =
-      (isObject(input) ? this.outcomes.get(input) : undefined) ??
+      (isJsonObject(input) ? this.outcomes.get(input) : undefined) ??
       searchTools(tool, input, deferred);
     if ('error' in found) {
       return {
@@ -237,7 +244,7 @@ export class WebRun {
   private search(id: string, input: unknown): SearchResultBlock {
     const tool = this.web.search as WebSearchTool;
     this.searchCalls++;
-    const query = isObject(input) ? input.query : undefined;
+    const query = isJsonObject(input) ? input.query : undefined;
     const failed: (typeof WEB_SEARCH_ERRORS)[number] | undefined =
       typeof query !== 'string' || query.trim() === ''
         ? 'invalid_tool_input'
@@ -253,7 +260,7 @@ export class WebRun {
         content: { type: 'web_search_tool_result_error', error_code: failed },
       };
     }
-    const found = searchPages(query as string, tool);
+    const found = this.pagesOf(query) as FoundPage[];
     this.searches++;
     this.pages.push(...found);
     this.inputTokens += pageTokens(found);
@@ -322,7 +329,7 @@ export class WebRun {
     const fetched = this.web.fetch?.citations ? this.fetched.slice(0, QUOTED_PAGES) : [];
     return [
       ...this.pages.slice(0, QUOTED_PAGES).map(citePage),
-      ...fetched.map((page, k) => citeFetched(page, this.web.documents + k)),
+      ...fetched.flatMap((page, k) => citeFetched(page, this.web.documents + k) ?? []),
     ];
   }
 }
