@@ -10,7 +10,7 @@ import {
   type SseProducer,
 } from '../platform/sse.js';
 import { countTokens, truncateTokens } from '../platform/tokens.js';
-import { signThinking, type ToolCall, type Turn } from '../text/agent.js';
+import { signThinking, type Turn } from '../text/agent.js';
 import { finishText } from '../text/finish.js';
 import { limitsOf } from '../text/models.js';
 import type { CacheUsage } from '../text/prompt-cache.js';
@@ -42,7 +42,7 @@ export interface MessageDone {
  * text (stop sequences, `max_tokens`), then tool calls if they still fit whole; calls that do
  * not fit are dropped and the reply stops for `max_tokens`. A web search or fetch the reply
  * calls runs at once, its result after its call, and the answer follows, quoting what was
- * found (README "Web search", "Web fetch"; web-run.ts); called beside a client's tool, it
+ * found (README "Web search", "Web fetch"; server-run.ts); called beside a client's tool, it
  * waits for the client's results, and the next reply starts with its result.
  * @see https://platform.claude.com/docs/en/api/handling-stop-reasons
  * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool
