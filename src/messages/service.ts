@@ -120,8 +120,9 @@ export async function planMessage(
     budget -= callTokens;
   }
   // Calls cut by the limit were being written when it came: their tokens are the rest of it.
-  else if (done.reason === 'end' && chosen.calls.length > 0) outputTokens += budget;
-  const cut = done.reason === 'max_tokens' || calls.length < chosen.calls.length;
+  else if (done.reason === 'end' && allCalls.length > 0) outputTokens += budget;
+  // (against the calls as written: a tool search may add calls, or leave an unfound one out)
+  const cut = done.reason === 'max_tokens' || calls.length < allCalls.length;
   const ranServer = run !== undefined && calls.length > 0 && clientCalls.length === 0;
   if (ranServer) {
     // The answer to what the server tools found, written after their results (with an output

@@ -283,6 +283,8 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
     const called = content.filter((b) => b.type === 'tool_use').map((b) => b.name);
     expect(called).toEqual(foundNames);
     expect(called.length).toBeGreaterThan(100);
+    // Tools left unfound are not calls cut by the limit.
+    expect(res.json().stop_reason).toBe('tool_use');
   });
 
   it('searches when forced or named, with the words of the user text, and answers what it found', async () => {
