@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/platform/tokens.js';
 import { withAnthropic } from '../helpers/anthropic.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
+import { type Block, stub, withoutIds } from '../helpers/server-tools.js';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -28,11 +29,6 @@ const TIME = {
   defer_loading: true,
 };
 const QUESTION = 'What is the weather in Paris? Use get_weather.';
-
-interface Block {
-  type: string;
-  [field: string]: unknown;
-}
 
 const ask = (extra: object = {}, content: unknown = QUESTION) =>
   t.messages({
@@ -216,16 +212,12 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
     ]);
     expect(all.content.filter((b: Block) => b.type === 'tool_use')).toHaveLength(6);
     // A scripted search that found the tool: no second search before the call.
-    await t.app.inject({
-      method: 'POST',
-      url: '/_emulator/replies',
-      payload: {
-        match: { contains: 'look first' },
-        tool_calls: [
-          { name: 'tool_search_tool_regex', input: { pattern: 'weather' } },
-          { name: 'get_weather', input: { city: 'Paris' } },
-        ],
-      },
+    await stub(t, {
+      match: { contains: 'look first' },
+      tool_calls: [
+        { name: 'tool_search_tool_regex', input: { pattern: 'weather' } },
+        { name: 'get_weather', input: { city: 'Paris' } },
+      ],
     });
     const scripted = (await ask({}, 'Look first')).json();
     expect(scripted.content.map((b: Block) => b.type).slice(-3)).toEqual([
@@ -325,18 +317,14 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
   });
 
   it('answers a scripted search as it finds, and a malformed one with the error', async () => {
-    await t.app.inject({
-      method: 'POST',
-      url: '/_emulator/replies',
-      payload: {
-        match: { contains: 'scripted' },
-        tool_calls: [
-          { name: 'tool_search_tool_regex', input: { pattern: '(?i)CITY' } },
-          { name: 'tool_search_tool_regex', input: { pattern: 'weather(' } },
-          { name: 'tool_search_tool_regex', input: { pattern: 'a'.repeat(201) } },
-          { name: 'tool_search_tool_regex', input: { pattern: 'get', limit: 1 } },
-        ],
-      },
+    await stub(t, {
+      match: { contains: 'scripted' },
+      tool_calls: [
+        { name: 'tool_search_tool_regex', input: { pattern: '(?i)CITY' } },
+        { name: 'tool_search_tool_regex', input: { pattern: 'weather(' } },
+        { name: 'tool_search_tool_regex', input: { pattern: 'a'.repeat(201) } },
+        { name: 'tool_search_tool_regex', input: { pattern: 'get', limit: 1 } },
+      ],
     });
     const content = (await ask({}, 'A scripted search')).json().content as Block[];
     const results = content.filter((b) => b.type === 'tool_search_tool_result');
@@ -416,11 +404,7 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
       const { parsed_output: _, ...streamed } = await client.messages
         .stream(request)
         .finalMessage();
-      const ids = (message: object) =>
-        JSON.parse(
-          JSON.stringify(message).replace(/"(msg|srvtoolu|toolu)_[A-Za-z0-9]+"/g, '"$1_x"'),
-        );
-      expect(ids(streamed)).toEqual(ids(created));
+      expect(withoutIds(streamed)).toEqual(withoutIds(created));
       expect(created.content.map((b) => b.type)).toEqual([
         'text',
         'server_tool_use',

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/platform/tokens.js';
 import { withAnthropic, withEmulator } from '../helpers/anthropic.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
+import { type Block, stub, withoutIds } from '../helpers/server-tools.js';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -18,11 +19,6 @@ const QUESTION = `Summarize ${URL_}.`;
 /** The emulator clock's start (test/helpers/app.ts T0). */
 const RETRIEVED = '2026-01-01T00:00:00.000Z';
 
-interface Block {
-  type: string;
-  [field: string]: unknown;
-}
-
 const ask = (extra: object = {}, content: unknown = QUESTION) =>
   t.messages({
     model: 'm',
@@ -34,13 +30,9 @@ const ask = (extra: object = {}, content: unknown = QUESTION) =>
 
 /** Stubs a reply that calls web_fetch with each of `inputs` for a prompt containing `word`. */
 const scripted = (word: string, ...inputs: unknown[]) =>
-  t.app.inject({
-    method: 'POST',
-    url: '/_emulator/replies',
-    payload: {
-      match: { contains: word },
-      tool_calls: inputs.map((input) => ({ name: 'web_fetch', input })),
-    },
+  stub(t, {
+    match: { contains: word },
+    tool_calls: inputs.map((input) => ({ name: 'web_fetch', input })),
   });
 
 /** The text of the page a reply's first fetch read (its third block). */
@@ -470,6 +462,33 @@ describe('web fetch (web_fetch_20250910)', () => {
     });
   });
 
+  it('takes the documented settings of every version, and null for the optional ones', async () => {
+    for (const tool of [
+      {
+        ...WEB_FETCH,
+        max_uses: 3,
+        allowed_domains: ['example.com'],
+        blocked_domains: null,
+        citations: null,
+        max_content_tokens: null,
+        cache_control: { type: 'ephemeral' },
+        allowed_callers: ['direct'],
+        strict: true,
+      },
+      {
+        type: 'web_fetch_20260318',
+        name: 'web_fetch',
+        use_cache: false,
+        response_inclusion: 'excluded',
+        url_sources: { user_input: { type: 'all' } },
+      },
+      { type: 'web_fetch_20260309', name: 'web_fetch', use_cache: null, response_inclusion: null },
+    ]) {
+      const message = (await ask({ tools: [tool] })).json();
+      expect(message.content[2].content).toMatchObject({ type: 'web_fetch_result', url: URL_ });
+    }
+  });
+
   it('streams the call as input_json_delta and the page whole in its start', async () => {
     const json = (await ask()).json();
     const events = parseSse((await ask({ stream: true })).body).map((e) => e.data as Block);
@@ -499,14 +518,7 @@ describe('web fetch through the clients', () => {
       const { parsed_output: _, ...streamed } = await client.messages
         .stream(request)
         .finalMessage();
-      // (ids, and the time each fetch ran, differ)
-      const ids = (message: object) =>
-        JSON.parse(
-          JSON.stringify(message)
-            .replace(/"(msg|srvtoolu)_[A-Za-z0-9]+"/g, '"$1_x"')
-            .replace(/"retrieved_at":"\d{4}-\d\d-\d\dT[\d:.]+Z"/, '"retrieved_at":"T"'),
-        );
-      expect(ids(streamed)).toEqual(ids(created));
+      expect(withoutIds(streamed)).toEqual(withoutIds(created));
       expect(JSON.stringify(created)).toContain('"retrieved_at":"20');
       expect(created.usage.server_tool_use).toEqual({
         web_search_requests: 0,

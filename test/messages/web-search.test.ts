@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/platform/tokens.js';
 import { withAnthropic, withEmulator } from '../helpers/anthropic.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
+import { type Block, stub, withoutIds } from '../helpers/server-tools.js';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -27,10 +28,6 @@ const ask = (extra: object = {}, content: unknown = QUESTION) =>
     ...extra,
   });
 
-interface Block {
-  type: string;
-  [field: string]: unknown;
-}
 interface Page {
   type: string;
   url: string;
@@ -409,19 +406,15 @@ describe('web search (web_search_20250305)', () => {
   });
 
   it('past max_uses a scripted search answers max_uses_exceeded, and is not counted', async () => {
-    const stub = await t.app.inject({
-      method: 'POST',
-      url: '/_emulator/replies',
-      payload: {
-        match: { contains: 'twice' },
-        reply: 'Searching twice.',
-        tool_calls: [
-          { name: 'web_search', input: { query: 'first' } },
-          { name: 'web_search', input: { query: 'second' } },
-        ],
-      },
+    const added = await stub(t, {
+      match: { contains: 'twice' },
+      reply: 'Searching twice.',
+      tool_calls: [
+        { name: 'web_search', input: { query: 'first' } },
+        { name: 'web_search', input: { query: 'second' } },
+      ],
     });
-    expect(stub.statusCode).toBe(200);
+    expect(added.statusCode).toBe(200);
     const message = (await ask({ tools: [{ ...WEB_SEARCH, max_uses: 1 }] }, 'Search twice')).json();
     const content = message.content as Block[];
     expect(content.slice(0, 5)).toEqual([
@@ -449,13 +442,9 @@ describe('web search (web_search_20250305)', () => {
   });
 
   it('a query over 500 characters is query_too_long, not run and not counted', async () => {
-    await t.app.inject({
-      method: 'POST',
-      url: '/_emulator/replies',
-      payload: {
-        match: { contains: 'long query' },
-        tool_calls: [{ name: 'web_search', input: { query: 'q'.repeat(501) } }],
-      },
+    await stub(t, {
+      match: { contains: 'long query' },
+      tool_calls: [{ name: 'web_search', input: { query: 'q'.repeat(501) } }],
     });
     const message = (await ask({}, 'A long query')).json();
     expect(message.content.slice(0, 2)).toEqual([
@@ -532,15 +521,11 @@ describe('web search (web_search_20250305)', () => {
 
   it('goes on with a paused turn sent back as it is: its searches run first', async () => {
     // A rule pauses the turn (pause_turn) with a search not yet run, as upstream may.
-    await t.app.inject({
-      method: 'POST',
-      url: '/_emulator/replies',
-      payload: {
-        match: { contains: 'long research' },
-        reply: 'Researching.',
-        tool_calls: [{ name: 'web_search', input: { query: 'gateways' } }, { name: 'lookup' }],
-        stop_reason: 'pause_turn',
-      },
+    await stub(t, {
+      match: { contains: 'long research' },
+      reply: 'Researching.',
+      tool_calls: [{ name: 'web_search', input: { query: 'gateways' } }, { name: 'lookup' }],
+      stop_reason: 'pause_turn',
     });
     const tools = [WEB_SEARCH, { name: 'lookup', input_schema: { type: 'object' } }];
     const paused = (await ask({ tools }, 'A long research task')).json();
@@ -550,16 +535,19 @@ describe('web search (web_search_20250305)', () => {
       'server_tool_use',
       'tool_use',
     ]);
-    const next = await t.messages({
-      model: 'm',
-      max_tokens: 1024,
-      tools,
-      tool_choice: { type: 'none' },
-      messages: [
-        { role: 'user', content: 'Go on' },
-        { role: 'assistant', content: paused.content.slice(0, 2) },
-      ],
-    });
+    // The paused turn sent back as it is, last.
+    const goOn = (model: string) =>
+      t.messages({
+        model,
+        max_tokens: 1024,
+        tools,
+        tool_choice: { type: 'none' },
+        messages: [
+          { role: 'user', content: 'Go on' },
+          { role: 'assistant', content: paused.content.slice(0, 2) },
+        ],
+      });
+    const next = await goOn('m');
     expect(next.statusCode).toBe(200);
     expect(next.json().content[0]).toMatchObject({
       type: 'web_search_tool_result',
@@ -570,16 +558,7 @@ describe('web search (web_search_20250305)', () => {
       web_fetch_requests: 0,
     });
     // Not a prefill, so a model that refuses prefills goes on with it too.
-    const opus = await t.messages({
-      model: 'claude-opus-4-6',
-      max_tokens: 1024,
-      tools,
-      tool_choice: { type: 'none' },
-      messages: [
-        { role: 'user', content: 'Go on' },
-        { role: 'assistant', content: paused.content.slice(0, 2) },
-      ],
-    });
+    const opus = await goOn('claude-opus-4-6');
     expect(opus.statusCode).toBe(200);
     const prefill = await t.messages({
       model: 'claude-opus-4-6',
@@ -722,16 +701,12 @@ describe('web search (web_search_20250305)', () => {
   });
 
   it('a scripted search whose input is not {query} is invalid_tool_input, and its turn comes back', async () => {
-    await t.app.inject({
-      method: 'POST',
-      url: '/_emulator/replies',
-      payload: {
-        match: { contains: 'odd' },
-        tool_calls: [
-          { name: 'web_search', input: 'notanobject' },
-          { name: 'web_search', input: { q: 1 } },
-        ],
-      },
+    await stub(t, {
+      match: { contains: 'odd' },
+      tool_calls: [
+        { name: 'web_search', input: 'notanobject' },
+        { name: 'web_search', input: { q: 1 } },
+      ],
     });
     const message = (await ask({}, 'An odd search')).json();
     const invalid = { type: 'web_search_tool_result_error', error_code: 'invalid_tool_input' };
@@ -824,9 +799,7 @@ describe('web search through the clients', () => {
       const { parsed_output: _, ...streamed } = await client.messages
         .stream(request)
         .finalMessage();
-      const ids = (message: typeof created) =>
-        JSON.parse(JSON.stringify(message).replace(/"(msg|srvtoolu)_[A-Za-z0-9]+"/g, '"$1_x"'));
-      expect(ids(streamed)).toEqual(ids(created));
+      expect(withoutIds(streamed)).toEqual(withoutIds(created));
       expect(created.usage.server_tool_use).toEqual({
         web_search_requests: 1,
         web_fetch_requests: 0,
