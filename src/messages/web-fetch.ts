@@ -155,14 +155,14 @@ export function fetchPage(
   if (typeof url !== 'string' || normal === undefined) return { error: 'invalid_tool_input' };
   if (url.length > MAX_FETCH_URL_CHARS) return { error: 'url_too_long' };
   if (!context.has(normal)) return { error: 'url_not_in_prior_context' };
-  const host = new URL(normal).hostname;
+  const { hostname: host, pathname } = new URL(normal);
   const onHost = (domain: { host: string; path: unknown }) =>
     domain.path === undefined && (host === domain.host || host.endsWith(`.${domain.host}`));
   if (tool.allowed ? !tool.allowed.some(onHost) : tool.blocked.some(onHost)) {
     return { error: 'url_not_allowed' };
   }
   const seed = fnv1a(`web_fetch\n${normal}`);
-  const words = decoded(new URL(normal).pathname)
+  const words = decoded(pathname)
     .split(/[^\p{L}\p{N}\p{M}]+/u)
     .filter(Boolean)
     .slice(0, 8);
