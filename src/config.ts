@@ -1,7 +1,9 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { redactUrl } from './platform/secrets.js';
 
 export const DEFAULT_FIXTURES_DIR = fileURLToPath(new URL('../fixtures', import.meta.url));
 /** The dashboard's built files (`npm run build` makes them from ui/). */
@@ -60,6 +62,12 @@ export const ConfigSchema = Type.Object({
   replayPacing: Type.Union([Type.Literal('recorded'), Type.Literal('instant')]),
   recordingMaxBytes: Type.Integer({ minimum: 1, maximum: 1_073_741_824 }),
   upstreamTimeoutMs: Type.Integer({ minimum: 1, maximum: 86_400_000 }),
+  /** Shared state (README "Running several replicas"): unset, everything lives in memory. */
+  stateUrl: Type.Optional(Type.String({ minLength: 1 })),
+  statePrefix: Type.String({ pattern: '^[\\x21-\\x7e]{1,64}$' }),
+  stateTimeoutMs: Type.Integer({ minimum: 1, maximum: 60_000 }),
+  /** Worker processes on one port (node:cluster); `auto` is resolved to the cores at load. */
+  workers: Type.Integer({ minimum: 1, maximum: 256 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -91,9 +99,12 @@ export const DEFAULT_CONFIG: Config = {
   replayPacing: 'recorded',
   recordingMaxBytes: 16 * 1024 * 1024,
   upstreamTimeoutMs: 600_000,
+  statePrefix: 'gwemu',
+  stateTimeoutMs: 2000,
+  workers: 1,
 };
 
-type Kind = 'int' | 'string' | 'list' | 'bool';
+type Kind = 'int' | 'string' | 'list' | 'bool' | 'workers';
 
 /** Every setting: its env variable, its CLI flag, and how the raw text is read. */
 const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; kind: Kind }> = [
@@ -189,13 +200,44 @@ const SETTINGS: ReadonlyArray<{ key: keyof Config; env: string; flag: string; ki
     flag: 'recording-max-bytes',
     kind: 'int',
   },
+  { key: 'stateUrl', env: 'STATE_URL', flag: 'state-url', kind: 'string' },
+  { key: 'statePrefix', env: 'STATE_PREFIX', flag: 'state-prefix', kind: 'string' },
+  { key: 'stateTimeoutMs', env: 'STATE_TIMEOUT_MS', flag: 'state-timeout-ms', kind: 'int' },
+  { key: 'workers', env: 'WORKERS', flag: 'workers', kind: 'workers' },
 ];
+
+/**
+ * What is wrong with a STATE_URL, or undefined: it must be `redis://` or `rediss://` (TLS), with
+ * a host, a port from 1 to 65535 when one is given, and at most a database number as its path.
+ */
+export function stateUrlProblem(raw: string): string | undefined {
+  const shape = 'must be redis://[user:password@]host[:port][/db] or rediss://... for TLS';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return shape;
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return shape;
+  if (url.hostname === '') return `${shape}: the host is missing`;
+  // `new URL` drops a default-looking port and refuses one past 65535; `:0` it keeps.
+  if (/:\/\/[^/]*:(0+|)(\/|$)/.test(raw.replace(/\/\/[^@/]*@/, '//'))) {
+    return `${shape}: the port must be 1 to 65535`;
+  }
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d{1,5}$/.test(url.pathname)) {
+    return `${shape}: the path may only be a database number`;
+  }
+  if (url.search !== '' || url.hash !== '') return `${shape}: no query or fragment`;
+  return undefined;
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
 function readValue(raw: string, kind: Kind): unknown {
+  if (kind === 'workers')
+    return raw.trim() === 'auto' ? availableParallelism() : readValue(raw, 'int');
   if (kind === 'int') return /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
   if (kind === 'bool') {
     const value = raw.trim().toLowerCase();
@@ -242,7 +284,20 @@ export function resolveConfig(partial: Partial<Config> = {}): Config {
     const name = setting ? setting.env : first.path;
     const fieldSchema = key ? ConfigSchema.properties[key] : undefined;
     const got = key ? JSON.stringify(config[key]) : '';
+    if (key === 'workers')
+      throw new ConfigError(`WORKERS must be a whole number from 1 to 256, or auto (got ${got})`);
     throw new ConfigError(`${name} must be ${describe(fieldSchema)} (got ${got})`);
+  }
+  if (config.stateUrl !== undefined) {
+    const problem = stateUrlProblem(config.stateUrl);
+    // (what cannot be read as a URL is not echoed: a password in it would not be found)
+    const got = URL.canParse(config.stateUrl) ? redactUrl(config.stateUrl) : 'no URL';
+    if (problem) throw new ConfigError(`STATE_URL ${problem} (got ${got})`);
+  }
+  if (config.workers > 1 && config.stateUrl === undefined) {
+    throw new ConfigError(
+      `WORKERS=${config.workers} needs STATE_URL: the workers share their state through it`,
+    );
   }
   // What the upstream modes need (README "Record and replay").
   const mode = config.upstreamMode;

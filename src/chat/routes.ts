@@ -6,7 +6,7 @@ import { matchContext } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import type { ContentFilter } from '../text/content-filter.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
-import { CHAT_CACHE_MIN_TOKENS, type PromptCache } from '../text/prompt-cache.js';
+import { CHAT_CACHE_MIN_TOKENS, type PromptCacheStore } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import { azureFrontError, renderChatError } from './errors.js';
 import { errorResponses, modelsRoutes, operationId, type RoutesCopy } from './models-routes.js';
@@ -29,7 +29,7 @@ import { chatStream } from './stream.js';
 export interface ChatRoutesOptions {
   replies: Replies;
   contentFilter: ContentFilter;
-  promptCache: PromptCache;
+  promptCache: PromptCacheStore;
   ids: Ids;
   streaming: Streaming;
 }
@@ -117,7 +117,7 @@ export function chatRoutes(options: ChatRoutesOptions): {
     // A prompt under the minimum has no prefix to cache (its tokens bound every prefix's).
     const cached =
       prompt.promptTokens >= CHAT_CACHE_MIN_TOKENS
-        ? promptCache.accountChat(
+        ? await promptCache.accountChat(
             `${request.owner}\n${body.model}`,
             prompt.parts,
             request.receivedAt,

@@ -87,7 +87,7 @@ export interface ControlOptions {
   recordingsDir: string | undefined;
   drift(dir: string): Promise<DriftReport>;
   /** Empties every store and puts the clock back to real time; or parts; or one session's. */
-  reset(only?: readonly string[], session?: string): void;
+  reset(only?: readonly string[], session?: string): void | Promise<void>;
 }
 
 /**
@@ -337,7 +337,7 @@ export const controlRoutes =
       },
       async (request) => {
         const session = sessionOf(request, request.query.session);
-        options.reset(request.query.only?.split(','), session);
+        await options.reset(request.query.only?.split(','), session);
         return { status: 'ok' as const };
       },
     );
@@ -358,7 +358,7 @@ export const controlRoutes =
         },
       },
       async (request) => {
-        clock.advance(request.body.ms);
+        await clock.advance(request.body.ms);
         return clockView();
       },
     );
@@ -379,7 +379,9 @@ export const controlRoutes =
             response: { 200: JournalSchema, ...errors },
           },
         },
-        async (request) => ({ requests: journal.list(journalFilter(request, request.query)) }),
+        async (request) => ({
+          requests: await journal.list(journalFilter(request, request.query)),
+        }),
       );
       app.delete(
         url,
@@ -392,8 +394,8 @@ export const controlRoutes =
         },
         async (request) => {
           const session = sessionOf(request, request.query.session);
-          if (session === undefined) journal.reset();
-          else journal.resetSession(session);
+          if (session === undefined) await journal.reset();
+          else await journal.resetSession(session);
           return { status: 'ok' as const };
         },
       );
@@ -480,7 +482,7 @@ export const controlRoutes =
         },
       },
       async (request) => {
-        const entry = journal.get(request.params.id);
+        const entry = await journal.get(request.params.id);
         const session = sessionOf(request);
         if (!entry || (session !== undefined && entry.session !== session)) {
           throw new GatewayError(404, `No journal entry ${request.params.id}`);
@@ -500,7 +502,7 @@ export const controlRoutes =
       },
       async (request, reply) => {
         const count = request.body.count ?? { at_least: 1 };
-        const result = journal.verify(journalFilter(request, request.body.match), count);
+        const result = await journal.verify(journalFilter(request, request.body.match), count);
         if (result.ok) return { status: 'ok' as const, matched: result.matched };
         const wanted = Object.entries(count)
           .map(([how, n]) => `${how.replace('_', ' ')} ${n}`)
@@ -563,7 +565,7 @@ export const controlRoutes =
       async (request) => {
         const session = sessionOf(request, request.query.session);
         const now = clock.now();
-        return { now, ...video.all(now, request.query.limit ?? TASKS_LISTED, session) };
+        return { now, ...(await video.all(now, request.query.limit ?? TASKS_LISTED, session)) };
       },
     );
 
@@ -580,11 +582,11 @@ export const controlRoutes =
       async (request) => {
         const session = sessionOf(request, request.query.session);
         const now = clock.now();
-        return {
-          now,
-          size: text.promptCache.size,
-          entries: text.promptCache.list(now, request.query.limit ?? CACHE_LISTED, session),
-        };
+        const [size, entries] = await Promise.all([
+          text.promptCache.count(),
+          text.promptCache.list(now, request.query.limit ?? CACHE_LISTED, session),
+        ]);
+        return { now, size, entries };
       },
     );
 
@@ -601,7 +603,13 @@ export const controlRoutes =
       async (request) => {
         const { status, message } = request.body;
         const session = sessionOf(request);
-        const record = video.force(request.params.task_id, status, message, clock.now(), session);
+        const record = await video.force(
+          request.params.task_id,
+          status,
+          message,
+          clock.now(),
+          session,
+        );
         if (!record) throw new GatewayError(404, `No task ${request.params.task_id}`);
         return record;
       },
@@ -618,10 +626,10 @@ export const controlRoutes =
       },
       async (request) => {
         const session = sessionOf(request, request.query.session);
-        const list = callbacks.list();
+        const { list, dropped } = await callbacks.view();
         return {
           callbacks: session === undefined ? list : list.filter((d) => d.session === session),
-          dropped: callbacks.dropped,
+          dropped,
         };
       },
     );
@@ -660,7 +668,7 @@ export const controlRoutes =
           throw new GatewayError(400, `delay_ms is only for kind "delay" (not "${kind}")`);
         }
         const session = sessionOf(request) ?? DEFAULT_SESSION;
-        const added = compiled(() => faults.add(rule, session));
+        const added = await compiled(() => faults.add(rule, session));
         if (!added)
           throw new GatewayError(
             400,
@@ -679,7 +687,9 @@ export const controlRoutes =
           response: { 200: FaultListSchema, ...errors },
         },
       },
-      async (request) => ({ faults: faults.list(sessionOf(request, request.query.session)) }),
+      async (request) => ({
+        faults: await faults.list(sessionOf(request, request.query.session)),
+      }),
     );
 
     app.delete(
@@ -693,8 +703,8 @@ export const controlRoutes =
       },
       async (request) => {
         const session = sessionOf(request, request.query.session);
-        if (session === undefined) faults.reset();
-        else faults.resetSession(session);
+        if (session === undefined) await faults.reset();
+        else await faults.resetSession(session);
         return { status: 'ok' as const };
       },
     );
@@ -711,7 +721,7 @@ export const controlRoutes =
         },
       },
       async (request) => {
-        if (!faults.remove(request.params.id, sessionOf(request))) {
+        if (!(await faults.remove(request.params.id, sessionOf(request)))) {
           throw new GatewayError(404, `No fault rule ${request.params.id}`);
         }
         return { status: 'ok' as const };
@@ -731,7 +741,7 @@ export const controlRoutes =
         const problem = ruleProblem(request.body);
         if (problem) throw new GatewayError(400, problem);
         const session = sessionOf(request) ?? DEFAULT_SESSION;
-        const added = compiled(() => replies.addStub(request.body, session));
+        const added = await compiled(() => replies.addStub(request.body, session));
         if (!added) {
           throw new GatewayError(
             400,
@@ -752,7 +762,7 @@ export const controlRoutes =
         },
       },
       async (request) => ({
-        replies: replies.listStubs(sessionOf(request, request.query.session)),
+        replies: await replies.listStubs(sessionOf(request, request.query.session)),
       }),
     );
 
@@ -766,7 +776,7 @@ export const controlRoutes =
         },
       },
       async (request) => {
-        replies.clearStubs(sessionOf(request, request.query.session));
+        await replies.clearStubs(sessionOf(request, request.query.session));
         return { status: 'ok' as const };
       },
     );
@@ -783,7 +793,7 @@ export const controlRoutes =
         },
       },
       async (request) => {
-        if (!replies.removeStub(request.params.id, sessionOf(request))) {
+        if (!(await replies.removeStub(request.params.id, sessionOf(request)))) {
           throw new GatewayError(404, `No stub ${request.params.id}`);
         }
         return { status: 'ok' as const };
@@ -816,7 +826,7 @@ export const controlRoutes =
       },
       async () => {
         try {
-          return fixturesView(text.reloadFixtures());
+          return fixturesView(await text.reloadFixtures());
         } catch (err) {
           if (err instanceof FixtureError) throw new GatewayError(400, err.message);
           throw err;

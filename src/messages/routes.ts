@@ -5,7 +5,7 @@ import { matchContext } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import type { Pacing } from '../platform/sse.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
-import { countPrompt, type PromptCache } from '../text/prompt-cache.js';
+import { countPrompt, type PromptCacheStore } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import {
   checkCompactionRequest,
@@ -51,7 +51,7 @@ const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
 
 export interface MessagesRoutesOptions {
   replies: Replies;
-  promptCache: PromptCache;
+  promptCache: PromptCacheStore;
   ids: Ids;
   streaming: Streaming;
 }
@@ -103,7 +103,7 @@ export const messagesRoutes =
         let limit = outputLimit(body, scan.total);
         if (prompt.summarize) {
           // On demand: the summary is the whole answer, written from the whole conversation.
-          const read = promptCache.commit(scan, request.receivedAt);
+          const read = await promptCache.commit(scan, request.receivedAt);
           const { done, usage } = compactionAnswer(
             body.messages,
             prompt,
@@ -127,7 +127,7 @@ export const messagesRoutes =
         };
         if (body.max_tokens === 0) {
           // Pre-warming: the prompt is read and cached, nothing is generated (no summary either).
-          const read = promptCache.commit(scan, request.receivedAt);
+          const read = await promptCache.commit(scan, request.receivedAt);
           const usage = messageUsage(read, 0);
           if (prompt.iterations) usage.iterations = [iteration(read, 0, body.model)];
           return buildMessage(who, PREWARMED, usage);
@@ -169,7 +169,7 @@ export const messagesRoutes =
                 : undefined,
             );
         // Everything that can refuse the request has run: only now may the cache change.
-        const read = promptCache.commit(scan, request.receivedAt);
+        const read = await promptCache.commit(scan, request.receivedAt);
         let usage: Usage;
         let content = done.content;
         if (compaction && compacted) {
@@ -178,7 +178,7 @@ export const messagesRoutes =
           // The reply's step is a cache lookup of its own, after the summarizing step's.
           const reply = compaction.pause
             ? undefined
-            : promptCache.commit(compacted.scan, request.receivedAt);
+            : await promptCache.commit(compacted.scan, request.receivedAt);
           usage = compactedUsage(read, reply, compaction, summary, done.outputTokens, body.model);
         } else {
           usage = messageUsage(read, done.outputTokens);

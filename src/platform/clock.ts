@@ -2,8 +2,9 @@
 export interface Clock {
   now(): number;
   offsetMs(): number;
-  advance(ms: number): void;
-  reset(): void;
+  /** Moves time forward (in the store, when the state is shared: then a promise). */
+  advance(ms: number): void | Promise<void>;
+  reset(): void | Promise<void>;
   /** Called after every `advance` and `reset`; returns an unsubscribe function. */
   onChange(listener: () => void): () => void;
 }

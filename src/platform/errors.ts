@@ -102,3 +102,32 @@ export const bracketPath = (path: PathSegment[]) =>
 
 /** `messages.0.content`-style path, as the messages API names fields. */
 export const dottedPath = (path: PathSegment[]) => path.join('.');
+
+/** How the shared state store is named in a 503 (`STATE_URL` without its credentials). */
+let storeName = 'STATE_URL';
+export const nameStateStore = (where: string) => {
+  storeName = where;
+};
+
+/** The state store cannot answer: a 503 naming it, in the envelope of whoever asked. */
+export function stateStoreUnavailable(reason: string): GatewayError {
+  return new GatewayError(
+    503,
+    `The state store (${storeName}) is unavailable: ${reason.replace(/\s+/g, ' ').slice(0, 200)}. The emulator keeps its state there (STATE_URL) and answers again once it is back.`,
+    { retryAfterS: 1 },
+  );
+}
+
+/** What the Redis client (ioredis) and BullMQ throw when the store is down, slow or refuses. */
+const STORE_FAILURE =
+  /Connection is closed|Stream isn't writeable|Command timed out|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|enableOfflineQueue|max retries|LOADING|READONLY|MASTERDOWN|NOAUTH|WRONGPASS|MISCONF|state store/;
+
+/** Whether an error is the state store failing (answered 503), not a bug of the emulator's. */
+export function isStoreFailure(err: unknown): err is Error {
+  if (!(err instanceof Error)) return false;
+  return (
+    err.name === 'ReplyError' ||
+    err.name === 'MaxRetriesPerRequestError' ||
+    STORE_FAILURE.test(err.message)
+  );
+}

@@ -3,7 +3,12 @@
  * `x-emulator-fault` header. A fault makes the request fail the way the real gateway fails.
  */
 
-import { roomFor } from './budget.js';
+import {
+  MemoryRuleBook,
+  type RuleBook,
+  type RuleRecord,
+  type RuleUse,
+} from '../state/rule-book.js';
 import type { Feature } from './features.js';
 import {
   type CompiledMatch,
@@ -64,27 +69,15 @@ export interface FaultRuleView {
   fired: number;
 }
 
+/** A rule as stored: what was asked for. */
+type StoredFault = RuleRecord<FaultRuleInput>;
+
+/** A stored rule made ready to match (once per process, per rule). */
 interface FaultRule {
-  id: number;
-  session: string;
-  /** The length of its JSON, counted against MAX_FAULT_BYTES. */
-  bytes: number;
+  record: StoredFault;
   match: CompiledMatch;
   kind: FaultKind;
-  status: number | undefined;
-  times: number | undefined;
-  remaining: number | undefined;
-  afterEvents: number;
-  afterBytes: number | undefined;
-  retryAfterS: number | undefined;
-  delayMs: number | undefined;
-  probability: number | undefined;
-  seed: number | undefined;
-  /** The seeded draws of a rule with a probability. */
-  random: (() => number) | undefined;
-  fired: number;
 }
-
 /** The fault one request gets. */
 export interface Fault {
   kind: FaultKind;
@@ -100,21 +93,21 @@ export interface Fault {
   label: string;
 }
 
-/** mulberry32: a small seeded generator, so a fault with a probability strikes the same way each run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+/**
+ * Draw `n` (from 0) of mulberry32 seeded with `seed`: a small seeded generator, so a fault with
+ * a probability strikes the same way each run. Its state only ever adds a constant, so any draw
+ * is found from its number, and processes sharing a rule share one sequence of draws.
+ */
+export function drawOf(seed: number, n: number): number {
+  let t = ((seed >>> 0) + Math.imul(n + 1, 0x6d2b79f5)) >>> 0;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
 }
 
 /** A rule that acts on a stream: it waits until the request is known to stream. */
 const forStreams = (rule: FaultRule) =>
-  rule.kind === 'stream_error' || rule.afterBytes !== undefined;
+  rule.kind === 'stream_error' || rule.record.input.after_bytes !== undefined;
 
 export const FAULT_HEADER = 'x-emulator-fault';
 export const MAX_FAULT_RULES = 1000;
@@ -141,13 +134,19 @@ export function parseFaultHeader(value: string): Fault | undefined {
 
 export class Faults implements Feature {
   readonly name = 'faults';
-  private rules: FaultRule[] = [];
-  private nextId = 1;
+  /** Each stored rule compiled, by the record it was made from. */
+  private compiled = new WeakMap<StoredFault, FaultRule>();
 
   /** The delayed and hung requests held now, and their bodies' bytes. */
   private held = { count: 0, bytes: 0 };
 
-  constructor(private readonly hashKey: (key: string) => string) {}
+  constructor(
+    private readonly hashKey: (key: string) => string,
+    private readonly book: RuleBook<FaultRuleInput> = new MemoryRuleBook({
+      maxCount: MAX_FAULT_RULES,
+      maxBytes: MAX_FAULT_BYTES,
+    }),
+  ) {}
 
   /**
    * Takes a place for a request a fault holds back (and its body's bytes): undefined when
@@ -168,67 +167,46 @@ export class Faults implements Feature {
   }
 
   get size(): number {
-    return this.rules.length;
+    return this.book.rules.length;
   }
 
   /**
    * Adds a rule to a session; undefined when MAX_FAULT_RULES are already active or it would
    * take them past MAX_FAULT_BYTES. Throws MatchError for a match that cannot be compiled.
    */
-  add(input: FaultRuleInput, session = DEFAULT_SESSION): FaultRuleView | undefined {
-    const bytes = roomFor(this.rules, input, {
-      maxCount: MAX_FAULT_RULES,
-      maxBytes: MAX_FAULT_BYTES,
-    });
-    if (bytes === undefined) return undefined;
-    const source: RequestMatch = {
-      ...(input.path === undefined ? {} : { path: input.path }),
-      ...(input.method === undefined ? {} : { method: input.method }),
-      ...input.match,
-    };
-    const rule: FaultRule = {
-      id: this.nextId++,
-      session,
-      bytes,
-      match: compileMatch(source, this.hashKey),
-      kind: input.kind ?? defaultKind(input),
-      status: input.status,
-      times: input.times,
-      remaining: input.times,
-      afterEvents: input.after_events ?? 0,
-      afterBytes: input.after_bytes,
-      retryAfterS: input.retry_after_s,
-      delayMs: input.delay_ms,
-      probability: input.probability,
-      seed: input.seed,
-      random: input.probability === undefined ? undefined : seeded(input.seed ?? 0),
-      fired: 0,
-    };
-    this.rules.push(rule);
-    return view(rule);
+  add(
+    input: FaultRuleInput,
+    session = DEFAULT_SESSION,
+  ): FaultRuleView | undefined | Promise<FaultRuleView | undefined> {
+    compileMatch(sourceOf(input), this.hashKey);
+    const added = this.book.add(input, session, input.times);
+    const shown = (record: StoredFault | undefined) =>
+      record && view(record, { remaining: record.times, fired: 0 });
+    return added instanceof Promise ? added.then(shown) : shown(added);
   }
 
   /** The rules of one session, or of all when none is named. */
-  list(session?: string): FaultRuleView[] {
-    return this.rules.filter((r) => session === undefined || r.session === session).map(view);
+  list(session?: string): FaultRuleView[] | Promise<FaultRuleView[]> {
+    const shown = (uses: Map<number, RuleUse>) =>
+      this.book.rules
+        .filter((r) => session === undefined || r.session === session)
+        .map((r) => view(r, uses.get(r.id) ?? { remaining: r.times, fired: 0 }));
+    const uses = this.book.uses();
+    return uses instanceof Promise ? uses.then(shown) : shown(uses);
   }
 
   /** Removes one rule; false when there is none of that id (in that session). */
-  remove(id: number, session?: string): boolean {
-    const before = this.rules.length;
-    this.rules = this.rules.filter(
-      (r) => r.id !== id || (session !== undefined && r.session !== session),
-    );
-    return this.rules.length < before;
+  remove(id: number, session?: string): boolean | Promise<boolean> {
+    return this.book.remove(id, session);
   }
 
-  reset(): void {
-    this.rules = [];
-    this.nextId = 1;
+  reset(): void | Promise<void> {
+    this.compiled = new WeakMap();
+    return this.book.reset();
   }
 
-  resetSession(session: string): void {
-    this.rules = this.rules.filter((r) => r.session !== session);
+  resetSession(session: string): void | Promise<void> {
+    return this.book.clear(session);
   }
 
   /**
@@ -236,39 +214,110 @@ export class Faults implements Feature {
    * request arrives, before its body is read) takes the rules that need no body; phase `body`
    * takes those that read the body, and, when the request streams, the stream rules (so a
    * stream rule is never spent on a plain request). A rule with a probability strikes when its
-   * seeded draw says so, and is passed over otherwise.
+   * seeded draw says so, and is passed over otherwise. A rule another process used up meanwhile
+   * is passed over too (its last use is spent once).
    */
   take(
     target: MatchTarget,
     session: string,
     phase: 'now' | 'body',
     streaming = false,
-  ): Fault | undefined {
-    const rule = this.rules.find((r) => {
-      if (r.session !== session) return false;
-      if (forStreams(r)) {
-        if (phase === 'now' || !streaming) return false;
-      } else if (r.match.needsBody !== (phase === 'body')) return false;
-      if (!meets(r.match, target)) return false;
-      return r.random === undefined || r.random() < (r.probability ?? 1);
-    });
-    if (!rule) return undefined;
-    rule.fired++;
-    if (rule.remaining !== undefined && --rule.remaining <= 0) {
-      this.rules = this.rules.filter((r) => r !== rule);
+  ): Fault | undefined | Promise<Fault | undefined> {
+    const rules = this.book.rules;
+    for (let i = 0; i < rules.length; i++) {
+      const rule = this.ruleOf(rules[i] as StoredFault);
+      if (!this.applies(rule, target, session, phase, streaming)) continue;
+      const { probability, seed } = rule.record.input;
+      const draw = probability === undefined ? undefined : this.book.draw(rule.record.id);
+      if (draw instanceof Promise) {
+        return this.takeShared(rules, i, target, session, phase, streaming);
+      }
+      if (draw !== undefined && drawOf(seed ?? 0, draw) >= (probability as number)) continue;
+      const use = this.book.spend(rule.record.id);
+      if (use instanceof Promise)
+        return this.takeShared(rules, i, target, session, phase, streaming, use);
+      if (use === undefined) continue;
+      return faultOf(rule);
     }
-    return {
-      kind: rule.kind,
-      status: rule.status,
-      afterEvents: rule.afterEvents,
-      ...(rule.afterBytes === undefined ? {} : { afterBytes: rule.afterBytes }),
-      retryAfterS: rule.retryAfterS,
-      ...(rule.delayMs === undefined ? {} : { delayMs: rule.delayMs }),
-      label: `rule ${rule.id}: ${rule.kind}${rule.status ? ` ${rule.status}` : ''}${
-        rule.delayMs === undefined ? '' : ` ${rule.delayMs} ms`
-      }${rule.afterBytes === undefined ? '' : ` after ${rule.afterBytes} bytes`}`,
-    };
+    return undefined;
   }
+
+  /** `take` over a shared book: each draw and use is the store's, awaited in turn. */
+  private async takeShared(
+    rules: readonly StoredFault[],
+    from: number,
+    target: MatchTarget,
+    session: string,
+    phase: 'now' | 'body',
+    streaming: boolean,
+    spending?: Promise<RuleUse | undefined>,
+  ): Promise<Fault | undefined> {
+    for (let i = from; i < rules.length; i++) {
+      const rule = this.ruleOf(rules[i] as StoredFault);
+      if (i > from || spending === undefined) {
+        if (i > from && !this.applies(rule, target, session, phase, streaming)) continue;
+        const { probability, seed } = rule.record.input;
+        if (probability !== undefined) {
+          const draw = await this.book.draw(rule.record.id);
+          if (drawOf(seed ?? 0, draw) >= probability) continue;
+        }
+      }
+      const use = await (i === from && spending ? spending : this.book.spend(rule.record.id));
+      if (use === undefined) continue;
+      return faultOf(rule);
+    }
+    return undefined;
+  }
+
+  private applies(
+    rule: FaultRule,
+    target: MatchTarget,
+    session: string,
+    phase: 'now' | 'body',
+    streaming: boolean,
+  ): boolean {
+    if (rule.record.session !== session) return false;
+    if (forStreams(rule)) {
+      if (phase === 'now' || !streaming) return false;
+    } else if (rule.match.needsBody !== (phase === 'body')) return false;
+    return meets(rule.match, target);
+  }
+
+  private ruleOf(record: StoredFault): FaultRule {
+    let rule = this.compiled.get(record);
+    if (!rule) {
+      rule = {
+        record,
+        match: compileMatch(sourceOf(record.input), this.hashKey),
+        kind: record.input.kind ?? defaultKind(record.input),
+      };
+      this.compiled.set(record, rule);
+    }
+    return rule;
+  }
+}
+
+/** A rule's match: its own, with the `path` and `method` shorthands. */
+const sourceOf = (input: FaultRuleInput): RequestMatch => ({
+  ...(input.path === undefined ? {} : { path: input.path }),
+  ...(input.method === undefined ? {} : { method: input.method }),
+  ...input.match,
+});
+
+/** The fault a rule gives a request. */
+function faultOf(rule: FaultRule): Fault {
+  const { input, id } = rule.record;
+  return {
+    kind: rule.kind,
+    status: input.status,
+    afterEvents: input.after_events ?? 0,
+    ...(input.after_bytes === undefined ? {} : { afterBytes: input.after_bytes }),
+    retryAfterS: input.retry_after_s,
+    ...(input.delay_ms === undefined ? {} : { delayMs: input.delay_ms }),
+    label: `rule ${id}: ${rule.kind}${input.status ? ` ${input.status}` : ''}${
+      input.delay_ms === undefined ? '' : ` ${input.delay_ms} ms`
+    }${input.after_bytes === undefined ? '' : ` after ${input.after_bytes} bytes`}`,
+  };
 }
 
 /** The kind a rule that names none has: what its other fields imply. */
@@ -278,24 +327,26 @@ export function defaultKind(input: FaultRuleInput): FaultKind {
   return 'error';
 }
 
-function view(rule: FaultRule): FaultRuleView {
-  const source = rule.match.source;
+function view(record: StoredFault, use: RuleUse): FaultRuleView {
+  const { input } = record;
+  const source = sourceOf(input);
+  const compiledMethod = source.method?.toUpperCase();
   return {
-    id: rule.id,
-    session: rule.session,
+    id: record.id,
+    session: record.session,
     path: source.path ?? null,
-    method: rule.match.method ?? null,
+    method: compiledMethod ?? null,
     match: shownMatch(source),
-    kind: rule.kind,
-    status: rule.status ?? null,
-    times: rule.times ?? null,
-    remaining: rule.remaining ?? null,
-    after_events: rule.afterEvents,
-    after_bytes: rule.afterBytes ?? null,
-    retry_after_s: rule.retryAfterS ?? null,
-    delay_ms: rule.delayMs ?? null,
-    probability: rule.probability ?? null,
-    seed: rule.probability === undefined ? null : (rule.seed ?? 0),
-    fired: rule.fired,
+    kind: input.kind ?? defaultKind(input),
+    status: input.status ?? null,
+    times: input.times ?? null,
+    remaining: use.remaining ?? null,
+    after_events: input.after_events ?? 0,
+    after_bytes: input.after_bytes ?? null,
+    retry_after_s: input.retry_after_s ?? null,
+    delay_ms: input.delay_ms ?? null,
+    probability: input.probability ?? null,
+    seed: input.probability === undefined ? null : (input.seed ?? 0),
+    fired: use.fired,
   };
 }

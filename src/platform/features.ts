@@ -5,10 +5,10 @@
 export interface Feature {
   /** The name a reset knows it by (`tasks`, `cache`, `journal`, ...). */
   readonly name: string;
-  reset?(): void;
+  reset?(): void | Promise<unknown>;
   /** Forgets what one session made (a feature without sessions keeps everything). */
-  resetSession?(session: string): void;
-  close?(): void;
+  resetSession?(session: string): void | Promise<unknown>;
+  close?(): void | Promise<unknown>;
 }
 
 export class Features {
@@ -28,15 +28,24 @@ export class Features {
    * Resets every feature, or only those named (in registration order either way); with a
    * session, only what that session made.
    */
-  reset(only?: readonly string[], session?: string): void {
+  reset(only?: readonly string[], session?: string): void | Promise<void> {
+    let waits: Promise<unknown> | undefined;
     for (const feature of this.all) {
       if (only && !only.includes(feature.name)) continue;
-      if (session === undefined) feature.reset?.();
-      else feature.resetSession?.(session);
+      // One after another, in order (the clock goes back last, once the stores are empty).
+      const run = () =>
+        session === undefined ? feature.reset?.() : feature.resetSession?.(session);
+      waits = waits ? waits.then(run) : (run() ?? undefined);
     }
+    return waits?.then(() => {});
   }
 
-  close(): void {
-    for (const feature of this.all) feature.close?.();
+  close(): void | Promise<void> {
+    const waits: Promise<unknown>[] = [];
+    for (const feature of this.all) {
+      const done = feature.close?.();
+      if (done) waits.push(done);
+    }
+    if (waits.length > 0) return Promise.allSettled(waits).then(() => {});
   }
 }

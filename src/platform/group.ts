@@ -18,7 +18,7 @@ import { JOURNAL_BODY_LIMIT, type Journal } from './journal.js';
 import { heldWeight } from './json-body.js';
 import { type MatchContext, type MatchTarget, matchWork, regexScan } from './match.js';
 import type { Metrics } from './metrics.js';
-import { formatDuration, type RateLimiter } from './rate-limit.js';
+import { formatDuration, type RateDecision, type RateLimiter } from './rate-limit.js';
 import { BODY_LIMIT, type GatewayRuntime, holdOpen, pathOf, reqIdField } from './request.js';
 import { journalBody, redactUrl } from './secrets.js';
 import { ownerIn, readSession } from './session.js';
@@ -103,6 +103,11 @@ export interface GatewayHooks {
   metrics: Metrics | undefined;
   /** Record, replay or proxy (UPSTREAM_MODE), when on. */
   upstream: Upstream | undefined;
+  /**
+   * Shared state: what every request waits for first (the clock offset and the rules as they
+   * are in the store). Unset in memory, where there is nothing to wait for.
+   */
+  begin?: () => Promise<void>;
   /** What a request refused before its body was read may still send (`readTheRest`). */
   refusedUpload: { maxBytes: number; timeoutMs: number };
 }
@@ -285,6 +290,20 @@ export function setupGatewayGroup(
     request.receivedAt = clock.now();
     request.gateway = runtime;
     if (spec.requestIdHeader) reply.header(spec.requestIdHeader, request.id);
+    const begin = hooks.begin;
+    if (begin === undefined) return admit(request, reply, done);
+    // Shared state: the clock and the rules as they are now, for every replica alike.
+    begin().then(
+      () => {
+        request.receivedAt = clock.now();
+        admit(request, reply, done);
+      },
+      (err: unknown) => done(err as Error),
+    );
+  });
+
+  /** The key, the session, the group's headers, the rate limit and the faults of arrival. */
+  function admit(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) {
     try {
       request.session = readSession(request);
     } catch (err) {
@@ -297,24 +316,40 @@ export function setupGatewayGroup(
     request.owner = ownerIn(request.keyHash, request.session);
     const refused = spec.checkHeaders?.(request);
     if (refused) return done(refused);
-    if (rateLimiter) {
-      const rate = rateLimiter.hit(request.keyHash, request.receivedAt);
-      if (spec.rateLimitHeaders) {
-        reply.header('x-ratelimit-limit-requests', String(rate.limit));
-        reply.header('x-ratelimit-remaining-requests', String(rate.remaining));
-        reply.header('x-ratelimit-reset-requests', formatDuration(rate.resetMs));
-      }
-      if (!rate.allowed) {
-        const retryAfterS = Math.ceil(rate.resetMs / 1000);
-        return done(new GatewayError(429, statusMessage(429), { retryAfterS }));
-      }
+    if (!rateLimiter) return arrive(request, reply, done);
+    const rate = rateLimiter.hit(request.keyHash, request.receivedAt);
+    if (rate instanceof Promise) {
+      rate.then(
+        (decided) => limited(decided, request, reply, done),
+        (err: unknown) => done(err as Error),
+      );
+    } else limited(rate, request, reply, done);
+  }
+
+  function limited(
+    rate: RateDecision,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: (err?: Error) => void,
+  ) {
+    if (spec.rateLimitHeaders) {
+      reply.header('x-ratelimit-limit-requests', String(rate.limit));
+      reply.header('x-ratelimit-remaining-requests', String(rate.remaining));
+      reply.header('x-ratelimit-reset-requests', formatDuration(rate.resetMs));
     }
-    // Error and disconnect faults strike before the body is read, like an overloaded gateway.
+    if (!rate.allowed) {
+      const retryAfterS = Math.ceil(rate.resetMs / 1000);
+      return done(new GatewayError(429, statusMessage(429), { retryAfterS }));
+    }
+    arrive(request, reply, done);
+  }
+
+  /** Error and disconnect faults strike before the body is read, like an overloaded gateway. */
+  function arrive(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) {
     const header = request.headers[FAULT_HEADER];
     if (header === undefined && faults.size === 0) return done();
-    let fault: Fault | undefined;
     if (header !== undefined) {
-      fault = typeof header === 'string' ? parseFaultHeader(header) : undefined;
+      const fault = typeof header === 'string' ? parseFaultHeader(header) : undefined;
       if (!fault) {
         const message = `${FAULT_HEADER} must be a status 400-599, "disconnect", "stream_error", "hang" or "delay=<ms>" (at most ${MAX_DELAY_MS})`;
         return done(new GatewayError(400, message));
@@ -323,10 +358,24 @@ export function setupGatewayGroup(
         request.pendingFault = fault;
         return done();
       }
-    } else {
-      fault = faults.take(targetOf(request), request.session, 'now');
-      if (!fault) return done();
+      return struck(fault, request, reply, done);
     }
+    const fault = faults.take(targetOf(request), request.session, 'now');
+    if (fault instanceof Promise) {
+      fault.then(
+        (taken) => struck(taken, request, reply, done),
+        (err: unknown) => done(err as Error),
+      );
+    } else struck(fault, request, reply, done);
+  }
+
+  function struck(
+    fault: Fault | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: (err?: Error) => void,
+  ) {
+    if (!fault) return done();
     if (fault.kind === 'delay') {
       // A delay waits with the body read: a body left unread would keep the request incomplete,
       // and Node would answer it 408 at REQUEST_TIMEOUT_MS.
@@ -334,7 +383,7 @@ export function setupGatewayGroup(
       return done();
     }
     strike(fault, request, reply, done);
-  });
+  }
 
   app.addHook('preValidation', (request, reply, done) => {
     const fault = request.pendingFault;
@@ -349,6 +398,21 @@ export function setupGatewayGroup(
     const streaming = (request.body as { stream?: unknown } | undefined)?.stream === true;
     const fault =
       request.pendingFault ?? faults.take(targetOf(request), request.session, 'body', streaming);
+    if (fault instanceof Promise) {
+      fault.then(
+        (taken) => onBody(taken, streaming, request, reply, done),
+        (err: unknown) => done(err as Error),
+      );
+    } else onBody(fault, streaming, request, reply, done);
+  });
+
+  function onBody(
+    fault: Fault | undefined,
+    streaming: boolean,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: (err?: Error) => void,
+  ) {
     if (!fault) return done();
     if (!streaming || (fault.kind !== 'stream_error' && fault.afterBytes === undefined)) {
       strike(fault, request, reply, done);
@@ -361,7 +425,7 @@ export function setupGatewayGroup(
         : { afterBytes: fault.afterBytes }),
     };
     done();
-  });
+  }
 
   // Record, replay or proxy: after the key, the faults and the body's validation, before the
   // emulator's own route.

@@ -6,7 +6,13 @@ import { fileURLToPath } from 'node:url';
 import type { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Ajv, type Options as AjvOptions, type ValidateFunction } from 'ajv';
 import type { FastifyServerOptions } from 'fastify';
-import { type FieldIssue, GatewayError, type PathSegment } from './errors.js';
+import {
+  type FieldIssue,
+  GatewayError,
+  isStoreFailure,
+  type PathSegment,
+  stateStoreUnavailable,
+} from './errors.js';
 import { SPLIT_FROM_CHARS, splitLargeSubschemas } from './split-schema.js';
 
 /**
@@ -462,6 +468,7 @@ function issueOf(err: AjvError): FieldIssue {
 /** Turns anything a route or Fastify threw into a GatewayError with a 4xx where the input is at fault. */
 export function normalizeError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
+  if (isStoreFailure(err)) return stateStoreUnavailable(err.message);
   const e = (err ?? {}) as FastifyLikeError;
   if (Array.isArray(e.validation) && e.validation.length > 0) {
     const issue = issueFromAjv(e.validation);

@@ -130,7 +130,25 @@ export interface CacheEntryView {
   time_left_ms: number;
 }
 
-export class PromptCache implements Feature {
+/**
+ * The prompt cache as the routes use it: the memory one (`PromptCache`) answers at once, the
+ * shared one (`state/prompt-cache.ts`) from the store, each lookup and write in one step.
+ */
+export interface PromptCacheStore extends Feature {
+  onLookup: ((group: 'messages' | 'chat', hit: boolean) => void) | undefined;
+  count(): number | Promise<number>;
+  list(now: number, limit: number, session?: string): CacheEntryView[] | Promise<CacheEntryView[]>;
+  scan(scope: string, blocks: readonly PromptBlock[], session?: string): PromptScan;
+  commit(scan: PromptScan, now: number): CacheUsage | Promise<CacheUsage>;
+  accountChat(
+    scope: string,
+    messages: ReadonlyArray<ChatPromptPart>,
+    now: number,
+    session?: string,
+  ): number | Promise<number>;
+}
+
+export class PromptCache implements PromptCacheStore {
   readonly name = 'cache';
   /** Least recently used first. */
   private readonly entries = new Map<string, Entry>();
@@ -140,6 +158,11 @@ export class PromptCache implements Feature {
   constructor(private readonly options: PromptCacheOptions) {}
 
   get size(): number {
+    return this.entries.size;
+  }
+
+  /** Entries held (live or not yet swept). */
+  count(): number {
     return this.entries.size;
   }
 

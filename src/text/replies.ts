@@ -1,4 +1,3 @@
-import { roomFor } from '../platform/budget.js';
 import type { Feature } from '../platform/features.js';
 import { type LinearRegex, linearRegex, type RegexMatch } from '../platform/linear-regex.js';
 import {
@@ -12,6 +11,13 @@ import {
 } from '../platform/match.js';
 import { DEFAULT_SESSION } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
+import {
+  MemoryRuleBook,
+  type RuleBook,
+  type RuleRecord,
+  type RuleUse,
+} from '../state/rule-book.js';
+import { MemorySequences, type Sequences } from '../state/sequences.js';
 import {
   defaultPlan,
   type Plan,
@@ -49,8 +55,8 @@ interface CompiledRule {
   request?: CompiledMatch;
   /** Token count of a plain-text reply with no `$n` references, counted once. */
   tokens?: number;
-  /** Times the rule answered in each session: the next step of a sequence. */
-  used: Map<string, number>;
+  /** The rule's name for its sequence counters (`f<n>`: fixture rule n; `s<id>`: stub id). */
+  key: string;
 }
 
 /** A plan as a rule chose it: every field set, so that all have one shape. */
@@ -78,10 +84,6 @@ export interface StubRule extends StubInput {
 
 interface Stub extends CompiledRule {
   rule: StubRule;
-  remaining: number | undefined;
-  fired: number;
-  /** The length of its JSON, counted against MAX_STUB_BYTES. */
-  bytes: number;
 }
 
 /** Stubs held at once, over all sessions. */
@@ -102,18 +104,30 @@ const hasReferences = (text: string) => /\$(\d|&)/.test(text);
 export class Replies implements Feature {
   readonly name = 'stubs';
   private compiled: CompiledRule[] = [];
-  private stubs: Stub[] = [];
-  private nextStubId = 1;
+  /** Each stored stub compiled, by the record it was made from. */
+  private stubCache = new WeakMap<RuleRecord<StubInput>, Stub>();
+  /** The stubs in the order they are tried, for the book's rules they were sorted from. */
+  private sorted: { from: readonly RuleRecord<StubInput>[]; stubs: Stub[] } = {
+    from: [],
+    stubs: [],
+  };
 
   constructor(
     fixtures: Fixtures,
     private readonly hashKey: (key: string) => string,
+    private readonly book: RuleBook<StubInput> = new MemoryRuleBook({
+      maxCount: MAX_STUBS,
+      maxBytes: MAX_STUB_BYTES,
+    }),
+    private readonly sequences: Sequences = new MemorySequences(SEQUENCE_SESSIONS),
   ) {
     this.load(fixtures);
   }
 
-  load(fixtures: Fixtures): void {
-    this.compiled = fixtures.rules.map((rule) => this.compile(rule));
+  /** Takes new fixtures: their sequences start over. */
+  load(fixtures: Fixtures): void | Promise<void> {
+    this.compiled = fixtures.rules.map((rule, i) => this.compile(rule, `f${i}`));
+    return this.sequences.clear('f');
   }
 
   get rules(): LoadedRule[] {
@@ -125,49 +139,50 @@ export class Replies implements Feature {
    * MatchError-like message for a rule that cannot be used; undefined when MAX_STUBS are held
    * or it would take the stubs past MAX_STUB_BYTES.
    */
-  addStub(input: StubInput, session: string): StubView | undefined {
-    const bytes = roomFor(this.stubs, input, { maxCount: MAX_STUBS, maxBytes: MAX_STUB_BYTES });
-    if (bytes === undefined) return undefined;
-    const rule: StubRule = { ...input, id: this.nextStubId++, session };
-    const stub: Stub = { ...this.compile(rule), rule, remaining: input.times, fired: 0, bytes };
-    // Highest priority first; a stable sort keeps equals in the order they came.
-    this.stubs = [...this.stubs, stub].sort(
-      (a, b) => (b.rule.priority ?? 0) - (a.rule.priority ?? 0),
-    );
-    return stubView(stub);
+  addStub(input: StubInput, session: string): StubView | undefined | Promise<StubView | undefined> {
+    this.compile({ ...input, id: 0, session }, 's0');
+    const added = this.book.add(input, session, input.times);
+    const shown = (record: RuleRecord<StubInput> | undefined) =>
+      record && stubView(record, { remaining: record.times, fired: 0 });
+    return added instanceof Promise ? added.then(shown) : shown(added);
   }
 
   /** The stubs of one session, or of all, in the order they are tried. */
-  listStubs(session?: string): StubView[] {
-    return this.stubs
-      .filter((s) => session === undefined || s.rule.session === session)
-      .map(stubView);
+  listStubs(session?: string): StubView[] | Promise<StubView[]> {
+    const shown = (uses: Map<number, RuleUse>) =>
+      this.stubs()
+        .filter((s) => session === undefined || s.rule.session === session)
+        .map((s) => {
+          const record = { id: s.rule.id, session: s.rule.session, input: s.rule };
+          return stubView(record, uses.get(s.rule.id) ?? { remaining: s.rule.times, fired: 0 });
+        });
+    const uses = this.book.uses();
+    return uses instanceof Promise ? uses.then(shown) : shown(uses);
   }
 
   /** Removes one stub; false when there is none of that id (in that session). */
-  removeStub(id: number, session?: string): boolean {
-    const before = this.stubs.length;
-    this.stubs = this.stubs.filter(
-      (s) => s.rule.id !== id || (session !== undefined && s.rule.session !== session),
-    );
-    return this.stubs.length < before;
+  removeStub(id: number, session?: string): boolean | Promise<boolean> {
+    return this.book.remove(id, session);
   }
 
   /** Removes the stubs of one session, or all of them. */
-  clearStubs(session?: string): void {
-    this.stubs = session === undefined ? [] : this.stubs.filter((s) => s.rule.session !== session);
+  clearStubs(session?: string): void | Promise<void> {
+    return this.book.clear(session);
   }
 
   /** Removes every stub and starts every sequence over. */
-  reset(): void {
-    this.stubs = [];
-    this.nextStubId = 1;
-    for (const entry of this.compiled) entry.used.clear();
+  reset(): void | Promise<void> {
+    const book = this.book.reset();
+    const sequences = this.sequences.clear();
+    if (book instanceof Promise || sequences instanceof Promise)
+      return Promise.all([book, sequences]).then(() => {});
   }
 
-  resetSession(session: string): void {
-    this.clearStubs(session);
-    for (const entry of this.compiled) entry.used.delete(session);
+  resetSession(session: string): void | Promise<void> {
+    const book = this.book.clear(session);
+    const sequences = this.sequences.clear(undefined, session);
+    if (book instanceof Promise || sequences instanceof Promise)
+      return Promise.all([book, sequences]).then(() => {});
   }
 
   /**
@@ -178,22 +193,29 @@ export class Replies implements Feature {
     const session = context?.session ?? DEFAULT_SESSION;
     // The stubs' regexes, then the fixtures', within one budget (see REGEX_SCAN_CHARS).
     const scan = regexScan();
-    const hit =
-      (this.stubs.length > 0 ? this.find(this.stubs, turn, session, context, scan) : undefined) ??
-      this.find(this.compiled, turn, session, context, scan);
+    const stubs = this.stubs();
+    let hit: { entry: CompiledRule; found: RegexMatch | true } | undefined;
+    for (let from = 0; from < stubs.length; ) {
+      const found = this.find(stubs, from, turn, session, context, scan);
+      if (!found) break;
+      // A stub another process used up meanwhile is passed over: its last use is spent once.
+      const use = this.book.spend((found.entry as Stub).rule.id);
+      if ((use instanceof Promise ? await use : use) !== undefined) {
+        hit = found;
+        break;
+      }
+      from = stubs.indexOf(found.entry as Stub) + 1;
+    }
+    hit ??= this.find(this.compiled, 0, turn, session, context, scan);
     if (hit) {
       const { entry, found } = hit;
       const { rule } = entry;
-      const used = entry.used.get(session) ?? 0;
-      const step = rule.sequence
-        ? (rule.sequence[Math.min(used, rule.sequence.length - 1)] as ReplyStep)
-        : rule;
-      entry.used.delete(session);
-      if (entry.used.size >= SEQUENCE_SESSIONS) {
-        entry.used.delete(entry.used.keys().next().value as string);
+      let step: ReplyStep = rule;
+      if (rule.sequence) {
+        const next = this.sequences.next(entry.key, session);
+        const used = next instanceof Promise ? await next : next;
+        step = rule.sequence[Math.min(used, rule.sequence.length - 1)] as ReplyStep;
       }
-      entry.used.set(session, used + 1);
-      if ('fired' in entry) this.spend(entry as Stub);
       const plan = await scriptedPlan(step, turn, found, step === rule ? entry.tokens : undefined);
       return Array.from({ length: choices }, () => chosen(plan, rule, step));
     }
@@ -204,33 +226,47 @@ export class Replies implements Feature {
     return plans;
   }
 
-  /** The first rule of `rules` that answers the turn (a stub: only in its own session). */
+  /** The stubs, compiled, highest priority first (equal ones in the order they were added). */
+  private stubs(): Stub[] {
+    const records = this.book.rules;
+    if (this.sorted.from === records) return this.sorted.stubs;
+    const stubs = records
+      .map((record) => {
+        let stub = this.stubCache.get(record);
+        if (!stub) {
+          const rule: StubRule = { ...record.input, id: record.id, session: record.session };
+          stub = { ...this.compile(rule, `s${record.id}`), rule };
+          this.stubCache.set(record, stub);
+        }
+        return stub;
+      })
+      .sort((a, b) => (b.rule.priority ?? 0) - (a.rule.priority ?? 0));
+    this.sorted = { from: records, stubs };
+    return stubs;
+  }
+
+  /** The first rule of `rules` from `from` on that answers the turn (a stub: only in its own session). */
   private find(
     rules: readonly CompiledRule[],
+    from: number,
     turn: Turn,
     session: string,
     context: MatchContext | undefined,
     scan: { left: number },
   ): { entry: CompiledRule; found: RegexMatch | true } | undefined {
-    for (const entry of rules) {
-      if ('fired' in entry && (entry as Stub).rule.session !== session) continue;
+    for (let i = from; i < rules.length; i++) {
+      const entry = rules[i] as CompiledRule;
+      if ('session' in entry.rule && (entry.rule as StubRule).session !== session) continue;
       const found = this.matches(entry, turn, context, scan);
       if (found) return { entry, found };
     }
     return undefined;
   }
 
-  private spend(stub: Stub): void {
-    stub.fired++;
-    if (stub.remaining !== undefined && --stub.remaining <= 0) {
-      this.stubs = this.stubs.filter((s) => s !== stub);
-    }
-  }
-
-  private compile(rule: LoadedRule | StubRule): CompiledRule {
+  private compile(rule: LoadedRule | StubRule, key: string): CompiledRule {
     const entry: CompiledRule = {
       rule,
-      used: new Map(),
+      key,
       groups: hasReferences(JSON.stringify(rule)),
     };
     const match = rule.match ?? {};
@@ -293,14 +329,27 @@ export interface StubView extends StubRule {
   fired: number;
 }
 
-function stubView(stub: Stub): StubView {
-  const { rule } = stub;
-  const match = rule.match && shownMatch(rule.match);
+function stubView(
+  record: { id: number; session: string; input: StubInput },
+  use: RuleUse,
+): StubView {
+  const { input } = record;
+  const match = input.match && shownMatch(input.match);
+  const {
+    id: _id,
+    session: _session,
+    ...rest
+  } = input as StubInput & {
+    id?: number;
+    session?: string;
+  };
   return {
-    ...rule,
+    ...rest,
+    id: record.id,
+    session: record.session,
     ...(match === undefined ? {} : { match }),
-    remaining: stub.remaining ?? null,
-    fired: stub.fired,
+    remaining: use.remaining ?? null,
+    fired: use.fired,
   };
 }
 

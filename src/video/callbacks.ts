@@ -158,6 +158,11 @@ export class Callbacks implements Feature {
     this.makeReady(delivery);
   }
 
+  /** The deliveries, oldest first, and how many were refused (full log or key queue). */
+  view(): { list: DeliveryView[]; dropped: number } {
+    return { list: this.list(), dropped: this.dropped };
+  }
+
   list(): DeliveryView[] {
     return [...this.deliveries.values()].map((d) => ({
       id: d.id,

@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { nameStateStore, stateStoreUnavailable } from '../platform/errors.js';
+
+/**
+ * The connection to the shared state store (STATE_URL: Redis or Valkey). ioredis, because it
+ * pipelines the commands of one tick into one write (auto-pipelining), runs Lua scripts by
+ * their digest, and reconnects with a backoff of our choosing; BullMQ is built on it too.
+ *
+ * A command never waits for a connection: with the offline queue off, it fails at once while
+ * the store is down, and any command fails after STATE_TIMEOUT_MS; both reach the client as a
+ * 503 naming the store, in its API group's envelope (`unavailable`).
+ * @see https://github.com/redis/ioredis#auto-reconnect
+ */
+export interface StateStore {
+  /** Commands (auto-pipelined). */
+  readonly redis: Redis;
+  /** `STATE_PREFIX:` and the name: every key the emulator writes is one of these. */
+  key(name: string): string;
+  readonly prefix: string;
+  /** Where the store is, as logs and errors may show it (no user or password). */
+  readonly where: string;
+  /** Connected, and the shared secret read. */
+  ready(): boolean;
+  /** Why it is not ready (for `/_emulator/ready`). */
+  problem(): string | undefined;
+  /** The secret that keys fingerprints and signs result URLs, made once in the store. */
+  secret(): Buffer;
+  /** A new connection of the same settings (a blocking read holds its own). */
+  duplicate(): Redis;
+  /** Settings for another client (BullMQ) to connect the same way. */
+  readonly options: RedisOptions;
+  /** Runs `fn` when the store becomes ready (at once if it is). */
+  onReady(fn: () => void): void;
+  close(): Promise<void>;
+}
+
+/** Reconnect backoff: 50 ms doubling to 2 s (a store back is used within 2 s of its return). */
+const backoff = (times: number) => Math.min(50 * 2 ** Math.min(times, 6), 2000);
+
+export function connectState(url: string, prefix: string, timeoutMs: number): StateStore {
+  const parsed = new URL(url);
+  const where = `${parsed.protocol}//${parsed.host}${parsed.pathname.length > 1 ? parsed.pathname : ''}`;
+  const options: RedisOptions = {
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port: parsed.port === '' ? 6379 : Number(parsed.port),
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    db: parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0,
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+    connectTimeout: Math.max(timeoutMs, 1000),
+    retryStrategy: backoff,
+    enableAutoPipelining: true,
+    lazyConnect: false,
+  };
+  nameStateStore(where);
+  const redis = new Redis(options);
+  let secret: Buffer | undefined;
+  let lastError: string | undefined;
+  const waiting: Array<() => void> = [];
+  const key = (name: string) => `${prefix}:${name}`;
+
+  // Unhandled, an ioredis error event would end the process; the state is `problem()`.
+  redis.on('error', (err: Error) => {
+    lastError = err.message;
+  });
+  redis.on('ready', () => {
+    lastError = undefined;
+    if (secret) return;
+    // Made by the first emulator that reaches the store, read by every other one.
+    const made = randomBytes(32).toString('base64');
+    redis
+      .set(key('secret'), made, 'NX')
+      .then(() => redis.get(key('secret')))
+      .then((stored) => {
+        if (stored === null) throw new Error('the secret was not stored');
+        secret = Buffer.from(stored, 'base64');
+        for (const fn of waiting.splice(0)) fn();
+      })
+      .catch((err: Error) => {
+        lastError = err.message;
+        // Tried again at the next connection (or now, if the connection stays).
+        setTimeout(() => redis.status === 'ready' && redis.emit('ready'), 500).unref();
+      });
+  });
+
+  return {
+    redis,
+    key,
+    prefix,
+    where,
+    options,
+    ready: () => secret !== undefined && redis.status === 'ready',
+    problem: () =>
+      redis.status === 'ready' && secret !== undefined
+        ? undefined
+        : `state store ${where} ${redis.status === 'ready' ? 'connected, reading the shared secret' : `not connected (${lastError ?? redis.status})`}`,
+    secret() {
+      if (!secret) throw stateStoreUnavailable(lastError ?? 'not connected yet');
+      return secret;
+    },
+    duplicate: () => new Redis({ ...options, enableAutoPipelining: false }),
+    onReady(fn) {
+      if (secret) fn();
+      else waiting.push(fn);
+    },
+    async close() {
+      waiting.length = 0;
+      redis.disconnect();
+    },
+  };
+}
