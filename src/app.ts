@@ -24,7 +24,7 @@ import { type GatewayHooks, type GroupDescriptor, setupGatewayGroup } from './pl
 import { Journal } from './platform/journal.js';
 import { Metrics } from './platform/metrics.js';
 import { registerOpenapi } from './platform/openapi.js';
-import { RateLimiter } from './platform/rate-limit.js';
+import { MemoryRateLimiter } from './platform/rate-limit.js';
 import {
   answering,
   BODY_LIMIT,
@@ -40,6 +40,7 @@ import { lazySerializers, normalizeError, validatorFactory } from './platform/va
 import { checkDrift } from './record/drift.js';
 import { Recordings } from './record/recordings.js';
 import { Upstream } from './record/upstream.js';
+import { openSharedState } from './state/index.js';
 import { createText } from './text/index.js';
 import type { Callbacks } from './video/callbacks.js';
 import { videoGroup } from './video/index.js';
@@ -155,20 +156,33 @@ export async function buildApp(
   config: Config,
   deps: Deps = createDeps(),
 ): Promise<FastifyInstance> {
-  const { clock, ids } = deps;
+  const { ids } = deps;
+  // STATE_URL: every store in Redis, shared by the replicas (README "Running several replicas").
+  const shared = config.stateUrl
+    ? openSharedState({ ...config, stateUrl: config.stateUrl }, deps.clock)
+    : undefined;
+  const clock = shared ? shared.clock : deps.clock;
+  const secret = shared ? () => shared.store.secret() : () => deps.secret;
   const features = new Features();
   const scheduler = features.add(new Scheduler(clock, deps.setTimer));
-  const keyring = new Keyring(config.apiKeys, deps.secret);
+  const keyring = new Keyring(config.apiKeys, secret);
   const hashKey = (key: string) => keyring.ownerOf(key);
   const hooks: GatewayHooks = {
     clock,
     setTimer: deps.setTimer,
     keyring,
-    journal: features.add(new Journal(config.journalLimit, hashKey)),
-    faults: features.add(new Faults(hashKey)),
+    journal: features.add(
+      new Journal(config.journalLimit, hashKey, shared?.journalLog(config.journalLimit)),
+    ),
+    faults: features.add(new Faults(hashKey, shared?.faults)),
     rateLimiter: config.rateLimitRpm
-      ? features.add(new RateLimiter(config.rateLimitRpm))
+      ? features.add(
+          shared
+            ? shared.rateLimiter(config.rateLimitRpm)
+            : new MemoryRateLimiter(config.rateLimitRpm),
+        )
       : undefined,
+    ...(shared ? { begin: shared.begin } : {}),
     metrics: undefined,
     upstream: undefined,
     refusedUpload: {
@@ -199,7 +213,11 @@ export async function buildApp(
       timeoutMs: config.upstreamTimeoutMs,
     });
   }
-  const text = createText(config, hashKey);
+  const text = createText(config, hashKey, shared);
+  // Fixtures reloaded on one replica are read again by every other (their sequences stay).
+  shared?.epoch.watch('fixtures', async () => {
+    await text.reloadFixtures(true);
+  });
   // Tasks are read at each scrape, through `video` (made below).
   const metrics = new Metrics(() => video.service.countByStatus(clock.now()));
   hooks.metrics = metrics;
@@ -236,7 +254,8 @@ export async function buildApp(
     },
     publicBaseUrl: config.publicBaseUrl,
     fixturesDir: config.fixturesDir,
-    secret: deps.secret,
+    secret,
+    ...(shared ? { tasks: () => shared.tasks(config.maxTasks), begin: shared.begin } : {}),
   });
   video.callbacks.onAttempt = (outcome) => metrics.callback(outcome);
   const { replies, contentFilter, promptCache } = text;
@@ -247,7 +266,8 @@ export async function buildApp(
   ];
   for (const store of [...text.stores, ...groups.flatMap((g) => g.stores)]) features.add(store);
   // Last, so that stores are empty before the clock jumps back.
-  features.add({ name: 'clock', reset: () => clock.reset() });
+  features.add(shared ? shared.clockFeature : { name: 'clock', reset: () => clock.reset() });
+  if (shared) features.add({ name: 'state', close: () => shared.close() });
   const reset = (only?: readonly string[], session?: string) => features.reset(only, session);
 
   /**
@@ -473,6 +493,13 @@ export async function buildApp(
         ),
       reset,
       listening: () => app.server.listening,
+      ...(shared
+        ? {
+            begin: shared.begin,
+            storeProblem: () => shared.store.problem(),
+            fixturesReloaded: () => shared.epoch.bump('fixtures'),
+          }
+        : {}),
     }),
     { prefix: '/_emulator' },
   );

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, USAGE } from './config.js';
 import { RecordingsError } from './record/recordings.js';
@@ -18,6 +19,10 @@ async function main(): Promise<void> {
     return;
   }
   const { config } = loaded;
+  if (config.workers > 1 && cluster.isPrimary) {
+    superviseWorkers(config.workers);
+    return;
+  }
   let app: Awaited<ReturnType<typeof buildApp>>;
   try {
     app = await buildApp(config);
@@ -54,6 +59,36 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   await app.listen({ port: config.port, host: config.host });
+}
+
+/**
+ * WORKERS=N: this process forks N workers that serve one port (node:cluster hands out the
+ * connections) and keep their state in STATE_URL. A worker that dies is replaced; SIGTERM or
+ * SIGINT is passed to every worker, each drains as one process would, and the primary exits
+ * once all have.
+ */
+function superviseWorkers(count: number): void {
+  let closing = false;
+  for (let i = 0; i < count; i++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (!closing) {
+      process.stderr.write(
+        `gateway-emulator: worker ${worker.process.pid} ended (${signal ?? code}); starting another\n`,
+      );
+      cluster.fork();
+      return;
+    }
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+  });
+  const stop = (signal: NodeJS.Signals) => {
+    if (closing) return;
+    closing = true;
+    const workers = Object.values(cluster.workers ?? {});
+    if (workers.length === 0) process.exit(0);
+    for (const worker of workers) worker?.process.kill(signal);
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
 }
 
 main().catch((err) => {

@@ -33,6 +33,9 @@ describe('loadConfig', () => {
       replayPacing: 'recorded',
       recordingMaxBytes: 16_777_216,
       upstreamTimeoutMs: 600_000,
+      statePrefix: 'gwemu',
+      stateTimeoutMs: 2000,
+      workers: 1,
     });
   });
 
@@ -74,6 +77,10 @@ describe('loadConfig', () => {
       REPLAY_PACING: 'instant',
       RECORDING_MAX_BYTES: '1000',
       UPSTREAM_TIMEOUT_MS: '2000',
+      STATE_URL: 'rediss://emu:p%40ss@redis.example:6380/2',
+      STATE_PREFIX: 'ci-run-7',
+      STATE_TIMEOUT_MS: '750',
+      WORKERS: '3',
     });
     expect(config).toEqual({
       port: 8080,
@@ -112,7 +119,50 @@ describe('loadConfig', () => {
       replayPacing: 'instant',
       recordingMaxBytes: 1000,
       upstreamTimeoutMs: 2000,
+      stateUrl: 'rediss://emu:p%40ss@redis.example:6380/2',
+      statePrefix: 'ci-run-7',
+      stateTimeoutMs: 750,
+      workers: 3,
     });
+  });
+
+  it('refuses a STATE_URL that is not redis:// or rediss:// with a valid port, never echoing its password', () => {
+    const refused = (url: string) => () => loadConfig({ STATE_URL: url });
+    expect(refused('http://h:6379')).toThrow(
+      'STATE_URL must be redis://[user:password@]host[:port][/db] or rediss://... for TLS (got http://h:6379)',
+    );
+    expect(refused('redis://u:hunter2@h:0')).toThrow(
+      'STATE_URL must be redis://[user:password@]host[:port][/db] or rediss://... for TLS: the port must be 1 to 65535 (got redis://u:[REDACTED]@h:0)',
+    );
+    expect(refused('redis://u:hunter2@h:70000')).toThrow(/STATE_URL must be .*\(got no URL\)$/);
+    expect(refused('redis://h/abc')).toThrow(/the path may only be a database number/);
+    for (const url of ['redis://u:hunter2@h:0', 'redis//u:hunter2@h', 'redis://u:hunter2@h:x']) {
+      try {
+        loadConfig({ STATE_URL: url });
+        expect.unreachable(url);
+      } catch (err) {
+        expect((err as Error).message).not.toContain('hunter2');
+      }
+    }
+    expect(loadConfig({ STATE_URL: 'redis://localhost' }).config.stateUrl).toBe(
+      'redis://localhost',
+    );
+  });
+
+  it('takes WORKERS as a whole number or auto, and more than one only with STATE_URL', () => {
+    const url = { STATE_URL: 'redis://127.0.0.1:6379' };
+    expect(loadConfig({ ...url, WORKERS: '4' }).config.workers).toBe(4);
+    expect(loadConfig({ ...url, WORKERS: 'auto' }).config.workers).toBeGreaterThanOrEqual(1);
+    expect(loadConfig({ WORKERS: '1' }).config.workers).toBe(1);
+    expect(() => loadConfig({ WORKERS: '0' })).toThrow(
+      'WORKERS must be a whole number from 1 to 256, or auto (got 0)',
+    );
+    expect(() => loadConfig({ WORKERS: 'many' })).toThrow(
+      'WORKERS must be a whole number from 1 to 256, or auto (got "many")',
+    );
+    expect(() => loadConfig({ WORKERS: '2' })).toThrow(
+      'WORKERS=2 needs STATE_URL: the workers share their state through it',
+    );
   });
 
   it('refuses upstream modes without what they need, naming the variable', () => {

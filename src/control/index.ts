@@ -88,6 +88,12 @@ export interface ControlOptions {
   drift(dir: string): Promise<DriftReport>;
   /** Empties every store and puts the clock back to real time; or parts; or one session's. */
   reset(only?: readonly string[], session?: string): void | Promise<void>;
+  /** Shared state: what a call waits for first (the clock and the rules as they are now). */
+  begin?: () => Promise<void>;
+  /** Shared state: why the store cannot be used now, if it cannot (`/ready` says it). */
+  storeProblem?: () => string | undefined;
+  /** Shared state: tells every replica the fixtures were read again. */
+  fixturesReloaded?: () => Promise<void>;
 }
 
 /**
@@ -265,12 +271,17 @@ export const controlRoutes =
     app.addHook('onRequest', (request, reply, done) => {
       const crossSite = crossSiteProblem(request, reply, adminToken ? undefined : trustedHost);
       if (crossSite !== undefined) return done(new GatewayError(403, crossSite));
-      if (adminToken === undefined || OPEN_ROUTES.has(request.routeOptions.url ?? ''))
-        return done();
-      if (request.headers['x-emulator-admin-token'] !== adminToken) {
+      const open = OPEN_ROUTES.has(request.routeOptions.url ?? '');
+      if (
+        !open &&
+        adminToken !== undefined &&
+        request.headers['x-emulator-admin-token'] !== adminToken
+      ) {
         return done(new GatewayError(401, 'x-emulator-admin-token header is missing or wrong.'));
       }
-      done();
+      const begin = options.begin;
+      if (open || begin === undefined) return done();
+      begin().then(() => done(), done);
     });
 
     app.setErrorHandler((err, request, reply) => {
@@ -300,14 +311,19 @@ export const controlRoutes =
       '/ready',
       {
         schema: {
-          summary: 'Readiness: 503 until the fixtures are loaded and the server listens',
+          summary:
+            'Readiness: 503 until the fixtures are loaded and the server listens, and while the state store (STATE_URL) cannot be used',
           response: { 200: ReadySchema, 503: ReadySchema },
         },
       },
-      async (_request, reply) =>
-        options.listening()
-          ? { status: 'ready' as const }
-          : reply.code(503).send({ status: 'starting' as const }),
+      async (_request, reply) => {
+        if (!options.listening()) return reply.code(503).send({ status: 'starting' as const });
+        const problem = options.storeProblem?.();
+        if (problem !== undefined) {
+          return reply.code(503).send({ status: 'unavailable' as const, reason: problem });
+        }
+        return { status: 'ready' as const };
+      },
     );
 
     app.post(
@@ -826,7 +842,9 @@ export const controlRoutes =
       },
       async () => {
         try {
-          return fixturesView(await text.reloadFixtures());
+          const reloaded = await text.reloadFixtures();
+          await options.fixturesReloaded?.();
+          return fixturesView(reloaded);
         } catch (err) {
           if (err instanceof FixtureError) throw new GatewayError(400, err.message);
           throw err;

@@ -11,7 +11,16 @@ export const ControlErrorSchema = Type.Object({
 
 export const HealthSchema = Type.Object({ status: Type.Literal('ok') });
 export const ReadySchema = Type.Object({
-  status: Type.Union([Type.Literal('ready'), Type.Literal('starting')]),
+  status: Type.Union([
+    Type.Literal('ready'),
+    Type.Literal('starting'),
+    Type.Literal('unavailable'),
+  ]),
+  reason: Type.Optional(
+    Type.String({
+      description: 'why it is unavailable: the state store, named without credentials',
+    }),
+  ),
 });
 
 export const ClockSchema = Type.Object({

@@ -11,7 +11,7 @@ export class Keyring {
   constructor(
     keys: readonly string[] | undefined,
     /** Keys the fingerprints: a fingerprint cannot be checked against a guessed key. */
-    private readonly secret: Buffer,
+    private readonly secret: () => Buffer,
   ) {
     this.allowed = keys ? new Set(keys) : undefined;
   }
@@ -28,7 +28,7 @@ export class Keyring {
   ownerOf(key: string): string {
     let owner = this.owners.get(key);
     if (owner === undefined) {
-      owner = createHmac('sha256', this.secret).update(key).digest('base64url').slice(0, 22);
+      owner = createHmac('sha256', this.secret()).update(key).digest('base64url').slice(0, 22);
       if (this.owners.size >= 10_000) this.owners.clear();
       this.owners.set(key, owner);
     }

@@ -17,6 +17,7 @@ import {
   meets,
   type RequestMatch,
   shownMatch,
+  storableMatch,
 } from './match.js';
 import { DEFAULT_SESSION } from './session.js';
 
@@ -179,7 +180,11 @@ export class Faults implements Feature {
     session = DEFAULT_SESSION,
   ): FaultRuleView | undefined | Promise<FaultRuleView | undefined> {
     compileMatch(sourceOf(input), this.hashKey);
-    const added = this.book.add(input, session, input.times);
+    // Stored with fingerprints for its credentials (a key, a credential header's value).
+    const stored = input.match
+      ? { ...input, match: storableMatch(input.match, this.hashKey) }
+      : input;
+    const added = this.book.add(stored, session, input.times);
     const shown = (record: StoredFault | undefined) =>
       record && view(record, { remaining: record.times, fired: 0 });
     return added instanceof Promise ? added.then(shown) : shown(added);

@@ -5,10 +5,11 @@
 export interface Feature {
   /** The name a reset knows it by (`tasks`, `cache`, `journal`, ...). */
   readonly name: string;
-  reset?(): void | Promise<unknown>;
+  /** Empties it (a shared store answers with a promise: each return is awaited if it is one). */
+  reset?(): unknown;
   /** Forgets what one session made (a feature without sessions keeps everything). */
-  resetSession?(session: string): void | Promise<unknown>;
-  close?(): void | Promise<unknown>;
+  resetSession?(session: string): unknown;
+  close?(): unknown;
 }
 
 export class Features {
@@ -35,7 +36,11 @@ export class Features {
       // One after another, in order (the clock goes back last, once the stores are empty).
       const run = () =>
         session === undefined ? feature.reset?.() : feature.resetSession?.(session);
-      waits = waits ? waits.then(run) : (run() ?? undefined);
+      if (waits) waits = waits.then(run);
+      else {
+        const done = run();
+        if (done instanceof Promise) waits = done;
+      }
     }
     return waits?.then(() => {});
   }
@@ -44,7 +49,7 @@ export class Features {
     const waits: Promise<unknown>[] = [];
     for (const feature of this.all) {
       const done = feature.close?.();
-      if (done) waits.push(done);
+      if (done instanceof Promise) waits.push(done);
     }
     if (waits.length > 0) return Promise.allSettled(waits).then(() => {});
   }

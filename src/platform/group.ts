@@ -212,6 +212,12 @@ export function setupGatewayGroup(
   group: Pick<GroupDescriptor, 'name' | 'spec' | 'facts'>,
 ) {
   const { keyring, journal, faults, rateLimiter, clock } = hooks;
+  /** Whether the state is shared (a store to wait for): the journal then writes before the end. */
+  const shared = hooks.begin !== undefined;
+  /** A journal write nobody waits for (the client left): its failure is logged, not thrown. */
+  const settle = (stored: void | Promise<void>) => {
+    if (stored) stored.catch((err: unknown) => app.log.warn({ err }, 'journal entry not stored'));
+  };
   const { name, spec, facts } = group;
 
   /**
@@ -266,11 +272,22 @@ export function setupGatewayGroup(
       hooks.metrics?.stream(name, seconds, completed);
     },
     completed(request, reply) {
-      record(request, reply.statusCode, elapsedMs(reply));
+      if (request.journaled) return;
+      settle(record(request, reply.statusCode, elapsedMs(reply)));
     },
+    ...(shared
+      ? {
+          beforeEnd(request: FastifyRequest, reply: FastifyReply) {
+            request.journaled = true;
+            return record(request, 200, elapsedMs(reply)) ?? Promise.resolve();
+          },
+        }
+      : {}),
     streamAborted(request, reply, result) {
       const durationMs = elapsedMs(reply);
-      record(request, 200, durationMs, { aborted: true, bytesSent: result.bytes });
+      if (!request.journaled) {
+        settle(record(request, 200, durationMs, { aborted: true, bytesSent: result.bytes }));
+      }
       request.log.warn(
         {
           method: request.method,
@@ -483,7 +500,7 @@ export function setupGatewayGroup(
       cancel();
       release();
       reply.hijack();
-      record(request, 0, elapsedMs(reply));
+      settle(record(request, 0, elapsedMs(reply)));
     };
     const cancel = hooks.setTimer(() => {
       reply.raw.off('close', left);
@@ -523,14 +540,14 @@ export function setupGatewayGroup(
     reply.raw.once('close', () => {
       drop();
       release();
-      record(request, 0, elapsedMs(reply));
+      settle(record(request, 0, elapsedMs(reply)));
     });
   }
 
   /** Destroys the connection without a response; the journal still records the request. */
   function disconnect(request: FastifyRequest, reply: FastifyReply): void {
     reply.hijack();
-    record(request, 0, 0);
+    settle(record(request, 0, 0));
     reply.raw.destroy();
   }
 
@@ -538,11 +555,19 @@ export function setupGatewayGroup(
   // bytes are what the socket is given. Kept as a string, it would be encoded again by the
   // socket write and held on the heap (a rope of the serializer's pieces) for as long as the
   // journal holds the entry, which the garbage collector copies on every young collection.
-  app.addHook('onSend', (request, _reply, payload, done) => {
-    if (typeof payload !== 'string') return done(null, payload);
-    const bytes = Buffer.from(payload);
-    request.responseBody = bytes;
-    done(null, bytes);
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    if (typeof payload === 'string') request.responseBody = bytes as Buffer;
+    if (!shared) return done(null, bytes);
+    // Shared state: the entry is stored before the answer goes, so that any replica lists it
+    // once the client has it. Not stored (the store is down): the answer is its 503.
+    request.journaled = true;
+    const stored = record(request, reply.statusCode, elapsedMs(reply));
+    if (!stored) return done(null, bytes);
+    stored.then(
+      () => done(null, bytes),
+      (err: unknown) => (reply.statusCode === 503 ? done(null, bytes) : done(err as Error)),
+    );
   });
 
   app.setErrorHandler((err, request, reply) => sendGroupError(spec, err, request, reply, hooks));
@@ -556,7 +581,7 @@ export function setupGatewayGroup(
     status: number,
     durationMs: number,
     stream?: { aborted: boolean; bytesSent: number },
-  ): void {
+  ): void | Promise<void> {
     hooks.metrics?.request(name, status);
     const capture = request.streamCapture;
     // (the credentials of the URLs it carries hidden, in what the journal keeps of it)
@@ -567,7 +592,7 @@ export function setupGatewayGroup(
     // A stream that may echo a credential of the request (an echo rule) cut into pieces across
     // its events, which no search of its text would find: not kept.
     const withheld = capture !== undefined && kept?.redacted === true;
-    journal.record({
+    return journal.record({
       id: request.id,
       group: name,
       session: request.session,

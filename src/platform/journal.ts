@@ -59,7 +59,8 @@ export interface JournalInput {
   bytesSent: number | undefined;
 }
 
-interface StoredEntry extends Omit<JournalInput, 'rawBody' | 'bodyBytes' | 'responseTruncated'> {
+export interface StoredEntry
+  extends Omit<JournalInput, 'rawBody' | 'bodyBytes' | 'responseTruncated'> {
   body: string | undefined;
   bodyBytes: number;
   /** A stream's first bytes stay bytes (they are decoded only when shown). */
@@ -175,6 +176,21 @@ export interface NearMiss {
   differences: Difference[];
 }
 
+export interface Verified {
+  ok: boolean;
+  matched: number;
+  nearMisses: NearMiss[];
+}
+
+/** One entry with what was answered. */
+export type JournalDetail = JournalEntry & {
+  response: unknown;
+  response_truncated: boolean;
+  response_withheld: boolean;
+};
+
+type Maybe<T> = T | Promise<T>;
+
 /** Near misses a failed verification lists. */
 const NEAR_MISSES = 5;
 /** Waits (`journal/wait`) held at once. */
@@ -188,28 +204,83 @@ interface Waiter {
 }
 
 /**
- * A ring buffer of the latest `limit` gateway requests (the oldest go first), to list, filter,
- * verify and wait on.
+ * Where the journal's entries are kept: a ring buffer in memory, or a capped stream in the
+ * shared store (state/journal-log.ts), oldest first either way.
+ */
+export interface JournalLog {
+  /** Keeps an entry (the oldest goes past the limit). */
+  append(entry: StoredEntry): void | Promise<void>;
+  /** Every entry held, oldest first. */
+  entries(): Iterable<StoredEntry> | Promise<Iterable<StoredEntry>>;
+  /** Forgets every entry, or one session's (the others keep their order). */
+  clear(session?: string): void | Promise<void>;
+  /**
+   * A shared log: calls `arrived` with each entry any process appends from now on, while
+   * `follow` is on (waits and live journals need it); returns how to stop. A memory log has
+   * none: its journal tells its own waits.
+   */
+  follow?(arrived: (entry: StoredEntry) => void): { stop: () => void; ready: Promise<void> };
+  close?(): void;
+}
+
+/** The latest `limit` entries, in a ring buffer. */
+export class MemoryJournalLog implements JournalLog {
+  private entries_: Array<StoredEntry | undefined>;
+  private next = 0;
+  private count = 0;
+
+  constructor(private readonly limit: number) {
+    this.entries_ = new Array(limit);
+  }
+
+  append(entry: StoredEntry): void {
+    this.entries_[this.next] = entry;
+    this.next = (this.next + 1) % this.limit;
+    this.count = Math.min(this.count + 1, this.limit);
+  }
+
+  *entries(): Generator<StoredEntry> {
+    const start = (this.next - this.count + this.limit) % this.limit;
+    for (let i = 0; i < this.count; i++)
+      yield this.entries_[(start + i) % this.limit] as StoredEntry;
+  }
+
+  clear(session?: string): void {
+    const kept =
+      session === undefined ? [] : [...this.entries()].filter((e) => e.session !== session);
+    this.entries_ = new Array(this.limit);
+    this.next = 0;
+    this.count = 0;
+    for (const e of kept) this.append(e);
+  }
+}
+
+/** A value, or its promise, handed to `then` (at once for a value). */
+const after = <T, R>(value: T | Promise<T>, then: (value: T) => R): R | Promise<R> =>
+  value instanceof Promise ? value.then(then) : then(value);
+
+/**
+ * The latest `limit` gateway requests (the oldest go first), to list, filter, verify and wait
+ * on; kept by a `JournalLog`.
  */
 export class Journal implements Feature {
   readonly name = 'journal';
-  private entries: Array<StoredEntry | undefined>;
-  private next = 0;
-  private count = 0;
   private readonly waiters = new Set<Waiter>();
   /** Live journals: each one's listener, and how it is ended at shutdown. */
   private readonly watchers = new Map<(entry: JournalEntry) => void, () => void>();
   /** Shut down: a wait ends at once. */
   private closed = false;
+  /** Following a shared log (while anyone waits or watches): how to stop, and since when. */
+  private followed: { stop: () => void; ready: Promise<void> } | undefined;
 
   constructor(
     private readonly limit: number,
     private readonly hashKey: (key: string) => string,
-  ) {
-    this.entries = new Array(limit);
-  }
+    private readonly log: JournalLog = new MemoryJournalLog(Math.max(limit, 1)),
+  ) {}
 
-  record(input: JournalInput): void {
+  /** Journals a finished request; in a shared log, the promise is kept once it is stored. */
+  record(input: JournalInput): void | Promise<void> {
     if (this.limit === 0) return;
     const raw = input.rawBody;
     const response = input.response;
@@ -236,13 +307,28 @@ export class Journal implements Feature {
       aborted: input.aborted,
       bytesSent: input.aborted ? (input.bytesSent ?? 0) : undefined,
     };
-    this.entries[this.next] = entry;
-    this.next = (this.next + 1) % this.limit;
-    this.count = Math.min(this.count + 1, this.limit);
+    const appended = this.log.append(entry);
+    if (appended instanceof Promise) return appended;
+    this.arrived(entry);
+  }
+
+  /** A new entry, of this process or (a shared log) of any: waits and live journals hear it. */
+  private arrived(entry: StoredEntry): void {
     if (this.waiters.size > 0) this.wake(entry);
     if (this.watchers.size > 0) {
       const wire = toWire(entry);
       for (const watcher of this.watchers.keys()) watcher(wire);
+    }
+  }
+
+  /** Follows a shared log while anyone waits or watches; stops when nobody does. */
+  private following(): void {
+    const active = this.waiters.size > 0 || this.watchers.size > 0;
+    if (active && !this.followed && this.log.follow) {
+      this.followed = this.log.follow((entry) => this.arrived(entry));
+    } else if (!active && this.followed) {
+      this.followed.stop();
+      this.followed = undefined;
     }
   }
 
@@ -258,18 +344,20 @@ export class Journal implements Feature {
     if (this.closed) return 'closed';
     if (this.watchers.size >= MAX_JOURNAL_WATCHERS) return undefined;
     this.watchers.set(listener, end);
-    return () => this.watchers.delete(listener);
+    this.following();
+    return () => {
+      this.watchers.delete(listener);
+      this.following();
+    };
   }
 
   /** One entry by id, with what was answered (`response`), or undefined. */
-  get(id: string):
-    | (JournalEntry & {
-        response: unknown;
-        response_truncated: boolean;
-        response_withheld: boolean;
-      })
-    | undefined {
-    for (const e of this.stored()) {
+  get(id: string): Maybe<JournalDetail | undefined> {
+    return after(this.log.entries(), (all) => this.detail(all, id));
+  }
+
+  private detail(all: Iterable<StoredEntry>, id: string): JournalDetail | undefined {
+    for (const e of all) {
       if (e.id !== id) continue;
       const truncated = e.responseBytes > JOURNAL_BODY_LIMIT;
       const text = typeof e.response === 'string' ? e.response : e.response?.toString('utf8');
@@ -296,13 +384,15 @@ export class Journal implements Feature {
   }
 
   /** Oldest first; only the entries a filter takes, when one is given. */
-  list(filter?: CompiledFilter): JournalEntry[] {
-    const out: JournalEntry[] = [];
-    const work = matchWork();
-    for (const e of this.stored()) {
-      if (!filter || this.matches(filter, e, work)) out.push(toWire(e));
-    }
-    return out;
+  list(filter?: CompiledFilter): Maybe<JournalEntry[]> {
+    return after(this.log.entries(), (all) => {
+      const out: JournalEntry[] = [];
+      const work = matchWork();
+      for (const e of all) {
+        if (!filter || this.matches(filter, e, work)) out.push(toWire(e));
+      }
+      return out;
+    });
   }
 
   /**
@@ -312,12 +402,20 @@ export class Journal implements Feature {
   verify(
     filter: CompiledFilter,
     count: { exactly?: number; at_least?: number; at_most?: number },
-  ): { ok: boolean; matched: number; nearMisses: NearMiss[] } {
+  ): Maybe<Verified> {
+    return after(this.log.entries(), (all) => this.verifyIn(all, filter, count));
+  }
+
+  private verifyIn(
+    all: Iterable<StoredEntry>,
+    filter: CompiledFilter,
+    count: { exactly?: number; at_least?: number; at_most?: number },
+  ): Verified {
     let matched = 0;
     const misses: Array<{ entry: StoredEntry; fields: string[] }> = [];
     // One budget for the whole journal: 1000 entries of 32 costly body paths took 3 s.
     const work = matchWork();
-    for (const e of this.stored()) {
+    for (const e of all) {
       if (!inScope(filter, e)) continue;
       const fields = this.differing(filter, e, work);
       if (fields.length === 0) matched++;
@@ -351,45 +449,47 @@ export class Journal implements Feature {
     setTimer: (fn: () => void, ms: number) => () => void,
     gone: AbortSignal,
   ): Promise<JournalEntry | undefined> | 'busy' {
-    // An entry already held counts only within the filter's session and time, as a new one does.
-    const work = matchWork();
-    for (const e of this.stored()) {
-      if (this.matches(filter, e, work)) return Promise.resolve(toWire(e));
-    }
-    if (this.closed) return Promise.resolve(undefined);
     if (this.waiters.size >= MAX_JOURNAL_WAITS) return 'busy';
     return new Promise((resolve) => {
       const waiter: Waiter = {
         filter,
         resolve: (entry) => {
-          this.waiters.delete(waiter);
+          if (!this.waiters.delete(waiter)) return;
           cancel();
           gone.removeEventListener('abort', leave);
+          this.following();
           resolve(entry);
         },
       };
       const leave = () => waiter.resolve(undefined);
       const cancel = setTimer(leave, timeoutMs);
       gone.addEventListener('abort', leave, { once: true });
+      // Waiting first, then looking at what is held: an entry of another process stored
+      // meanwhile is heard (`arrived`) or read, never missed.
       this.waiters.add(waiter);
+      this.following();
+      if (this.closed) return leave();
+      const held = (all: Iterable<StoredEntry>) => {
+        // An entry already held counts only within the filter's session and time, as a new one does.
+        const work = matchWork();
+        for (const e of all) {
+          if (this.matches(filter, e, work)) return waiter.resolve(toWire(e));
+        }
+      };
+      const ready = this.followed?.ready;
+      const all = ready ? ready.then(() => this.log.entries()) : this.log.entries();
+      if (all instanceof Promise) all.then(held, leave);
+      else held(all);
     });
   }
 
-  reset(): void {
-    this.entries = new Array(this.limit);
-    this.next = 0;
-    this.count = 0;
+  reset(): void | Promise<void> {
+    return this.log.clear();
   }
 
   /** Forgets one session's entries; the others keep their order. */
-  resetSession(session: string): void {
-    const kept = [...this.stored()].filter((e) => e.session !== session);
-    this.reset();
-    for (const e of kept) {
-      this.entries[this.next] = e;
-      this.next = (this.next + 1) % this.limit;
-      this.count++;
-    }
+  resetSession(session: string): void | Promise<void> {
+    return this.log.clear(session);
   }
 
   /**
@@ -402,17 +502,8 @@ export class Journal implements Feature {
     const ends = [...this.watchers.values()];
     this.watchers.clear();
     for (const end of ends) end();
-  }
-
-  get size(): number {
-    return this.count;
-  }
-
-  /** Entries oldest first. */
-  private *stored(): Generator<StoredEntry> {
-    const start = (this.next - this.count + this.limit) % this.limit;
-    for (let i = 0; i < this.count; i++)
-      yield this.entries[(start + i) % this.limit] as StoredEntry;
+    this.following();
+    this.log.close?.();
   }
 
   private wake(entry: StoredEntry): void {

@@ -116,7 +116,8 @@ export interface CompiledMatch {
   method?: string;
   model?: string;
   keyHash?: string;
-  header?: Array<[string, string]>;
+  /** Name, value; with a function, the value is a fingerprint and the header is read through it. */
+  header?: Array<[string, string] | [string, string, (value: string) => string]>;
   /** Each path, with the value it must select and that value's JSON nodes (its cost to compare). */
   body?: Array<{ path: string; segments: Segment[]; value: unknown; nodes: number }>;
   prompt?: LinearRegex;
@@ -223,6 +224,35 @@ export function safePattern(
   }
 }
 
+/** Marks a credential already turned into its fingerprint (a match as stored). */
+const FINGERPRINT = '\u0000fingerprint:';
+
+/**
+ * A match as it may be stored: its key, and the values of its credential headers, replaced by
+ * their fingerprints, so that no store (the shared one included) ever holds a credential.
+ */
+export function storableMatch<M extends { key?: string; header?: Record<string, string> }>(
+  match: M,
+  hashKey: (key: string) => string,
+): M {
+  const { key, header } = match;
+  const fingerprint = (value: string) =>
+    value.startsWith(FINGERPRINT) ? value : `${FINGERPRINT}${hashKey(value)}`;
+  const secretHeader = header !== undefined && Object.keys(header).some(isSecretName);
+  if (key === undefined && !secretHeader) return match;
+  const stored: M = { ...match };
+  if (key !== undefined) stored.key = fingerprint(key);
+  if (header !== undefined && secretHeader) {
+    stored.header = Object.fromEntries(
+      Object.entries(header).map(([name, value]) => [
+        name,
+        isSecretName(name) ? fingerprint(value) : value,
+      ]),
+    );
+  }
+  return stored;
+}
+
 /** Compiles a match; `hashKey` turns a raw key into its fingerprint. Throws MatchError. */
 export function compileMatch(
   match: RequestMatch,
@@ -236,12 +266,17 @@ export function compileMatch(
     compiled.path = { value: prefixed ? match.path.slice(0, -1) : match.path, prefix: prefixed };
   }
   if (match.method !== undefined) compiled.method = match.method.toUpperCase();
-  if (match.key !== undefined) compiled.keyHash = hashKey(match.key);
+  if (match.key !== undefined) {
+    compiled.keyHash = match.key.startsWith(FINGERPRINT)
+      ? match.key.slice(FINGERPRINT.length)
+      : hashKey(match.key);
+  }
   if (match.header !== undefined) {
-    compiled.header = Object.entries(match.header).map(([name, value]) => [
-      name.toLowerCase(),
-      value,
-    ]);
+    compiled.header = Object.entries(match.header).map(([name, value]) =>
+      value.startsWith(FINGERPRINT)
+        ? [name.toLowerCase(), value.slice(FINGERPRINT.length), hashKey]
+        : [name.toLowerCase(), value],
+    );
   }
   if (match.body !== undefined) {
     compiled.body = Object.entries(match.body).map(([path, value]) => {
@@ -294,8 +329,10 @@ export function mismatches(m: CompiledMatch, t: MatchTarget, firstOnly = false):
   if (m.method !== undefined && m.method !== t.method) differ.push('method');
   if (m.keyHash !== undefined && m.keyHash !== t.keyHash) differ.push('key');
   if (m.header) {
-    for (const [name, value] of m.header) {
-      if (headerValue(t.headers[name]) !== value) differ.push(`header.${name}`);
+    for (const [name, value, hashed] of m.header) {
+      const actual = headerValue(t.headers[name]);
+      const shown = hashed && actual !== undefined ? hashed(actual) : actual;
+      if (shown !== value) differ.push(`header.${name}`);
     }
   }
   if (m.model !== undefined && t.model() !== m.model) differ.push('model');

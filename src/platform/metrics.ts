@@ -47,7 +47,7 @@ export class Metrics {
 
   constructor(
     /** Video tasks by status, read at each scrape. */
-    private readonly tasksByStatus: () => Map<string, number>,
+    private readonly tasksByStatus: () => Map<string, number> | Promise<Map<string, number>>,
   ) {}
 
   /** A gateway request that ended (status 0: the connection was dropped without an answer). */
@@ -100,7 +100,7 @@ export class Metrics {
           help,
           labelNames,
           registers: [registry],
-          collect() {
+          async collect() {
             this.reset();
             for (const { labels, n } of tallies.values()) this.inc(labels, n);
           },
@@ -136,12 +136,12 @@ export class Metrics {
         help: 'Video tasks held, by status at the emulator clock.',
         labelNames: ['status'],
         registers: [registry],
-        collect() {
+        async collect() {
           this.reset();
           for (const status of ['submitted', 'processing', 'succeed', 'failed']) {
             this.set({ status }, 0);
           }
-          for (const [status, count] of tasksByStatus()) this.set({ status }, count);
+          for (const [status, count] of await tasksByStatus()) this.set({ status }, count);
         },
       });
       const dropped = () => this.dropped;

@@ -17,12 +17,17 @@ export interface RateDecision {
   resetMs: number;
 }
 
-const WINDOW_MS = 60_000;
+export const WINDOW_MS = 60_000;
+
+/** What the request hooks ask of a rate limiter (the memory one below, or a shared one). */
+export interface RateLimiter {
+  hit(owner: string, now: number): RateDecision | Promise<RateDecision>;
+}
 /** Keys tracked at most; when there are more, the oldest windows start over. */
 const MAX_WINDOWS = 10_000;
 
 /** Requests per minute per API key: a fixed one-minute window from the key's first request. */
-export class RateLimiter implements Feature {
+export class MemoryRateLimiter implements RateLimiter, Feature {
   readonly name = 'limits';
   private readonly windows = new Map<string, { start: number; count: number }>();
 

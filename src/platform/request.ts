@@ -33,6 +33,8 @@ declare module 'fastify' {
     streamFault: StreamFault | undefined;
     /** The group that took the request, for what happens after its hooks (an aborted stream). */
     gateway: GatewayRuntime | undefined;
+    /** Journaled already (shared state journals before the answer ends). */
+    journaled: boolean | undefined;
   }
 }
 
@@ -76,6 +78,11 @@ export interface GatewayRuntime {
   target(request: FastifyRequest): MatchTarget;
   /** A stream ended after `seconds` of wall time (for the metrics). */
   streamEnded(seconds: number, completed: boolean): void;
+  /**
+   * Shared state: journals a stream about to end, before its last bytes go (so its entry is
+   * stored once the client has the whole answer). Undefined in memory.
+   */
+  beforeEnd?(request: FastifyRequest, reply: FastifyReply): Promise<void>;
 }
 
 /**

@@ -353,6 +353,8 @@ export class SseSink {
 export type SseProducer = (sink: SseSink) => Generator<number, void, undefined>;
 
 export interface SseOptions {
+  /** What must be done before the last bytes go (shared state: the journal entry stored). */
+  beforeEnd?: () => Promise<void> | undefined;
   /** The pauses between frames. */
   wait: Wait;
   /** A monotonic clock in ms, for pause deadlines. */
@@ -586,6 +588,13 @@ export function sendSse(
       }
       keep(parts);
       for (const part of parts) result.bytes += part.length;
+      const gate = options.beforeEnd?.();
+      if (gate === undefined) finish(parts);
+      else gate.then(() => finish(parts), fail);
+    }
+
+    function finish(parts: Buffer[]) {
+      if (settled) return;
       // Once every byte is written ('finish', which a failed write never emits), the sink's
       // chunks can be filled again.
       res.once('finish', () => sink.release());

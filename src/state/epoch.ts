@@ -56,7 +56,10 @@ export class Epoch {
           },
         );
       }
-      if (watched.loading) (pending ??= []).push(watched.loading);
+      if (watched.loading) {
+        pending ??= [];
+        pending.push(watched.loading);
+      }
     }
     if (pending) await Promise.all(pending);
   }

@@ -1,8 +1,15 @@
 import type { Feature } from '../platform/features.js';
+import type { RuleBook } from '../state/rule-book.js';
+import type { Sequences } from '../state/sequences.js';
 import { ContentFilter } from './content-filter.js';
 import { type Fixtures, loadFixtures } from './fixtures.js';
-import { PROMPT_CACHE_MAX_ENTRIES, PromptCache } from './prompt-cache.js';
-import { Replies } from './replies.js';
+import {
+  PROMPT_CACHE_MAX_ENTRIES,
+  PromptCache,
+  type PromptCacheOptions,
+  type PromptCacheStore,
+} from './prompt-cache.js';
+import { Replies, type StubInput } from './replies.js';
 
 export interface TextSettings {
   fixturesDir: string;
@@ -17,33 +24,45 @@ export interface TextSettings {
 export interface TextEngine {
   replies: Replies;
   contentFilter: ContentFilter;
-  promptCache: PromptCache;
+  promptCache: PromptCacheStore;
   /** The active fixtures. */
   fixtures(): Fixtures;
   /** Reads FIXTURES_DIR again; on an error the active fixtures stay and the error is thrown. */
-  reloadFixtures(): Fixtures;
+  reloadFixtures(keepSequences?: boolean): Fixtures | Promise<Fixtures>;
   stores: Feature[];
 }
 
-export function createText(settings: TextSettings, hashKey: (key: string) => string): TextEngine {
+/** The shared store's parts of the text engine (STATE_URL); memory ones when absent. */
+export interface SharedText {
+  stubs: RuleBook<StubInput>;
+  sequences: Sequences;
+  promptCache(options: PromptCacheOptions): PromptCacheStore;
+}
+
+export function createText(
+  settings: TextSettings,
+  hashKey: (key: string) => string,
+  shared?: SharedText,
+): TextEngine {
   const loaded = loadFixtures(settings.fixturesDir);
-  const replies = new Replies(loaded, hashKey);
+  const replies = new Replies(loaded, hashKey, shared?.stubs, shared?.sequences);
   const contentFilter = new ContentFilter(loaded.blockedTerms);
-  const promptCache = new PromptCache({
+  const options = {
     ttlS: settings.promptCacheTtlS,
     minTokens: settings.promptCacheMinTokens,
     maxEntries: PROMPT_CACHE_MAX_ENTRIES,
-  });
+  };
+  const promptCache = shared ? shared.promptCache(options) : new PromptCache(options);
   return {
     replies,
     contentFilter,
     promptCache,
     fixtures: () => ({ rules: replies.rules, blockedTerms: contentFilter.terms }),
-    reloadFixtures() {
+    reloadFixtures(keepSequences = false) {
       const next = loadFixtures(settings.fixturesDir);
-      replies.load(next);
+      const loaded = replies.load(next, keepSequences);
       contentFilter.load(next.blockedTerms);
-      return next;
+      return loaded ? loaded.then(() => next) : next;
     },
     stores: [promptCache, replies],
   };

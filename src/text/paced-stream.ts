@@ -70,6 +70,7 @@ export async function sendTextStream(stream: TextStream): Promise<FastifyReply> 
         ? undefined
         : { afterEvents: fault.afterEvents, error: stream.errorFrame(fault.status) },
     cutAfterBytes: fault !== undefined && 'afterBytes' in fault ? fault.afterBytes : undefined,
+    beforeEnd: () => request.gateway?.beforeEnd?.(request, reply),
   });
   if (!result.completed) request.gateway?.streamAborted(request, reply, result);
   request.gateway?.streamEnded((streaming.monotonic() - started) / 1000, result.completed);

@@ -68,7 +68,7 @@ export const TOKENS_PER_MESSAGE = 3;
 /** From each breakpoint the cache looks back this many blocks for an earlier hit. */
 export const LOOKBACK_BLOCKS = 20;
 export const MAX_BREAKPOINTS = 4;
-const HOUR_MS = 3_600_000;
+export const HOUR_MS = 3_600_000;
 const ROLE_MARK = { user: 0x75736572, assistant: 0x61737374, system: 0x73797374 } as const;
 
 /** Who a turn is from: a messages turn may be a mid-conversation system message. */
@@ -248,35 +248,20 @@ export class PromptCache implements PromptCacheStore {
    * the input tokens are what lies after.
    */
   commit(scan: PromptScan, now: number): CacheUsage {
-    const { total, breakpoints, prefix, keys, blocks, session, scope } = scan;
+    const { keys } = scan;
     let readAt = -1;
-    let read = 0;
     for (const j of [...keys.keys()].sort((x, y) => y - x)) {
       if (this.hit(keys.get(j) as string, now)) {
         readAt = j;
-        read = prefix[j] as number;
         break;
       }
     }
-
-    let creation = 0;
-    let creation5m = 0;
-    let creation1h = 0;
-    let covered = read;
-    for (const b of breakpoints) {
-      const tokens = prefix[b] as number;
-      if (b <= readAt || tokens < this.options.minTokens) continue;
-      const ttl = (blocks[b] as PromptBlock).cache as CacheTtl;
-      const written = tokens - covered;
-      creation += written;
-      if (ttl === '1h') creation1h += written;
-      else creation5m += written;
-      covered = tokens;
-      const ttlMs = ttl === '1h' ? HOUR_MS : this.options.ttlS * 1000;
-      this.put(keys.get(b) as string, ttlMs, now, session, scope, tokens);
+    const planned = planWrites(scan, readAt, this.options);
+    for (const write of planned.writes) {
+      this.put(write.key, write.ttlMs, now, scan.session, scan.scope, write.tokens);
     }
     if (keys.size > 0) this.onLookup?.('messages', readAt !== -1);
-    return { total, input: total - read - creation, read, creation, creation5m, creation1h };
+    return planned.usage;
   }
 
   /** `scan` then `commit`: accounts one messages request and updates the cache. */
@@ -301,33 +286,17 @@ export class PromptCache implements PromptCacheStore {
     now: number,
     session = DEFAULT_SESSION,
   ): number {
-    const scanner = new PrefixScanner(scope);
-    const boundaries: Array<{ tokens: number; key: string }> = [];
-    for (const message of messages) {
-      scanner.frame(0xc4a7, message.framing);
-      for (const text of message.texts) scanner.text(text);
-      for (const blob of message.blobs ?? []) scanner.blob(blob, 0);
-      if (scanner.tokens >= CHAT_CACHE_MIN_TOKENS) {
-        boundaries.push({ tokens: scanner.tokens, key: scanner.key() });
-      }
-    }
+    const boundaries = chatBoundaries(scope, messages);
     let cached = 0;
     for (let i = boundaries.length - 1; i >= 0; i--) {
-      const boundary = boundaries[i] as { tokens: number; key: string };
+      const boundary = boundaries[i] as ChatBoundary;
       if (this.hit(boundary.key, now)) {
         cached = Math.floor(boundary.tokens / 128) * 128;
         break;
       }
     }
     if (boundaries.length > 0) this.onLookup?.('chat', cached > 0);
-    const written =
-      boundaries.length > CHAT_BOUNDARIES_FIRST + CHAT_BOUNDARIES_LAST
-        ? [
-            ...boundaries.slice(0, CHAT_BOUNDARIES_FIRST),
-            ...boundaries.slice(-CHAT_BOUNDARIES_LAST),
-          ]
-        : boundaries;
-    for (const boundary of written) {
+    for (const boundary of chatWrites(boundaries)) {
       if (boundary.tokens > cached) {
         this.put(boundary.key, this.options.ttlS * 1000, now, session, scope, boundary.tokens);
       }
@@ -368,3 +337,89 @@ export class PromptCache implements PromptCacheStore {
     trimOldest(this.entries, this.options.maxEntries);
   }
 }
+
+/** One cacheable write of a messages prompt: a breakpoint's prefix key, tokens and TTL. */
+export interface CacheWrite {
+  /** The block of the breakpoint. */
+  at: number;
+  key: string;
+  tokens: number;
+  ttlMs: number;
+}
+
+/**
+ * What a messages request writes and how it is accounted, once the cache said what it read
+ * (`readAt`: the block of the longest live prefix, -1 for none): every cacheable breakpoint
+ * after it is written; the input tokens are what lies after the last.
+ */
+export function planWrites(
+  scan: PromptScan,
+  readAt: number,
+  options: { minTokens: number; ttlS: number },
+): { usage: CacheUsage; writes: CacheWrite[] } {
+  const { total, breakpoints, prefix, keys, blocks } = scan;
+  const read = readAt === -1 ? 0 : (prefix[readAt] as number);
+  let creation = 0;
+  let creation5m = 0;
+  let creation1h = 0;
+  let covered = read;
+  const writes: CacheWrite[] = [];
+  for (const b of breakpoints) {
+    const tokens = prefix[b] as number;
+    if (b <= readAt || tokens < options.minTokens) continue;
+    const ttl = (blocks[b] as PromptBlock).cache as CacheTtl;
+    const written = tokens - covered;
+    creation += written;
+    if (ttl === '1h') creation1h += written;
+    else creation5m += written;
+    covered = tokens;
+    writes.push({
+      at: b,
+      key: keys.get(b) as string,
+      tokens,
+      ttlMs: ttl === '1h' ? HOUR_MS : options.ttlS * 1000,
+    });
+  }
+  return {
+    usage: { total, input: total - read - creation, read, creation, creation5m, creation1h },
+    writes,
+  };
+}
+
+/** Every cacheable breakpoint of a messages prompt, whatever is read (a shared cache decides). */
+export function possibleWrites(
+  scan: PromptScan,
+  options: { minTokens: number; ttlS: number },
+): CacheWrite[] {
+  return planWrites(scan, -1, options).writes;
+}
+
+/** A chat prompt's message boundary past the minimum: its tokens and prefix key. */
+export interface ChatBoundary {
+  tokens: number;
+  key: string;
+}
+
+/** The message boundaries of a chat prompt that could be cached, in order. */
+export function chatBoundaries(
+  scope: string,
+  messages: ReadonlyArray<ChatPromptPart>,
+): ChatBoundary[] {
+  const scanner = new PrefixScanner(scope);
+  const boundaries: ChatBoundary[] = [];
+  for (const message of messages) {
+    scanner.frame(0xc4a7, message.framing);
+    for (const text of message.texts) scanner.text(text);
+    for (const blob of message.blobs ?? []) scanner.blob(blob, 0);
+    if (scanner.tokens >= CHAT_CACHE_MIN_TOKENS) {
+      boundaries.push({ tokens: scanner.tokens, key: scanner.key() });
+    }
+  }
+  return boundaries;
+}
+
+/** The boundaries a chat request writes: its first and last ones (see CHAT_BOUNDARIES_FIRST). */
+export const chatWrites = (boundaries: ChatBoundary[]): ChatBoundary[] =>
+  boundaries.length > CHAT_BOUNDARIES_FIRST + CHAT_BOUNDARIES_LAST
+    ? [...boundaries.slice(0, CHAT_BOUNDARIES_FIRST), ...boundaries.slice(-CHAT_BOUNDARIES_LAST)]
+    : boundaries;

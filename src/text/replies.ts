@@ -8,6 +8,7 @@ import {
   regexScan,
   scanWithin,
   shownMatch,
+  storableMatch,
 } from '../platform/match.js';
 import { DEFAULT_SESSION } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
@@ -121,13 +122,13 @@ export class Replies implements Feature {
     }),
     private readonly sequences: Sequences = new MemorySequences(SEQUENCE_SESSIONS),
   ) {
-    this.load(fixtures);
+    this.load(fixtures, true);
   }
 
-  /** Takes new fixtures: their sequences start over. */
-  load(fixtures: Fixtures): void | Promise<void> {
+  /** Takes new fixtures: their sequences start over (unless another replica did that). */
+  load(fixtures: Fixtures, keepSequences = false): void | Promise<void> {
     this.compiled = fixtures.rules.map((rule, i) => this.compile(rule, `f${i}`));
-    return this.sequences.clear('f');
+    if (!keepSequences) return this.sequences.clear('f');
   }
 
   get rules(): LoadedRule[] {
@@ -141,7 +142,11 @@ export class Replies implements Feature {
    */
   addStub(input: StubInput, session: string): StubView | undefined | Promise<StubView | undefined> {
     this.compile({ ...input, id: 0, session }, 's0');
-    const added = this.book.add(input, session, input.times);
+    // Stored with fingerprints for its credentials (a key, a credential header's value).
+    const stored = input.match
+      ? { ...input, match: storableMatch(input.match, this.hashKey) }
+      : input;
+    const added = this.book.add(stored, session, input.times);
     const shown = (record: RuleRecord<StubInput> | undefined) =>
       record && stubView(record, { remaining: record.times, fired: 0 });
     return added instanceof Promise ? added.then(shown) : shown(added);

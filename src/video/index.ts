@@ -10,6 +10,7 @@ import { videoGroupSpec } from './errors.js';
 import { mediaRoutes } from './media-routes.js';
 import { videoRoutes } from './routes.js';
 import { VideoService, type VideoSettings } from './service.js';
+import type { Task, Tasks } from './tasks.js';
 
 export interface VideoGroupOptions {
   clock: Clock;
@@ -21,8 +22,12 @@ export interface VideoGroupOptions {
   guard: CallbackGuardOptions;
   publicBaseUrl: string | undefined;
   fixturesDir: string;
-  /** Signs result URLs. */
-  secret: Buffer;
+  /** Signs result URLs (read at each use). */
+  secret: () => Buffer;
+  /** Shared state: what a request of the media routes waits for first. */
+  begin?: () => Promise<void>;
+  /** Where tasks are held (the shared store); in memory unless given. */
+  tasks?: (onEvict: (task: Task) => void) => Tasks;
   callbacks?: Partial<CallbackOptions>;
   /** What a refused request may still send (the media routes answer in the group's envelope). */
   refusedUpload: GatewayHooks['refusedUpload'];
@@ -45,7 +50,14 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
     ...DEFAULT_CALLBACK_OPTIONS,
     ...options.callbacks,
   });
-  const service = new VideoService(options.settings, ids, scheduler, callbacks, options.secret);
+  const service = new VideoService(
+    options.settings,
+    ids,
+    scheduler,
+    callbacks,
+    options.secret,
+    options.tasks,
+  );
   return {
     name: 'video',
     prefix: '/videogen',
@@ -54,6 +66,7 @@ export function videoGroup(options: VideoGroupOptions): VideoGroup {
     public: {
       prefix: '/media',
       routes: mediaRoutes({
+        ...(options.begin ? { begin: options.begin } : {}),
         video: service,
         clock,
         clip: loadClip(options.fixturesDir),

@@ -25,6 +25,8 @@ export function parseRange(header: string | undefined, size: number) {
 }
 
 export interface MediaRoutesOptions {
+  /** Shared state: the clock offset read first. */
+  begin?: () => Promise<void>;
   video: VideoService;
   clock: Clock;
   /** The MP4 every succeeded task serves. */
@@ -43,8 +45,9 @@ const Mp4 = { 'video/mp4': { schema: Type.Unsafe<Buffer>({ type: 'string', forma
  * (a bad file name included) is a 404; a bug is a 500 in the video group's envelope.
  */
 export const mediaRoutes =
-  ({ video, clock, clip, errors }: MediaRoutesOptions): FastifyPluginAsyncTypebox =>
+  ({ video, clock, clip, errors, begin }: MediaRoutesOptions): FastifyPluginAsyncTypebox =>
   async (app) => {
+    if (begin) app.addHook('onRequest', async () => begin());
     app.setErrorHandler((err, request, reply) => {
       if ((err as { validation?: unknown }).validation) return reply.code(404).send(NOT_FOUND);
       return sendGroupError(videoGroupSpec, err, request, reply, errors);
@@ -81,7 +84,7 @@ export const mediaRoutes =
       },
       async (request, reply) => {
         const { token, file } = request.params;
-        if (!video.hasResult(token, file.slice(0, -4), clock.now())) {
+        if (!(await video.hasResult(token, file.slice(0, -4), clock.now()))) {
           return reply.code(404).send(NOT_FOUND);
         }
         reply.header('accept-ranges', 'bytes');

@@ -100,7 +100,7 @@ export const videoRoutes =
             const refused = guard.check(spec.callbackUrl, request.host);
             if (refused) throw fieldError(['callback_url'], refused);
           }
-          const created = video.create(
+          const created = await video.create(
             spec,
             request.owner,
             baseUrl(request),
@@ -123,7 +123,7 @@ export const videoRoutes =
         },
         async (request) => {
           const { id } = request.params;
-          const record = video.find(request.owner, name, id, request.receivedAt);
+          const record = await video.find(request.owner, name, id, request.receivedAt);
           if (!record) throw notFound(`task ${id} does not exist`);
           return success(request, record);
         },
@@ -141,7 +141,7 @@ export const videoRoutes =
         },
         async (request) => {
           const { pageNum = 1, pageSize = 30 } = request.query;
-          const page = video.list(request.owner, name, pageNum, pageSize, request.receivedAt);
+          const page = await video.list(request.owner, name, pageNum, pageSize, request.receivedAt);
           return success(request, page);
         },
       );

@@ -17,6 +17,7 @@ import {
   statusAt,
   type Task,
   TaskStore,
+  type Tasks,
   taskIdOfVideo,
   taskRecord,
   transitions,
@@ -45,16 +46,16 @@ function progressOf(task: Task, now: number): number {
  */
 export class VideoService implements Feature {
   readonly name = 'tasks';
-  private readonly store: TaskStore;
+  private readonly store: Tasks;
   private readonly baseUrls = new Map<string, string>();
   /** Cancels the callback jobs still due for a task, so evicted tasks leave nothing behind. */
-  private readonly pendingJobs = new Map<Task, Array<() => void>>();
+  private readonly pendingJobs = new Map<string, Array<() => void>>();
   /**
    * A task's media token (an HMAC), made when its result URL is first shown or checked rather
    * than at creation: most tasks are created far more often than their results are fetched.
    */
   private readonly tokenOf = (task: Task): string => {
-    task.token ??= mediaToken(this.secret, task.id);
+    task.token ??= mediaToken(this.secret(), task.id);
     return task.token;
   };
 
@@ -63,24 +64,34 @@ export class VideoService implements Feature {
     private readonly ids: Ids,
     private readonly scheduler: Scheduler,
     private readonly callbacks: Callbacks,
-    private readonly secret: Buffer,
+    /** Signs result URLs (read at each use: a shared store's comes once it is connected). */
+    private readonly secret: () => Buffer,
+    /** Where tasks are held; in memory unless given. */
+    store?: (onEvict: (task: Task) => void) => Tasks,
   ) {
-    this.store = new TaskStore(settings.maxTasks, (task) => this.cancelJobs(task));
+    const onEvict = (task: Task) => this.cancelJobs(task);
+    this.store = store ? store(onEvict) : new TaskStore(settings.maxTasks, onEvict);
   }
 
-  /** Tasks held. */
+  /** Tasks held (memory store only; a test's view). */
   get size(): number {
-    return this.store.size;
+    return this.store instanceof TaskStore ? this.store.size : Number.NaN;
   }
 
-  create(
+  async create(
     spec: TaskSpec,
     owner: string,
     baseUrl: string,
     outcome: Outcome,
     now: number,
-  ): CreatedTask {
-    if (spec.externalId && this.store.hasExternal(owner, spec.externalId)) {
+  ): Promise<CreatedTask> {
+    // In memory the check comes first, so that a refused task takes no id; a shared store
+    // checks and adds in one step.
+    if (
+      spec.externalId &&
+      this.store instanceof TaskStore &&
+      this.store.hasExternal(owner, spec.externalId)
+    ) {
       throw fieldError(['external_task_id'], 'is already used by another task of this key');
     }
     const id = this.ids.next('task');
@@ -97,32 +108,33 @@ export class VideoService implements Feature {
       renderMs: this.settings.renderMs,
       outcome,
     };
-    this.store.add(task, now);
+    if (!(await this.store.create(task, now))) {
+      throw fieldError(['external_task_id'], 'is already used by another task of this key');
+    }
     if (task.callbackUrl) {
       const steps = transitions(task);
       const cancels = steps.map(([at, status], i) =>
         this.scheduler.at(at, () => {
-          if (i === steps.length - 1) this.pendingJobs.delete(task);
+          if (i === steps.length - 1) this.pendingJobs.delete(task.id);
           // A status forced before this moment replaces the rest of the timeline.
-          if (!task.forced || task.forced.at > at) this.notifyIf(task, at, status);
+          if (!task.forced || task.forced.at > at) void this.notifyIf(task, at, status);
         }),
       );
-      this.pendingJobs.set(task, cancels);
+      this.pendingJobs.set(task.id, cancels);
     }
     return createdTask(task, now);
   }
 
   /** A task of this owner and kind, by task_id or external_task_id, as it is at `now`. */
-  find(owner: string, kind: VideoKind, id: string, now: number): TaskRecord | undefined {
-    const task = this.store.find(owner, kind, id);
+  async find(owner: string, kind: VideoKind, id: string, now: number) {
+    const task = await this.store.find(owner, kind, id);
     return task && taskRecord(task, now, this.tokenOf);
   }
 
   /** One page of this owner's tasks of a kind, newest first. */
-  list(owner: string, kind: VideoKind, pageNum: number, pageSize: number, now: number) {
-    return this.store
-      .list(owner, kind, pageNum, pageSize)
-      .map((task) => taskRecord(task, now, this.tokenOf));
+  async list(owner: string, kind: VideoKind, pageNum: number, pageSize: number, now: number) {
+    const tasks = await this.store.list(owner, kind, pageNum, pageSize);
+    return tasks.map((task) => taskRecord(task, now, this.tokenOf));
   }
 
   /**
@@ -130,21 +142,23 @@ export class VideoService implements Feature {
    * other. A failure without a message gets the content-safety one. With a session, a task of
    * another session is not found.
    */
-  force(
+  async force(
     taskId: string,
     status: TaskStatus,
     message: string | undefined,
     now: number,
     session?: string,
-  ): TaskRecord | undefined {
-    const task = this.store.get(taskId);
-    if (!task || (session !== undefined && sessionOfOwner(task.owner) !== session)) {
+  ): Promise<TaskRecord | undefined> {
+    const held = await this.store.get(taskId);
+    if (!held || (session !== undefined && sessionOfOwner(held.owner) !== session)) {
       return undefined;
     }
-    const before = statusAt(task, now).status;
     const text = message ?? (status === 'failed' ? CONTENT_SAFETY_MESSAGE : '');
-    task.forced = { status, message: text, at: now };
-    if (status !== before) this.notifyIf(task, now, status);
+    const forced = { status, message: text, at: now };
+    const was = await this.store.force(taskId, forced);
+    if (!was) return undefined;
+    const task = { ...was, forced };
+    if (status !== statusAt(was, now).status) await this.notifyIf(task, now, status);
     return taskRecord(task, now, this.tokenOf);
   }
 
@@ -152,9 +166,9 @@ export class VideoService implements Feature {
    * Whether a result video exists at `now` under this token: its task is held, has succeeded,
    * and the token is the task's own (compared in constant time).
    */
-  hasResult(token: string, videoId: string, now: number): boolean {
+  async hasResult(token: string, videoId: string, now: number): Promise<boolean> {
     const taskId = taskIdOfVideo(videoId);
-    const task = taskId === undefined ? undefined : this.store.get(taskId);
+    const task = taskId === undefined ? undefined : await this.store.get(taskId);
     if (task === undefined) return false;
     const own = this.tokenOf(task);
     if (token.length !== own.length || !timingSafeEqual(Buffer.from(token), Buffer.from(own))) {
@@ -163,49 +177,39 @@ export class VideoService implements Feature {
     return statusAt(task, now).status === 'succeed';
   }
 
-  reset(): void {
-    for (const task of this.pendingJobs.keys()) this.cancelJobs(task);
-    this.store.clear();
+  reset(): void | Promise<void> {
+    for (const id of [...this.pendingJobs.keys()]) this.cancelJobs(id);
     this.baseUrls.clear();
+    return this.store.clear();
   }
 
   /** Forgets one session's tasks, and their callbacks still due. */
-  resetSession(session: string): void {
-    for (const task of this.store.removeWhere((t) => sessionOfOwner(t.owner) === session)) {
-      this.cancelJobs(task);
-    }
+  async resetSession(session: string): Promise<void> {
+    for (const task of await this.store.removeSession(session)) this.cancelJobs(task);
   }
 
   /** How many tasks are in each status at `now`. */
-  countByStatus(now: number): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const task of this.store.all()) {
-      const status = statusAt(task, now).status;
-      counts.set(status, (counts.get(status) ?? 0) + 1);
-    }
-    return counts;
+  countByStatus(now: number): Map<string, number> | Promise<Map<string, number>> {
+    return this.store.countByStatus(now);
   }
 
   /**
    * The tasks held (of one session, when given), oldest first, as they are at `now` (the
    * control surface): the newest `limit` of them, and how many there are.
    */
-  all(
+  async all(
     now: number,
     limit = Number.POSITIVE_INFINITY,
     session?: string,
-  ): {
+  ): Promise<{
     size: number;
     tasks: Array<
       TaskRecord & { kind: VideoKind; session: string; key_hash: string | null; progress: number }
     >;
-  } {
-    const held = this.store
-      .all()
-      .filter((task) => session === undefined || sessionOfOwner(task.owner) === session);
-    const shown = held.length > limit ? held.slice(held.length - limit) : held;
+  }> {
+    const { size, tasks: shown } = await this.store.newest(limit, session);
     return {
-      size: held.length,
+      size,
       tasks: shown.map((task) => ({
         ...taskRecord(task, now, this.tokenOf),
         kind: task.kind,
@@ -216,14 +220,26 @@ export class VideoService implements Feature {
     };
   }
 
-  private cancelJobs(task: Task): void {
-    for (const cancel of this.pendingJobs.get(task) ?? []) cancel();
-    this.pendingJobs.delete(task);
+  private cancelJobs(task: Task | string): void {
+    const id = typeof task === 'string' ? task : task.id;
+    for (const cancel of this.pendingJobs.get(id) ?? []) cancel();
+    this.pendingJobs.delete(id);
   }
 
-  /** Notifies a transition if the task still exists and is still in that status at that time. */
-  private notifyIf(task: Task, at: number, status: TaskStatus): void {
-    if (!task.callbackUrl || this.store.get(task.id) !== task) return;
+  /**
+   * Notifies a transition if the task still exists (as it is now in the store: a status forced
+   * since counts) and is still in that status at that time.
+   */
+  private notifyIf(created: Task, at: number, status: TaskStatus): void | Promise<void> {
+    if (!created.callbackUrl) return;
+    const held = this.store.get(created.id);
+    if (held instanceof Promise)
+      return held.then((task) => this.notifyHeld(task, created, at, status));
+    this.notifyHeld(held, created, at, status);
+  }
+
+  private notifyHeld(task: Task | undefined, created: Task, at: number, status: TaskStatus): void {
+    if (!task?.callbackUrl || task.createdAt !== created.createdAt) return;
     if (statusAt(task, at).status !== status) return;
     const body = JSON.stringify(taskRecord(task, at, this.tokenOf));
     this.callbacks.enqueue(task.id, task.owner, task.callbackUrl, status, body);

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { sessionOfOwner } from '../platform/session.js';
 import type { VideoKind } from './models.js';
 import type { CreatedTask, TaskRecord, TaskStatus } from './schemas.js';
 
@@ -117,12 +118,31 @@ export function createdTask(task: Task, now: number): CreatedTask {
  */
 const EVICTION_SCAN = 32;
 
+type Maybe<T> = T | Promise<T>;
+
+/** Where tasks are held: in memory (`TaskStore`), or in the shared store (state/tasks.ts). */
+export interface Tasks {
+  /** Adds a task unless its external id is taken for its owner (false then); evicts past the bound. */
+  create(task: Task, now: number): Maybe<boolean>;
+  get(id: string): Maybe<Task | undefined>;
+  find(owner: string, kind: VideoKind, id: string): Maybe<Task | undefined>;
+  list(owner: string, kind: VideoKind, pageNum: number, pageSize: number): Maybe<Task[]>;
+  /** Sets a task's forced status; the task as it was before, or undefined when it is not held. */
+  force(id: string, forced: NonNullable<Task['forced']>): Maybe<Task | undefined>;
+  /** Removes one session's tasks and returns them. */
+  removeSession(session: string): Maybe<Task[]>;
+  clear(): Maybe<void>;
+  /** The newest `limit` tasks (of a session), oldest first, and how many there are. */
+  newest(limit: number, session?: string): Maybe<{ size: number; tasks: Task[] }>;
+  countByStatus(now: number): Maybe<Map<string, number>>;
+}
+
 /**
  * The in-memory store: every task by id, an index of external ids, and the creation order
  * (for eviction and listings). Holds at most `maxTasks`; past that the oldest finished task
  * goes first.
  */
-export class TaskStore {
+export class TaskStore implements Tasks {
   private readonly tasks = new Map<string, Task>();
   private readonly byExternal = new Map<string, Task>();
   /** Creation order; removed tasks are skipped lazily (a Map iterated from its head after many
@@ -142,6 +162,43 @@ export class TaskStore {
 
   hasExternal(owner: string, externalId: string): boolean {
     return this.byExternal.has(`${owner}\n${externalId}`);
+  }
+
+  create(task: Task, now: number): boolean {
+    if (task.externalId && this.hasExternal(task.owner, task.externalId)) return false;
+    this.add(task, now);
+    return true;
+  }
+
+  force(id: string, forced: NonNullable<Task['forced']>): Task | undefined {
+    const task = this.tasks.get(id);
+    if (!task) return undefined;
+    const before = { ...task };
+    task.forced = forced;
+    return before;
+  }
+
+  removeSession(session: string): Task[] {
+    return this.removeWhere((t) => sessionOfOwner(t.owner) === session);
+  }
+
+  newest(limit: number, session?: string): { size: number; tasks: Task[] } {
+    const held = this.all().filter(
+      (t) => session === undefined || sessionOfOwner(t.owner) === session,
+    );
+    return {
+      size: held.length,
+      tasks: held.length > limit ? held.slice(held.length - limit) : held,
+    };
+  }
+
+  countByStatus(now: number): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const task of this.all()) {
+      const status = statusAt(task, now).status;
+      counts.set(status, (counts.get(status) ?? 0) + 1);
+    }
+    return counts;
   }
 
   add(task: Task, now: number): void {

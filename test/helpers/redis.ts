@@ -60,7 +60,12 @@ export async function startRedis(options: { appendonly?: boolean } = {}): Promis
     child = proc;
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
+      const client = new Redis({
+        port,
+        host: '127.0.0.1',
+        lazyConnect: true,
+        retryStrategy: () => null,
+      });
       client.on('error', () => {});
       try {
         await client.connect();

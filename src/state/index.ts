@@ -1,0 +1,85 @@
+import type { Clock } from '../platform/clock.js';
+import type { FaultRuleInput } from '../platform/faults.js';
+import { MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../platform/faults.js';
+import type { Feature } from '../platform/features.js';
+import { MAX_STUB_BYTES, MAX_STUBS, type StubInput } from '../text/replies.js';
+import { Epoch, SharedClock } from './epoch.js';
+import { RedisJournalLog } from './journal-log.js';
+import { RedisPromptCache } from './prompt-cache.js';
+import { RedisRateLimiter } from './rate-limit.js';
+import { connectState, type StateStore } from './redis.js';
+import { RedisRuleBook } from './rule-book.js';
+import { RedisSequences } from './sequences.js';
+import { RedisTasks } from './tasks.js';
+
+/** Sequence counters kept at most in the shared store (rule and session pairs). */
+export const MAX_SEQUENCE_COUNTS = 100_000;
+
+/**
+ * Everything the emulator keeps in the shared store (README "Running several replicas"), one
+ * store per feature, each in the feature's own words; the app builds the memory ones instead
+ * when STATE_URL is unset.
+ */
+export interface SharedState {
+  store: StateStore;
+  epoch: Epoch;
+  clock: SharedClock;
+  /** What each request waits for first: the clock offset and the rules as they are now. */
+  begin(): Promise<void>;
+  faults: RedisRuleBook<FaultRuleInput>;
+  stubs: RedisRuleBook<StubInput>;
+  sequences: RedisSequences;
+  journalLog(limit: number): RedisJournalLog;
+  rateLimiter(rpm: number): RedisRateLimiter;
+  promptCache: typeof RedisPromptCache extends new (
+    s: StateStore,
+    ...rest: infer R
+  ) => unknown
+    ? (...rest: R) => RedisPromptCache
+    : never;
+  tasks(maxTasks: number): RedisTasks;
+  /** The clock's reset, for `/_emulator/reset` (last, after the stores). */
+  clockFeature: Feature;
+  close(): Promise<void>;
+}
+
+export interface SharedSettings {
+  stateUrl: string;
+  statePrefix: string;
+  stateTimeoutMs: number;
+}
+
+/** Connects to STATE_URL (without waiting: the store may come later) and builds its stores. */
+export function openSharedState(settings: SharedSettings, base: Clock): SharedState {
+  const store = connectState(settings.stateUrl, settings.statePrefix, settings.stateTimeoutMs);
+  const epoch = new Epoch(store);
+  // Real time as the injected clock tells it, without its own offset: the store has the offset.
+  const clock = new SharedClock(store, epoch, () => base.now() - base.offsetMs());
+  const faults = new RedisRuleBook<FaultRuleInput>(
+    store,
+    'faults',
+    { maxCount: MAX_FAULT_RULES, maxBytes: MAX_FAULT_BYTES },
+    epoch,
+  );
+  const stubs = new RedisRuleBook<StubInput>(
+    store,
+    'stubs',
+    { maxCount: MAX_STUBS, maxBytes: MAX_STUB_BYTES },
+    epoch,
+  );
+  return {
+    store,
+    epoch,
+    clock,
+    begin: () => epoch.sync(),
+    faults,
+    stubs,
+    sequences: new RedisSequences(store, MAX_SEQUENCE_COUNTS),
+    journalLog: (limit) => new RedisJournalLog(store, limit),
+    rateLimiter: (rpm) => new RedisRateLimiter(store, rpm),
+    promptCache: (options) => new RedisPromptCache(store, options),
+    tasks: (maxTasks) => new RedisTasks(store, maxTasks),
+    clockFeature: { name: 'clock', reset: () => clock.reset() },
+    close: () => store.close(),
+  };
+}
