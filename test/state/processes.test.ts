@@ -1,0 +1,179 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { freePort, type RedisServer, startRedis } from '../helpers/redis.js';
+
+/**
+ * The emulator as users run it: server processes (the bin) on one real redis-server, killed
+ * with SIGKILL, restarted, and a store that is not there yet.
+ */
+
+const BIN = 'bin/gateway-emulator.js';
+let redis: RedisServer;
+
+beforeAll(async () => {
+  redis = await startRedis({ appendonly: true });
+}, 20_000);
+afterAll(async () => {
+  await redis.close();
+});
+
+function server(env: Record<string, string>) {
+  const child = spawn(process.execPath, [BIN], {
+    env: { ...process.env, LOG_LEVEL: 'warn', LOG_FORMAT: 'json', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr.on('data', (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { child, exited, output: () => output };
+}
+
+const get = async (url: string, headers: Record<string, string> = {}) => {
+  const response = await fetch(url, { headers });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+};
+
+async function ready(base: string): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const r = await fetch(`${base}/_emulator/ready`).catch(() => undefined);
+      expect(r?.status).toBe(200);
+    },
+    { timeout: 20_000, interval: 50 },
+  );
+}
+
+const video = (base: string, key: string, body?: object) =>
+  fetch(`${base}/videogen/v1/videos/text2video`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body ?? { model_name: 'vid-v3', prompt: 'a boat', duration: '5' }),
+  }).then(async (r) => ({
+    status: r.status,
+    body: (await r.json()) as { data: { task_id: string } },
+  }));
+
+describe('server processes on one store', () => {
+  it('a task made by a replica killed with SIGKILL is found by the next one, and the clock kept', async () => {
+    await redis.flush();
+    const port = await freePort();
+    const env = { STATE_URL: redis.url, PORT: String(port) };
+    const first = server(env);
+    const base = `http://127.0.0.1:${port}`;
+    await ready(base);
+    const created = await video(base, 'k1');
+    expect(created.status).toBe(200);
+    const taskId = created.body.data.task_id;
+    await fetch(`${base}/_emulator/clock/advance`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ms: 3_600_000 }),
+    });
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const second = server(env);
+    try {
+      await ready(base);
+      const found = await get(`${base}/videogen/v1/videos/text2video/${taskId}`, {
+        authorization: 'Bearer k1',
+      });
+      expect(found.status).toBe(200);
+      expect((found.body.data as { task_status: string }).task_status).toBe('succeed');
+      expect((await get(`${base}/_emulator/clock`)).body.offset_ms).toBe(3_600_000);
+    } finally {
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    }
+  }, 60_000);
+
+  it('starts without its store, ready 503 naming it, and serves once the store comes', async () => {
+    const storePort = await freePort();
+    const port = await freePort();
+    const proc = server({
+      STATE_URL: `redis://:pw-not-logged@127.0.0.1:${storePort}`,
+      PORT: String(port),
+    });
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await vi.waitFor(
+        async () => {
+          const r = await fetch(`${base}/_emulator/health`).catch(() => undefined);
+          expect(r?.status).toBe(200);
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+      const notReady = await get(`${base}/_emulator/ready`);
+      expect(notReady.status).toBe(503);
+      expect(notReady.body.status).toBe('unavailable');
+      expect(String(notReady.body.reason)).toContain(`state store redis://127.0.0.1:${storePort}`);
+      const refused = await video(base, 'k1');
+      expect(refused.status).toBe(503);
+      // A store of its own on that port, now.
+      const late = spawn(
+        'redis-server',
+        [
+          '--port',
+          String(storePort),
+          '--bind',
+          '127.0.0.1',
+          '--save',
+          '',
+          '--requirepass',
+          'pw-not-logged',
+        ],
+        { stdio: 'ignore' },
+      );
+      try {
+        await ready(base);
+        expect((await video(base, 'k1')).status).toBe(200);
+      } finally {
+        late.kill('SIGTERM');
+      }
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+    }
+    expect(proc.output()).not.toContain('pw-not-logged');
+  }, 60_000);
+
+  it('WORKERS=2 serves one port from two processes sharing the store; SIGTERM stops them all', async () => {
+    await redis.flush();
+    const port = await freePort();
+    const proc = server({ STATE_URL: redis.url, PORT: String(port), WORKERS: '2' });
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await ready(base);
+      const ids = new Set<string>();
+      for (let i = 0; i < 20; i++) {
+        const created = await video(base, 'k2');
+        expect(created.status).toBe(200);
+        ids.add(created.body.data.task_id);
+        const found = await get(
+          `${base}/videogen/v1/videos/text2video/${created.body.data.task_id}`,
+          {
+            authorization: 'Bearer k2',
+          },
+        );
+        expect(found.status).toBe(200);
+      }
+      expect(ids.size).toBe(20);
+    } finally {
+      proc.child.kill('SIGTERM');
+    }
+    expect(await proc.exited).toBe(0);
+  }, 60_000);
+
+  it('refuses a malformed STATE_URL, and WORKERS=2 without one, naming the setting', async () => {
+    const bad = server({ STATE_URL: 'http://127.0.0.1:6379', PORT: '0' });
+    expect(await bad.exited).toBe(2);
+    expect(bad.output()).toContain('STATE_URL must be redis://');
+    const lone = server({ WORKERS: '2', PORT: '0' });
+    expect(await lone.exited).toBe(2);
+    expect(lone.output()).toContain('WORKERS=2 needs STATE_URL');
+  }, 30_000);
+});
