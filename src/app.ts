@@ -42,7 +42,7 @@ import { Recordings } from './record/recordings.js';
 import { Upstream } from './record/upstream.js';
 import { openSharedState } from './state/index.js';
 import { createText } from './text/index.js';
-import type { Callbacks } from './video/callbacks.js';
+import type { CallbackLog } from './video/callbacks.js';
 import { videoGroup } from './video/index.js';
 import type { VideoService } from './video/service.js';
 
@@ -54,7 +54,7 @@ export interface EmulatorInternals {
    */
   reset(only?: readonly string[], session?: string): void;
   tasks: VideoService;
-  callbacks: Callbacks;
+  callbacks: CallbackLog;
   scheduler: Scheduler;
   /**
    * Stops taking connections and waits, up to `graceMs` (SHUTDOWN_GRACE_MS), for requests,
@@ -255,7 +255,14 @@ export async function buildApp(
     publicBaseUrl: config.publicBaseUrl,
     fixturesDir: config.fixturesDir,
     secret,
-    ...(shared ? { tasks: () => shared.tasks(config.maxTasks), begin: shared.begin } : {}),
+    ...(shared
+      ? {
+          tasks: () => shared.tasks(config.maxTasks),
+          begin: shared.begin,
+          sharedCallbacks: (guard, options, service) =>
+            shared.callbacks(guard, options, deps.setTimer, service),
+        }
+      : {}),
   });
   video.callbacks.onAttempt = (outcome) => metrics.callback(outcome);
   const { replies, contentFilter, promptCache } = text;

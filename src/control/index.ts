@@ -29,7 +29,7 @@ import { RecordingsError } from '../record/recordings.js';
 import { FixtureError, type Fixtures, ruleProblem } from '../text/fixtures.js';
 import type { TextEngine } from '../text/index.js';
 import { MAX_STUB_BYTES, MAX_STUBS } from '../text/replies.js';
-import type { Callbacks } from '../video/callbacks.js';
+import type { CallbackLog } from '../video/callbacks.js';
 import { TaskRecordSchema } from '../video/schemas.js';
 import type { VideoService } from '../video/service.js';
 import {
@@ -73,7 +73,7 @@ export interface ControlOptions {
   journal: Journal;
   faults: Faults;
   video: VideoService;
-  callbacks: Callbacks;
+  callbacks: CallbackLog;
   text: Pick<TextEngine, 'fixtures' | 'reloadFixtures' | 'replies' | 'promptCache'>;
   /** Wall-clock timers, for `journal/wait`. */
   setTimer: SetTimer;

@@ -5,13 +5,16 @@ export interface Clock {
   /** Moves time forward (in the store, when the state is shared: then a promise). */
   advance(ms: number): void | Promise<void>;
   reset(): void | Promise<void>;
-  /** Called after every `advance` and `reset`; returns an unsubscribe function. */
-  onChange(listener: () => void): () => void;
+  /**
+   * Called after every `advance` and `reset`; returns an unsubscribe function. (A shared
+   * clock's `advance` resolves once the promises its listeners return have.)
+   */
+  onChange(listener: () => unknown): () => void;
 }
 
 export function createClock(source: () => number = Date.now): Clock {
   let offset = 0;
-  const listeners = new Set<() => void>();
+  const listeners = new Set<() => unknown>();
   const notify = () => {
     for (const listener of listeners) listener();
   };

@@ -76,7 +76,7 @@ export class Epoch {
  * there, atomically (two advances at once both count).
  */
 export class SharedClock implements Clock {
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<() => unknown>();
 
   constructor(
     private readonly store: StateStore,
@@ -92,23 +92,26 @@ export class SharedClock implements Clock {
     return this.epoch.offset;
   }
 
+  /** Moves the shared offset; resolves once what became due was started (callbacks promoted). */
   async advance(ms: number): Promise<void> {
     this.epoch.offset = await this.store.redis.hincrby(this.epoch.key, 'offset', ms);
-    this.notify();
+    await this.notify();
   }
 
   async reset(): Promise<void> {
     await this.store.redis.hset(this.epoch.key, 'offset', 0);
     this.epoch.offset = 0;
-    this.notify();
+    await this.notify();
   }
 
-  onChange(listener: () => void): () => void {
+  onChange(listener: () => unknown): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  private notify(): void {
-    for (const listener of this.listeners) listener();
+  private async notify(): Promise<void> {
+    const waits: unknown[] = [];
+    for (const listener of this.listeners) waits.push(listener());
+    await Promise.allSettled(waits);
   }
 }

@@ -1,8 +1,12 @@
-import type { Clock } from '../platform/clock.js';
+import type { Clock, SetTimer } from '../platform/clock.js';
 import type { FaultRuleInput } from '../platform/faults.js';
 import { MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../platform/faults.js';
 import type { Feature } from '../platform/features.js';
 import { MAX_STUB_BYTES, MAX_STUBS, type StubInput } from '../text/replies.js';
+import type { CallbackGuard } from '../video/callback-guard.js';
+import type { CallbackOptions } from '../video/callbacks.js';
+import type { VideoService } from '../video/service.js';
+import { SharedCallbacks } from './callbacks.js';
 import { Epoch, SharedClock } from './epoch.js';
 import { RedisJournalLog } from './journal-log.js';
 import { RedisPromptCache } from './prompt-cache.js';
@@ -38,6 +42,12 @@ export interface SharedState {
     ? (...rest: R) => RedisPromptCache
     : never;
   tasks(maxTasks: number): RedisTasks;
+  callbacks(
+    guard: CallbackGuard,
+    options: CallbackOptions,
+    setTimer: SetTimer,
+    service: () => VideoService,
+  ): SharedCallbacks;
   /** The clock's reset, for `/_emulator/reset` (last, after the stores). */
   clockFeature: Feature;
   close(): Promise<void>;
@@ -79,6 +89,17 @@ export function openSharedState(settings: SharedSettings, base: Clock): SharedSt
     rateLimiter: (rpm) => new RedisRateLimiter(store, rpm),
     promptCache: (options) => new RedisPromptCache(store, options),
     tasks: (maxTasks) => new RedisTasks(store, maxTasks),
+    callbacks: (guard, options, setTimer, service) =>
+      new SharedCallbacks(
+        store,
+        epoch,
+        clock,
+        setTimer,
+        guard,
+        options,
+        (task, at) => service().callbackBody(task, at),
+        (id) => service().held(id),
+      ),
     clockFeature: { name: 'clock', reset: () => clock.reset() },
     close: () => store.close(),
   };

@@ -92,7 +92,21 @@ const hostOf = (url: string) => {
   }
 };
 
-export class Callbacks implements Feature {
+/** What the app, the control surface and a drain ask of the callbacks, in memory or shared. */
+export interface CallbackLog extends Feature {
+  onAttempt: ((outcome: 'delivered' | 'failed' | 'retry') => void) | undefined;
+  /** The deliveries, oldest first, and how many were dropped. */
+  view():
+    | { list: DeliveryView[]; dropped: number }
+    | Promise<{ list: DeliveryView[]; dropped: number }>;
+  /** Resolves once this process attempts none. */
+  idle(): Promise<void>;
+  /** What this process leaves unfinished, a line each (at shutdown). */
+  pending(): string[];
+  readonly inFlightCount: number;
+}
+
+export class Callbacks implements CallbackLog {
   readonly name = 'callbacks';
   private readonly deliveries = new Map<number, Delivery>();
   /** Deliveries of one task go out one after another, in order; the head is the active one. */
@@ -310,7 +324,13 @@ export class Callbacks implements Feature {
     this.hostLoad.set(delivery.host, (this.hostLoad.get(delivery.host) ?? 0) + 1);
     delivery.state = 'delivering';
     delivery.attempts++;
-    void this.attempt(delivery, controller.signal).then(({ status, error, permanent }) => {
+    void attemptPost(
+      delivery.url,
+      delivery.body,
+      this.guard,
+      this.options.post,
+      controller.signal,
+    ).then(({ status, error, permanent }) => {
       cancelTimeout();
       this.finish(
         delivery,
@@ -319,35 +339,6 @@ export class Callbacks implements Feature {
         permanent,
       );
     });
-  }
-
-  private async attempt(
-    delivery: Delivery,
-    signal: AbortSignal,
-  ): Promise<{ status: number | null; error: string | null; permanent?: boolean }> {
-    const refused = this.guard?.check(delivery.url);
-    if (refused)
-      return { status: null, error: `refused: callback_url ${refused}`, permanent: true };
-    const post = this.options.post ?? httpPost;
-    const lookup = this.guard?.lookupFor(delivery.url);
-    try {
-      const status = await post(delivery.url, delivery.body, signal, lookup);
-      if (status >= 200 && status < 300) return { status, error: null };
-      const redirect = status >= 300 && status < 400;
-      return {
-        status,
-        error: redirect ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`,
-      };
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      const message = err instanceof Error ? err.message : String(err);
-      if (code === REFUSED_SELF) return { status: null, error: message, permanent: true };
-      return {
-        status: null,
-        error:
-          typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message,
-      };
-    }
   }
 
   private finish(
@@ -405,5 +396,45 @@ export class Callbacks implements Feature {
       }
     }
     return false;
+  }
+}
+
+/** How one attempt ended: the target's status, or the error; `permanent`: never retried. */
+export interface Attempt {
+  status: number | null;
+  error: string | null;
+  permanent?: boolean;
+}
+
+/**
+ * One attempt to POST a callback: refused by the guard (for good), answered (2xx delivered; a
+ * redirect is not followed), or failed on the way (the error, retried by the caller).
+ */
+export async function attemptPost(
+  url: string,
+  body: string,
+  guard: CallbackGuard | undefined,
+  post: Post | undefined,
+  signal: AbortSignal,
+): Promise<Attempt> {
+  const refused = guard?.check(url);
+  if (refused) return { status: null, error: `refused: callback_url ${refused}`, permanent: true };
+  const lookup = guard?.lookupFor(url);
+  try {
+    const status = await (post ?? httpPost)(url, body, signal, lookup);
+    if (status >= 200 && status < 300) return { status, error: null };
+    const redirect = status >= 300 && status < 400;
+    return {
+      status,
+      error: redirect ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`,
+    };
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    const message = err instanceof Error ? err.message : String(err);
+    if (code === REFUSED_SELF) return { status: null, error: message, permanent: true };
+    return {
+      status: null,
+      error: typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message,
+    };
   }
 }

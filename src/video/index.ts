@@ -4,12 +4,17 @@ import type { Ids } from '../platform/ids.js';
 import { bodyString } from '../platform/request.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import { CallbackGuard, type CallbackGuardOptions } from './callback-guard.js';
-import { type CallbackOptions, Callbacks, DEFAULT_CALLBACK_OPTIONS } from './callbacks.js';
+import {
+  type CallbackLog,
+  type CallbackOptions,
+  Callbacks,
+  DEFAULT_CALLBACK_OPTIONS,
+} from './callbacks.js';
 import { loadClip } from './clip.js';
 import { videoGroupSpec } from './errors.js';
 import { mediaRoutes } from './media-routes.js';
 import { videoRoutes } from './routes.js';
-import { VideoService, type VideoSettings } from './service.js';
+import { type Courier, VideoService, type VideoSettings } from './service.js';
 import type { Task, Tasks } from './tasks.js';
 
 export interface VideoGroupOptions {
@@ -29,6 +34,12 @@ export interface VideoGroupOptions {
   /** Where tasks are held (the shared store); in memory unless given. */
   tasks?: (onEvict: (task: Task) => void) => Tasks;
   callbacks?: Partial<CallbackOptions>;
+  /** Shared state: the callbacks on BullMQ, made from what they need of the group. */
+  sharedCallbacks?: (
+    guard: CallbackGuard,
+    options: CallbackOptions,
+    service: () => VideoService,
+  ) => CallbackLog & Courier;
   /** What a refused request may still send (the media routes answer in the group's envelope). */
   refusedUpload: GatewayHooks['refusedUpload'];
 }
@@ -36,7 +47,7 @@ export interface VideoGroupOptions {
 export interface VideoGroup extends GroupDescriptor {
   /** The group's one door, also for the control surface. */
   service: VideoService;
-  callbacks: Callbacks;
+  callbacks: CallbackLog;
 }
 
 /**
@@ -46,17 +57,18 @@ export interface VideoGroup extends GroupDescriptor {
 export function videoGroup(options: VideoGroupOptions): VideoGroup {
   const { clock, ids, scheduler } = options;
   const guard = new CallbackGuard(options.guard);
-  const callbacks = new Callbacks(clock, scheduler, options.setTimer, guard, {
-    ...DEFAULT_CALLBACK_OPTIONS,
-    ...options.callbacks,
-  });
-  const service = new VideoService(
+  const settings = { ...DEFAULT_CALLBACK_OPTIONS, ...options.callbacks };
+  const memory = new Callbacks(clock, scheduler, options.setTimer, guard, settings);
+  const shared = options.sharedCallbacks?.(guard, settings, () => service);
+  const callbacks: CallbackLog = shared ?? memory;
+  const service: VideoService = new VideoService(
     options.settings,
     ids,
     scheduler,
-    callbacks,
+    memory,
     options.secret,
     options.tasks,
+    shared,
   );
   return {
     name: 'video',

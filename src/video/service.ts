@@ -23,6 +23,12 @@ import {
   transitions,
 } from './tasks.js';
 
+/** Tells a task's status changes to its `callback_url` (the shared one, on BullMQ). */
+export interface Courier {
+  track(task: Task): Promise<void>;
+  forced(task: Task, status: TaskStatus, message: string, at: number): Promise<void>;
+}
+
 export interface VideoSettings {
   /** Time a task spends `submitted`, then `processing`. */
   queueMs: number;
@@ -68,6 +74,8 @@ export class VideoService implements Feature {
     private readonly secret: () => Buffer,
     /** Where tasks are held; in memory unless given. */
     store?: (onEvict: (task: Task) => void) => Tasks,
+    /** Shared state: who tells tasks' status changes across replicas (instead of the scheduler). */
+    private readonly courier?: Courier,
   ) {
     const onEvict = (task: Task) => this.cancelJobs(task);
     this.store = store ? store(onEvict) : new TaskStore(settings.maxTasks, onEvict);
@@ -111,7 +119,8 @@ export class VideoService implements Feature {
     if (!(await this.store.create(task, now))) {
       throw fieldError(['external_task_id'], 'is already used by another task of this key');
     }
-    if (task.callbackUrl) {
+    if (task.callbackUrl && this.courier) await this.courier.track(task);
+    else if (task.callbackUrl) {
       const steps = transitions(task);
       const cancels = steps.map(([at, status], i) =>
         this.scheduler.at(at, () => {
@@ -158,7 +167,11 @@ export class VideoService implements Feature {
     const was = await this.store.force(taskId, forced);
     if (!was) return undefined;
     const task = { ...was, forced };
-    if (status !== statusAt(was, now).status) await this.notifyIf(task, now, status);
+    if (status !== statusAt(was, now).status) {
+      if (this.courier) {
+        if (task.callbackUrl) await this.courier.forced(task, status, text, now);
+      } else await this.notifyIf(task, now, status);
+    }
     return taskRecord(task, now, this.tokenOf);
   }
 
@@ -186,6 +199,16 @@ export class VideoService implements Feature {
   /** Forgets one session's tasks, and their callbacks still due. */
   async resetSession(session: string): Promise<void> {
     for (const task of await this.store.removeSession(session)) this.cancelJobs(task);
+  }
+
+  /** A task's callback body at `at`: its record then, as JSON. */
+  callbackBody(task: Task, at: number): string {
+    return JSON.stringify(taskRecord(task, at, this.tokenOf));
+  }
+
+  /** A task as held (for the shared couriers). */
+  async held(id: string): Promise<Task | undefined> {
+    return this.store.get(id);
   }
 
   /** How many tasks are in each status at `now`. */

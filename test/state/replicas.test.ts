@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClock } from '../../src/platform/clock.js';
@@ -336,6 +337,88 @@ describe('replicas on one store', () => {
     expect(all).not.toContain('admin-secret-token');
     expect(all).toContain('text2video');
   });
+});
+
+/** A callback receiver on loopback: each body it was sent, in order. */
+async function receiver(): Promise<{
+  url: string;
+  bodies: Array<{ task_status: string; task_id: string }>;
+  close(): Promise<void>;
+}> {
+  const bodies: Array<{ task_status: string; task_id: string }> = [];
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk) => {
+      raw += chunk;
+    });
+    req.on('end', () => {
+      bodies.push(JSON.parse(raw));
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    bodies,
+    close: () => new Promise((ok) => server.close(() => ok())),
+  };
+}
+
+describe('callbacks across replicas', () => {
+  it('tell each status change once, in order, whichever replica moves the clock', async () => {
+    const hook = await receiver();
+    try {
+      const [a, b, c] = [await replica(), await replica(), await replica()];
+      const taskId = (await a.video('text2video', { ...TEXT2VIDEO, callback_url: hook.url })).json()
+        .data.task_id;
+      await control(b, 'POST', '/clock/advance', { ms: 60_000 });
+      await until(async () => hook.bodies.length >= 2);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(hook.bodies.map((body) => [body.task_id, body.task_status])).toEqual([
+        [taskId, 'processing'],
+        [taskId, 'succeed'],
+      ]);
+      await until(async () =>
+        (await control(c, 'GET', '/callbacks'))
+          .json()
+          .callbacks.every((d: { state: string }) => d.state === 'delivered'),
+      );
+      const { callbacks, dropped } = (await control(c, 'GET', '/callbacks')).json();
+      expect(dropped).toBe(0);
+      expect(
+        callbacks.map((d: { task_status: string; attempts: number }) => [
+          d.task_status,
+          d.attempts,
+        ]),
+      ).toEqual([
+        ['processing', 1],
+        ['succeed', 1],
+      ]);
+    } finally {
+      await hook.close();
+    }
+  }, 30_000);
+
+  it('tell a forced status after the timeline it cut', async () => {
+    const hook = await receiver();
+    try {
+      const [a, b] = [await replica(), await replica()];
+      const taskId = (await a.video('text2video', { ...TEXT2VIDEO, callback_url: hook.url })).json()
+        .data.task_id;
+      await control(a, 'POST', '/clock/advance', { ms: 3000 });
+      await until(async () => hook.bodies.length >= 1);
+      const forced = await control(b, 'POST', `/tasks/${taskId}`, { status: 'failed' });
+      expect(forced.json().task_status).toBe('failed');
+      await until(async () => hook.bodies.length >= 2);
+      await control(b, 'POST', '/clock/advance', { ms: 60_000 });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(hook.bodies.map((body) => body.task_status)).toEqual(['processing', 'failed']);
+    } finally {
+      await hook.close();
+    }
+  }, 30_000);
 });
 
 describe('the store down', () => {
