@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort, type RedisServer, startRedis } from '../helpers/redis.js';
 
@@ -57,6 +58,140 @@ const video = (base: string, key: string, body?: object) =>
     status: r.status,
     body: (await r.json()) as { data: { task_id: string } },
   }));
+
+/**
+ * A callback receiver: every request it got (status of the body), and those it acknowledged
+ * with a 2xx. `hold` keeps the first request of that status unanswered (a slow target).
+ */
+async function receiver(hold?: string) {
+  const received: string[] = [];
+  const acknowledged: string[] = [];
+  let held: (() => void) | undefined;
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk) => {
+      raw += chunk;
+    });
+    req.on('end', () => {
+      const status = (JSON.parse(raw) as { task_status: string }).task_status;
+      received.push(status);
+      if (status === hold && !held) {
+        held = () => res.destroy();
+        return;
+      }
+      res.end('ok', () => acknowledged.push(status));
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    acknowledged,
+    close: () => {
+      held?.();
+      return new Promise<void>((ok) => server.close(() => ok()));
+    },
+  };
+}
+
+const advance = (base: string, ms: number) =>
+  fetch(`${base}/_emulator/clock/advance`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ms }),
+  });
+
+describe('callbacks across processes', () => {
+  it('each status change is acknowledged once, in order, when the creating replica is killed', async () => {
+    await redis.flush();
+    const hook = await receiver();
+    const ports = [await freePort(), await freePort(), await freePort()];
+    const procs = ports.map((port) => server({ STATE_URL: redis.url, PORT: String(port) }));
+    const [a, b, c] = ports.map((port) => `http://127.0.0.1:${port}`) as [string, string, string];
+    try {
+      for (const base of [a, b, c]) await ready(base);
+      const created = await video(a, 'k3', {
+        model_name: 'vid-v3',
+        prompt: 'a boat',
+        duration: '5',
+        callback_url: hook.url,
+      });
+      expect(created.status).toBe(200);
+      (procs[0] as ReturnType<typeof server>).child.kill('SIGKILL');
+      await advance(b, 60_000);
+      await vi.waitFor(() => expect(hook.acknowledged).toEqual(['processing', 'succeed']), {
+        timeout: 20_000,
+      });
+      // Nothing more comes, from any replica.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(hook.received).toEqual(['processing', 'succeed']);
+      const listed = await get(`${c}/_emulator/callbacks`);
+      expect(
+        (listed.body.callbacks as Array<{ task_status: string; state: string }>).map((d) => [
+          d.task_status,
+          d.state,
+        ]),
+      ).toEqual([
+        ['processing', 'delivered'],
+        ['succeed', 'delivered'],
+      ]);
+    } finally {
+      for (const proc of procs) proc.child.kill('SIGKILL');
+      await hook.close();
+    }
+  }, 60_000);
+
+  it('a delivery cut by SIGKILL is taken up by another replica, and acknowledged once', async () => {
+    await redis.flush();
+    const hook = await receiver('processing');
+    const portA = await freePort();
+    const portB = await freePort();
+    const env = (port: number) => ({
+      STATE_URL: redis.url,
+      PORT: String(port),
+      VIDEO_QUEUE_MS: '200',
+      VIDEO_RENDER_MS: '400',
+    });
+    const first = server(env(portA));
+    let second: ReturnType<typeof server> | undefined;
+    try {
+      await ready(`http://127.0.0.1:${portA}`);
+      const created = await video(`http://127.0.0.1:${portA}`, 'k4', {
+        model_name: 'vid-v3',
+        prompt: 'a boat',
+        duration: '5',
+        callback_url: hook.url,
+      });
+      expect(created.status).toBe(200);
+      // The first attempt is under way (the target holds it): the replica dies.
+      await vi.waitFor(() => expect(hook.received).toEqual(['processing']), { timeout: 10_000 });
+      first.child.kill('SIGKILL');
+      await first.exited;
+      second = server(env(portB));
+      await ready(`http://127.0.0.1:${portB}`);
+      await vi.waitFor(() => expect(hook.acknowledged).toEqual(['processing', 'succeed']), {
+        timeout: 30_000,
+      });
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(hook.received).toEqual(['processing', 'processing', 'succeed']);
+      const listed = await get(`http://127.0.0.1:${portB}/_emulator/callbacks`);
+      expect(
+        (
+          listed.body.callbacks as Array<{ task_status: string; state: string; attempts: number }>
+        ).map((d) => [d.task_status, d.state, d.attempts]),
+      ).toEqual([
+        ['processing', 'delivered', 2],
+        ['succeed', 'delivered', 1],
+      ]);
+    } finally {
+      first.child.kill('SIGKILL');
+      second?.child.kill('SIGKILL');
+      await hook.close();
+    }
+  }, 60_000);
+});
 
 describe('server processes on one store', () => {
   it('a task made by a replica killed with SIGKILL is found by the next one, and the clock kept', async () => {
