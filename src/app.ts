@@ -15,6 +15,7 @@ import { type Config, resolveConfig } from './config.js';
 import { controlRoutes } from './control/index.js';
 import { messagesGroup } from './messages/index.js';
 import { Keyring } from './platform/auth.js';
+import type { Clock } from './platform/clock.js';
 import { createDeps, type Deps } from './platform/deps.js';
 import { type DrainReport, drain } from './platform/drain.js';
 import { GatewayError, neutralError } from './platform/errors.js';
@@ -41,6 +42,7 @@ import { checkDrift } from './record/drift.js';
 import { Recordings } from './record/recordings.js';
 import { Upstream } from './record/upstream.js';
 import { openSharedState } from './state/index.js';
+import { FixtureError } from './text/fixtures.js';
 import { createText } from './text/index.js';
 import type { CallbackLog } from './video/callbacks.js';
 import { videoGroup } from './video/index.js';
@@ -52,7 +54,11 @@ export interface EmulatorInternals {
    * Empties every store and puts the clock back to real time; or only the parts named; or,
    * with a session, only what that session made.
    */
-  reset(only?: readonly string[], session?: string): void;
+  reset(only?: readonly string[], session?: string): void | Promise<void>;
+  /** Emulator time (the shared one, with STATE_URL). */
+  clock: Clock;
+  /** Resolves once the state store is connected (at once in memory). */
+  ready(): Promise<void>;
   tasks: VideoService;
   callbacks: CallbackLog;
   scheduler: Scheduler;
@@ -216,7 +222,13 @@ export async function buildApp(
   const text = createText(config, hashKey, shared);
   // Fixtures reloaded on one replica are read again by every other (their sequences stay).
   shared?.epoch.watch('fixtures', async () => {
-    await text.reloadFixtures(true);
+    try {
+      await text.reloadFixtures(true);
+    } catch (err) {
+      // Files another replica read well but this one cannot: the active fixtures stay.
+      if (!(err instanceof FixtureError)) throw err;
+      app.log.warn({ err: err.message }, 'fixtures not reloaded: the active ones stay');
+    }
   });
   // Tasks are read at each scrape, through `video` (made below).
   const metrics = new Metrics(() => video.service.countByStatus(clock.now()));
@@ -274,7 +286,6 @@ export async function buildApp(
   for (const store of [...text.stores, ...groups.flatMap((g) => g.stores)]) features.add(store);
   // Last, so that stores are empty before the clock jumps back.
   features.add(shared ? shared.clockFeature : { name: 'clock', reset: () => clock.reset() });
-  if (shared) features.add({ name: 'state', close: () => shared.close() });
   const reset = (only?: readonly string[], session?: string) => features.reset(only, session);
 
   /**
@@ -438,6 +449,9 @@ export async function buildApp(
 
   app.decorate('emulator', {
     reset,
+    clock,
+    ready: () =>
+      shared ? new Promise<void>((resolve) => shared.store.onReady(resolve)) : Promise.resolve(),
     tasks: video.service,
     callbacks: video.callbacks,
     scheduler,
@@ -447,7 +461,11 @@ export async function buildApp(
     },
   } satisfies EmulatorInternals);
   setupRequests(app);
-  app.addHook('onClose', async () => features.close());
+  app.addHook('onClose', async () => {
+    await features.close();
+    // The store last: the features' own closing may still use it.
+    await shared?.close();
+  });
 
   if (config.corsOrigins) {
     // Opt-in CORS for browser apps: preflights are answered before any key check, and the

@@ -51,7 +51,7 @@ export interface EmulatorControl {
   /** The first matching request, waiting up to `timeoutMs` for it (`journal/wait`); throws after. */
   waitFor(filter: JournalQuery, timeoutMs?: number): Promise<JournalEntry>;
   /** Empties what this session made (or, on the emulator itself, every store). */
-  reset(only?: readonly string[]): void;
+  reset(only?: readonly string[]): void | Promise<void>;
 }
 
 export interface Emulator extends EmulatorControl {
@@ -62,8 +62,8 @@ export interface Emulator extends EmulatorControl {
   /** Emulator time: `clock.advance(ms)` moves it and runs whatever became due. */
   clock: Deps['clock'];
   app: FastifyInstance;
-  /** Same as `clock.advance`. */
-  advance(ms: number): void;
+  /** Same as `clock.advance` (a promise with STATE_URL: the shared clock moves in the store). */
+  advance(ms: number): void | Promise<void>;
   /** The control surface scoped to one session (README "Sessions"). */
   session(name: string): EmulatorControl;
   close(): Promise<void>;
@@ -95,7 +95,7 @@ function controlFor(
   /** The admin token header, when the emulator has one. */
   admin: Record<string, string>,
   session: string | undefined,
-  reset: (only?: readonly string[]) => void,
+  reset: (only?: readonly string[]) => void | Promise<void>,
 ): EmulatorControl {
   const headers: Record<string, string> =
     session === undefined ? {} : { [SESSION_HEADER]: session };
@@ -154,6 +154,27 @@ function controlFor(
   };
 }
 
+/** How long `startEmulator` waits for its state store (STATE_URL) before it gives up. */
+const STORE_WAIT_MS = 10_000;
+
+async function storeWithin(app: FastifyInstance, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the state store (STATE_URL) was not reachable within ${ms} ms`)),
+      ms,
+    );
+  });
+  try {
+    await Promise.race([app.emulator.ready(), late]);
+  } catch (err) {
+    await app.close();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Starts an emulator for a client's test suite: port 0 (any free port) and warn-level logs
  * unless told otherwise. README "Use in tests".
@@ -168,6 +189,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ? { 'x-emulator-admin-token': config.adminToken }
     : {};
   await app.listen({ port: config.port, host: config.host });
+  if (config.stateUrl !== undefined) await storeWithin(app, STORE_WAIT_MS);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -177,9 +199,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
     port,
     config,
-    clock: deps.clock,
+    clock: app.emulator.clock,
     app,
-    advance: (ms) => deps.clock.advance(ms),
+    advance: (ms) => app.emulator.clock.advance(ms),
     session: (name) => controlFor(app, admin, name, (only) => app.emulator.reset(only, name)),
     close: () => app.close(),
   };

@@ -220,10 +220,18 @@ export class SharedCallbacks implements Feature {
     return this.active.size;
   }
 
-  /** Resolves once this process attempts none (the others' are theirs). */
-  idle(): Promise<void> {
-    if (this.active.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  /**
+   * Resolves once no courier of any replica is waiting to run or running (the ones asleep until
+   * a later change or a retry do not count), and this process attempts nothing.
+   */
+  async idle(): Promise<void> {
+    for (;;) {
+      if (this.active.size > 0)
+        await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      const counts = await this.queue.getJobCounts('wait', 'active', 'prioritized', 'paused');
+      if (Object.values(counts).every((n) => n === 0) && this.active.size === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   /** What this process was attempting (at shutdown): the store keeps it for the others. */
@@ -250,7 +258,12 @@ export class SharedCallbacks implements Feature {
 
   async close(): Promise<void> {
     clearInterval(this.ticker);
-    await this.worker?.close().catch(() => {});
+    // (closed before their connections are up, BullMQ's clients reject with nobody to hear it)
+    if (this.worker) {
+      await this.worker.waitUntilReady().catch(() => {});
+      await this.worker.close().catch(() => {});
+    }
+    await this.queue.waitUntilReady().catch(() => {});
     await this.queue.close().catch(() => {});
   }
 

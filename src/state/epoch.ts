@@ -81,15 +81,17 @@ export class SharedClock implements Clock {
   constructor(
     private readonly store: StateStore,
     private readonly epoch: Epoch,
-    private readonly source: () => number = Date.now,
+    /** Real time (a test's own clock); the store's offset is added to it. */
+    private readonly base: Clock,
   ) {}
 
   now(): number {
-    return this.source() + this.epoch.offset;
+    return this.base.now() + this.epoch.offset;
   }
 
+  /** The store's offset (and the base clock's own, which is 0 but in a test that moves it). */
   offsetMs(): number {
-    return this.epoch.offset;
+    return this.base.offsetMs() + this.epoch.offset;
   }
 
   /** Moves the shared offset; resolves once what became due was started (callbacks promoted). */

@@ -63,8 +63,8 @@ export interface SharedSettings {
 export function openSharedState(settings: SharedSettings, base: Clock): SharedState {
   const store = connectState(settings.stateUrl, settings.statePrefix, settings.stateTimeoutMs);
   const epoch = new Epoch(store);
-  // Real time as the injected clock tells it, without its own offset: the store has the offset.
-  const clock = new SharedClock(store, epoch, () => base.now() - base.offsetMs());
+  // Real time as the injected clock tells it; the store's offset is added to it.
+  const clock = new SharedClock(store, epoch, base);
   const faults = new RedisRuleBook<FaultRuleInput>(
     store,
     'faults',

@@ -158,6 +158,10 @@ export class RedisTasks implements Tasks {
     return created === 1;
   }
 
+  async hasExternal(owner: string, externalId: string): Promise<boolean> {
+    return (await this.store.redis.exists(`${this.p}ext:${owner}\n${externalId}`)) === 1;
+  }
+
   async get(id: string): Promise<Task | undefined> {
     const json = await this.store.redis.get(`${this.p}${id}`);
     return json === null ? undefined : parse(json);

@@ -93,13 +93,9 @@ export class VideoService implements Feature {
     outcome: Outcome,
     now: number,
   ): Promise<CreatedTask> {
-    // In memory the check comes first, so that a refused task takes no id; a shared store
-    // checks and adds in one step.
-    if (
-      spec.externalId &&
-      this.store instanceof TaskStore &&
-      this.store.hasExternal(owner, spec.externalId)
-    ) {
+    // The check comes first, so that a refused task takes no id; a shared store checks again
+    // as it adds (two replicas at once: one of them is refused then).
+    if (spec.externalId && (await this.store.hasExternal(owner, spec.externalId))) {
       throw fieldError(['external_task_id'], 'is already used by another task of this key');
     }
     const id = this.ids.next('task');

@@ -122,6 +122,8 @@ type Maybe<T> = T | Promise<T>;
 
 /** Where tasks are held: in memory (`TaskStore`), or in the shared store (state/tasks.ts). */
 export interface Tasks {
+  /** Whether an owner's external id is taken (a check before a task takes an id). */
+  hasExternal(owner: string, externalId: string): Maybe<boolean>;
   /** Adds a task unless its external id is taken for its owner (false then); evicts past the bound. */
   create(task: Task, now: number): Maybe<boolean>;
   get(id: string): Maybe<Task | undefined>;

@@ -60,7 +60,7 @@ describe('bounded state', () => {
         },
       });
     }
-    expect(t.app.emulator.tasks.size).toBe(2);
+    expect((await t.inject({ url: '/_emulator/tasks' })).json().size).toBe(2);
     expect(t.app.emulator.scheduler.size).toBe(4);
     await t.app.close();
   });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Journal, MAX_JOURNAL_WAITS, MAX_JOURNAL_WATCHERS } from '../../src/platform/journal.js';
 import { buildTestApp, T0, type TestApp, testDeps } from '../helpers/app.js';
 
@@ -31,6 +31,10 @@ const journal = async (query = '', headers: Record<string, string> = {}) => {
 
 const ask = (content: string, model = 'm', options: Parameters<TestApp['chat']>[1] = {}) =>
   t.chat({ model, messages: [{ role: 'user', content }] }, options);
+
+/** Until `count` waits have armed their timers (with a shared store, a wait starts later). */
+const armed = (timers: { due: unknown[] }, count: number) =>
+  vi.waitFor(() => expect(timers.due.length).toBeGreaterThanOrEqual(count));
 
 describe('GET /_emulator/journal', () => {
   it('filters by group, method, path, status, model, key, session and since', async () => {
@@ -359,7 +363,7 @@ describe('GET /_emulator/journal/wait', () => {
       url: '/_emulator/journal/wait?path=/v1/models&timeout_ms=1000',
       headers: { 'x-emulator-session': 'sessB' },
     });
-    await new Promise((resolve) => setImmediate(resolve));
+    await armed(timers, 2);
     // both are still waiting: sessA's entry is not theirs
     expect(timers.due.filter((d) => d.ms === 1000 && !d.cancelled)).toHaveLength(2);
     timers.fireAll();
@@ -382,7 +386,7 @@ describe('GET /_emulator/journal/wait', () => {
     const waiting = t.inject({
       url: `/_emulator/journal/wait?group=chat&since=${T0 + 1}&timeout_ms=1000`,
     });
-    await new Promise((resolve) => setImmediate(resolve));
+    await armed(timers, 1);
     expect(timers.due.filter((d) => d.ms === 1000 && !d.cancelled)).toHaveLength(1);
     // the next one, received after `since`, ends the wait
     t.deps.clock.advance(1);
@@ -393,7 +397,7 @@ describe('GET /_emulator/journal/wait', () => {
     const far = t.inject({
       url: '/_emulator/journal/wait?path=/v1/chat/completions&since=99999999999999&timeout_ms=1000',
     });
-    await new Promise((resolve) => setImmediate(resolve));
+    await armed(timers, 2);
     timers.fireAll();
     expect((await far).statusCode).toBe(408);
   });
@@ -403,7 +407,7 @@ describe('GET /_emulator/journal/wait', () => {
     t = await buildTestApp({}, { ...testDeps(), setTimer: timers.setTimer });
     await ask('not this one', 'other');
     const waiting = t.inject({ url: '/_emulator/journal/wait?model=wanted&timeout_ms=5000' });
-    await new Promise((resolve) => setImmediate(resolve));
+    await armed(timers, 1);
     await ask('this one', 'wanted');
     const res = await waiting;
     expect(res.statusCode).toBe(200);
@@ -416,7 +420,7 @@ describe('GET /_emulator/journal/wait', () => {
     const timers = manualTimers();
     t = await buildTestApp({}, { ...testDeps(), setTimer: timers.setTimer });
     const waiting = t.inject({ url: '/_emulator/journal/wait?group=video&timeout_ms=250' });
-    await new Promise((resolve) => setImmediate(resolve));
+    await armed(timers, 1);
     expect(timers.due.map((d) => d.ms)).toContain(250);
     timers.fireAll();
     const res = await waiting;

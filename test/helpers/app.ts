@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { type Config, resolveConfig } from '../../src/config.js';
 import { type Clock, createClock, realSetTimer } from '../../src/platform/clock.js';
@@ -103,12 +105,45 @@ export interface TestApp extends ReturnType<typeof groupRequests> {
   inject(options: InjectOptions): Promise<LightMyRequestResponse>;
 }
 
+/**
+ * `npm run test:replicas` sets this: every test app is then three replicas on one Redis
+ * (a key prefix of their own), and each request goes to the next one in turn, as behind a
+ * round-robin proxy (README "Running several replicas").
+ */
+const REPLICAS_STATE_URL = process.env.GWEMU_TEST_STATE_URL;
+
 export async function buildTestApp(
   overrides: Partial<Config> = {},
   deps: TestDeps = testDeps(),
 ): Promise<TestApp> {
-  const app = await buildApp(resolveConfig({ logLevel: 'info', ...overrides }), deps);
-  const inject = (options: InjectOptions) => app.inject(options);
+  if (REPLICAS_STATE_URL === undefined || overrides.stateUrl !== undefined) {
+    const app = await buildApp(resolveConfig({ logLevel: 'info', ...overrides }), deps);
+    const inject = (options: InjectOptions) => app.inject(options);
+    return { app, deps, inject, ...groupRequests(inject) };
+  }
+  const config = resolveConfig({
+    logLevel: 'info',
+    ...overrides,
+    stateUrl: REPLICAS_STATE_URL,
+    statePrefix: `t-${randomUUID()}`,
+  });
+  // The store's secret is the test one, so that result URLs are the ones the tests expect.
+  const store = new Redis(REPLICAS_STATE_URL);
+  await store.set(`${config.statePrefix}:secret`, deps.secret.toString('base64'));
+  store.disconnect();
+  const replicas = [
+    await buildApp(config, deps),
+    await buildApp(config, deps),
+    await buildApp(config, deps),
+  ];
+  const [app, ...others] = replicas as [FastifyInstance, ...FastifyInstance[]];
+  app.addHook('onClose', async () => {
+    for (const other of others) await other.close();
+  });
+  await Promise.all(replicas.map((replica) => replica.emulator.ready()));
+  let turn = 0;
+  const inject = (options: InjectOptions) =>
+    (replicas[turn++ % replicas.length] as FastifyInstance).inject(options);
   return { app, deps, inject, ...groupRequests(inject) };
 }
 

@@ -252,7 +252,7 @@ describe('video task details', () => {
     ]);
     await make(); // none finished: the oldest goes
     expect(await found('1000001')).toBe(404);
-    expect(app.app.emulator.tasks.size).toBe(3);
+    expect((await app.inject({ url: '/_emulator/tasks' })).json().size).toBe(3);
     await app.app.close();
   });
 
