@@ -53,12 +53,15 @@ redis.call('HSET', state, 'busy', 1)
 return redis.call('HINCRBY', state, 'gen', 1)
 `;
 
-/** ARGV: prefix, task id. The courier stops when no event is left (1), else goes on (0). */
+/**
+ * ARGV: prefix, task id. The courier stops when no event is left (1), else goes on (0); its
+ * list goes with it (a status forced later starts a new one), so told tasks leave nothing.
+ */
 const FINISH = `
 local p, id = ARGV[1], ARGV[2]
 local next = tonumber(redis.call('HGET', p .. 't:' .. id, 'next') or '0')
 if next < redis.call('LLEN', p .. 'ev:' .. id) then return 0 end
-redis.call('HSET', p .. 't:' .. id, 'busy', 0)
+redis.call('DEL', p .. 'ev:' .. id, p .. 't:' .. id)
 return 1
 `;
 
@@ -291,6 +294,7 @@ export class SharedCallbacks implements Feature {
     }
     const first = events[0]?.at ?? now;
     const jobId = `t-${taskId}-${gen}`;
+    await this.store.redis.hset(`${this.p}t:${taskId}`, 'job', jobId);
     await this.queue.add('courier', { taskId }, { jobId, delay: Math.max(0, first - now) });
     if (first > now) await this.store.redis.zadd(`${this.p}due`, first, jobId);
   }

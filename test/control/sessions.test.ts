@@ -67,6 +67,7 @@ describe('sessions (x-emulator-session)', () => {
     expect(state.task_status).toBe('submitted');
     expect((await force('a')).json().task_status).toBe('failed');
     expect((await force()).statusCode, 'without a session, any task').toBe(200);
+    await t.app.emulator.callbacks.idle();
     const deliveries = async (url: string, session?: string) =>
       (await control('GET', url, session)).json().callbacks.length;
     expect(await deliveries('/_emulator/callbacks?session=a')).toBeGreaterThan(0);

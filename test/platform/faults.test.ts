@@ -504,11 +504,22 @@ describe('delay and hang', () => {
 
   it(`hold at most ${MAX_HELD} delayed or hung requests at once; more get a 429 in the group's envelope`, async () => {
     const timers = await withTimers();
+    // One process: the bound is each process's own (it holds the requests).
+    const sendHere = (
+      target: typeof CHAT | typeof MESSAGES,
+      extra: { headers: Record<string, string> },
+    ) =>
+      t.app.inject({
+        method: 'POST',
+        url: target.url,
+        headers: { ...target.headers, ...extra.headers },
+        payload: target.payload,
+      });
     const held = Array.from({ length: MAX_HELD }, (_, i) =>
-      send(i % 2 ? CHAT : MESSAGES, { headers: { 'x-emulator-fault': 'delay=700' } }),
+      sendHere(i % 2 ? CHAT : MESSAGES, { headers: { 'x-emulator-fault': 'delay=700' } }),
     );
     await vi.waitFor(() => expect(timers.filter((x) => x.ms === 700)).toHaveLength(MAX_HELD));
-    const over = await send(CHAT, { headers: { 'x-emulator-fault': 'delay=700' } });
+    const over = await sendHere(CHAT, { headers: { 'x-emulator-fault': 'delay=700' } });
     expect(over.statusCode).toBe(429);
     expect(over.json().error).toMatchObject({
       message: `At most ${MAX_HELD} delayed or hung requests (${MAX_HELD_BYTES} bytes of delayed bodies, parsed) can be held at once.`,
@@ -517,7 +528,7 @@ describe('delay and hang', () => {
     for (const timer of timers.splice(0)) timer.fire();
     expect(new Set((await Promise.all(held)).map((res) => res.statusCode))).toEqual(new Set([200]));
     // Their places are given back.
-    const again = send(CHAT, { headers: { 'x-emulator-fault': 'delay=700' } });
+    const again = sendHere(CHAT, { headers: { 'x-emulator-fault': 'delay=700' } });
     await vi.waitFor(() => expect(timers.filter((x) => x.ms === 700)).toHaveLength(1));
     timers.find((x) => x.ms === 700)?.fire();
     expect((await again).statusCode).toBe(200);

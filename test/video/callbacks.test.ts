@@ -51,8 +51,13 @@ afterEach(async () => {
   await hook?.close();
 });
 
-const create = (callbackUrl: string, extra: object = {}, headers: object = {}) =>
-  t.inject({
+const create = (
+  callbackUrl: string,
+  extra: object = {},
+  headers: object = {},
+  via: TestApp['inject'] = (options) => t.inject(options),
+) =>
+  via({
     method: 'POST',
     url: '/videogen/v1/videos/text2video',
     headers: { ...KEY, ...headers },
@@ -297,6 +302,7 @@ describe('GET /_emulator/callbacks with x-emulator-session', () => {
 });
 
 describe('callbacks never turn against the emulator', () => {
+  // (each to the process that listens: its own address is what its guard knows)
   /** A receiver that redirects every callback to `location` with a 307. */
   async function redirector(location: string) {
     const hits: string[] = [];
@@ -318,7 +324,7 @@ describe('callbacks never turn against the emulator', () => {
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = new URL(address).port;
     const refused = (url: string) =>
-      t.inject({
+      t.app.inject({
         method: 'POST',
         url: '/videogen/v1/videos/text2video',
         headers: { ...KEY, host: `127.0.0.1:${port}` },
@@ -342,7 +348,10 @@ describe('callbacks never turn against the emulator', () => {
         },
       });
     }
-    const query = await t.inject({ url: '/videogen/v1/videos/text2video/1000001', headers: KEY });
+    const query = await t.app.inject({
+      url: '/videogen/v1/videos/text2video/1000001',
+      headers: KEY,
+    });
     expect(query.statusCode).toBe(404);
   });
 
@@ -370,7 +379,12 @@ describe('callbacks never turn against the emulator', () => {
     ] as const;
     const answers = [];
     for (const [url] of cases) {
-      const res = await create(url, { external_task_id: undefined }, { host: `127.0.0.1:${port}` });
+      const res = await create(
+        url,
+        { external_task_id: undefined },
+        { host: `127.0.0.1:${port}` },
+        (options) => t.app.inject(options),
+      );
       answers.push({ url, status: res.statusCode, body: res.json() });
     }
     expect(answers).toEqual(
@@ -389,14 +403,14 @@ describe('callbacks never turn against the emulator', () => {
   it('a callback at [::ffff:7f00:1]/%5Femulator/reset cannot wipe state', async () => {
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = new URL(address).port;
-    const kept = await t.inject({
+    const kept = await t.app.inject({
       method: 'POST',
       url: '/videogen/v1/videos/text2video',
       headers: KEY,
       payload: { model_name: 'vid-v3', prompt: 'a fox', duration: '5' },
     });
     expect(kept.statusCode).toBe(200);
-    const attack = await t.inject({
+    const attack = await t.app.inject({
       method: 'POST',
       url: '/videogen/v1/videos/text2video',
       headers: KEY,
@@ -409,7 +423,10 @@ describe('callbacks never turn against the emulator', () => {
     });
     expect(attack.statusCode).toBe(400);
     await advance(3000);
-    const query = await t.inject({ url: '/videogen/v1/videos/text2video/1000001', headers: KEY });
+    const query = await t.app.inject({
+      url: '/videogen/v1/videos/text2video/1000001',
+      headers: KEY,
+    });
     expect(query.json().data).toMatchObject({ task_id: '1000001', task_status: 'processing' });
     expect(await deliveries()).toEqual([]);
   });
@@ -454,7 +471,8 @@ describe('callbacks never turn against the emulator', () => {
           const [head = '', payload = ''] = raw.split('\r\n\r\n');
           resolve({ status: Number(head.split(' ')[1]), body: JSON.parse(payload) });
         });
-        socket.end(
+        // (written, not half-closed: the server closes an HTTP/1.0 connection after its answer)
+        socket.write(
           `POST /videogen/v1/videos/text2video HTTP/1.0\r\nAuthorization: Bearer key-a\r\n` +
             `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
         );
@@ -495,7 +513,10 @@ describe('callbacks never turn against the emulator', () => {
         updated_at: T0 + 2000 + 15_000,
       });
       // Nothing was reset: the task is still there.
-      const query = await t.inject({ url: '/videogen/v1/videos/text2video/1000001', headers: KEY });
+      const query = await t.app.inject({
+        url: '/videogen/v1/videos/text2video/1000001',
+        headers: KEY,
+      });
       expect(query.json().data.task_id).toBe('1000001');
     } finally {
       await trap.close();
