@@ -15,8 +15,16 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  // Loaded lazily, from node_modules (swagger-ui also serves its own files from there).
-  external: ['@fastify/swagger', '@fastify/swagger-ui', 'prom-client', 'pino-pretty'],
+  // Loaded lazily, from node_modules (swagger-ui also serves its own files from there; the
+  // Redis clients only with STATE_URL).
+  external: [
+    '@fastify/swagger',
+    '@fastify/swagger-ui',
+    'prom-client',
+    'pino-pretty',
+    'ioredis',
+    'bullmq',
+  ],
   // CommonJS dependencies call require(); an ES module has none of its own.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",

@@ -30,6 +30,7 @@ import {
   answering,
   BODY_LIMIT,
   CLIENT_HEADERS,
+  mayContinue,
   pathOf,
   REDACTED,
   reqIdField,
@@ -41,7 +42,6 @@ import { lazySerializers, normalizeError, validatorFactory } from './platform/va
 import { checkDrift } from './record/drift.js';
 import { Recordings } from './record/recordings.js';
 import { Upstream } from './record/upstream.js';
-import { openSharedState } from './state/index.js';
 import { FixtureError } from './text/fixtures.js';
 import { createText } from './text/index.js';
 import type { CallbackLog } from './video/callbacks.js';
@@ -59,6 +59,7 @@ export interface EmulatorInternals {
   clock: Clock;
   /** Resolves once the state store is connected (at once in memory). */
   ready(): Promise<void>;
+  metrics: Metrics;
   tasks: VideoService;
   callbacks: CallbackLog;
   scheduler: Scheduler;
@@ -165,7 +166,11 @@ export async function buildApp(
   const { ids } = deps;
   // STATE_URL: every store in Redis, shared by the replicas (README "Running several replicas").
   const shared = config.stateUrl
-    ? openSharedState({ ...config, stateUrl: config.stateUrl }, deps.clock)
+    ? // Loaded only then: memory users never load the Redis clients (ioredis, BullMQ).
+      await (await import('./state/index.js')).openSharedState(
+        { ...config, stateUrl: config.stateUrl },
+        deps.clock,
+      )
     : undefined;
   const clock = shared ? shared.clock : deps.clock;
   const secret = shared ? () => shared.store.secret() : () => deps.secret;
@@ -433,7 +438,7 @@ export async function buildApp(
     request._read = function (this: IncomingMessage, size: number) {
       request._read = read;
       response.shouldKeepAlive = keepAlive;
-      if (!response.headersSent) response.writeContinue();
+      if (!response.headersSent && mayContinue(request)) response.writeContinue();
       return read.call(this, size);
     };
     app.server.emit('request', request, response);
@@ -450,6 +455,7 @@ export async function buildApp(
   app.decorate('emulator', {
     reset,
     clock,
+    metrics,
     ready: () =>
       shared ? new Promise<void>((resolve) => shared.store.onReady(resolve)) : Promise.resolve(),
     tasks: video.service,
@@ -511,6 +517,9 @@ export async function buildApp(
                 apiKeys: undefined,
                 rateLimitRpm: undefined,
                 journalLimit: 0,
+                // A fresh emulator of its own: in memory, never the live one's shared state.
+                stateUrl: undefined,
+                workers: 1,
               }),
               createDeps(),
             ),

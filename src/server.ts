@@ -1,6 +1,8 @@
 import cluster from 'node:cluster';
+import type { AggregatorRegistry, RegistryContentType } from 'prom-client';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, USAGE } from './config.js';
+import { METRICS_ANSWER, METRICS_REQUEST, WORKER_METRICS } from './platform/metrics.js';
 import { RecordingsError } from './record/recordings.js';
 import { FixtureError } from './text/fixtures.js';
 
@@ -58,6 +60,8 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  // A worker of WORKERS=N answers the primary's requests for its metrics from the start.
+  if (cluster.isWorker) await app.emulator.metrics.preload();
   await app.listen({ port: config.port, host: config.host });
 }
 
@@ -69,13 +73,26 @@ async function main(): Promise<void> {
  */
 function superviseWorkers(count: number): void {
   let closing = false;
-  for (let i = 0; i < count; i++) cluster.fork();
+  const fork = () => cluster.fork({ [WORKER_METRICS]: '1' });
+  for (let i = 0; i < count; i++) fork();
+  // `/_emulator/metrics` on any worker: the primary asks them all and sums (prom-client).
+  let aggregator: Promise<AggregatorRegistry<RegistryContentType>> | undefined;
+  cluster.on('message', (worker, message: { type?: string; id?: string }) => {
+    if (message?.type !== METRICS_REQUEST) return;
+    aggregator ??= import('prom-client').then((prom) => new prom.AggregatorRegistry());
+    aggregator
+      .then((registry) => registry.clusterMetrics())
+      .then(
+        (body) => worker.send({ type: METRICS_ANSWER, id: message.id, body }),
+        () => worker.send({ type: METRICS_ANSWER, id: message.id, body: undefined }),
+      );
+  });
   cluster.on('exit', (worker, code, signal) => {
     if (!closing) {
       process.stderr.write(
         `gateway-emulator: worker ${worker.process.pid} ended (${signal ?? code}); starting another\n`,
       );
-      cluster.fork();
+      fork();
       return;
     }
     if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);

@@ -19,7 +19,14 @@ import { heldWeight } from './json-body.js';
 import { type MatchContext, type MatchTarget, matchWork, regexScan } from './match.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateDecision, type RateLimiter } from './rate-limit.js';
-import { BODY_LIMIT, type GatewayRuntime, holdOpen, pathOf, reqIdField } from './request.js';
+import {
+  BODY_LIMIT,
+  type GatewayRuntime,
+  holdOpen,
+  pathOf,
+  refuseContinue,
+  reqIdField,
+} from './request.js';
 import { journalBody, redactUrl } from './secrets.js';
 import { ownerIn, readSession } from './session.js';
 import { normalizeError } from './validation.js';
@@ -146,7 +153,11 @@ export function sendGroupError(
     );
   }
   const { status, body } = spec.render(error, request);
-  if (request.raw.complete === false) readTheRest(request, reply, hooks);
+  if (request.raw.complete === false) {
+    // Refused: no `100 Continue` for it, whenever its answer goes (app.ts, checkContinue).
+    refuseContinue(request.raw);
+    readTheRest(request, reply, hooks);
+  }
   const retryAfterS = error.options.retryAfterS;
   if (retryAfterS !== undefined) {
     reply.header('retry-after', String(retryAfterS));
@@ -178,7 +189,12 @@ function readTheRest(
   if (reply.getHeader('connection') === 'close') reply.removeHeader('connection');
   const drop = () => {
     const socket = raw.socket as { destroy?: () => void } | null;
-    if (typeof socket?.destroy === 'function') socket.destroy();
+    const destroy = () => {
+      if (typeof socket?.destroy === 'function') socket.destroy();
+    };
+    // The answer goes first (with shared state it waits for its journal entry).
+    if (reply.raw.headersSent) destroy();
+    else reply.raw.once('finish', destroy);
   };
   let seen = 0;
   const cancel = setTimer(() => {
@@ -307,20 +323,7 @@ export function setupGatewayGroup(
     request.receivedAt = clock.now();
     request.gateway = runtime;
     if (spec.requestIdHeader) reply.header(spec.requestIdHeader, request.id);
-    const begin = hooks.begin;
-    if (begin === undefined) return admit(request, reply, done);
-    // Shared state: the clock and the rules as they are now, for every replica alike.
-    begin().then(
-      () => {
-        request.receivedAt = clock.now();
-        admit(request, reply, done);
-      },
-      (err: unknown) => done(err as Error),
-    );
-  });
-
-  /** The key, the session, the group's headers, the rate limit and the faults of arrival. */
-  function admit(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) {
+    // What needs no state first: a bad key or header is refused even with the store down.
     try {
       request.session = readSession(request);
     } catch (err) {
@@ -329,10 +332,29 @@ export function setupGatewayGroup(
     const key = spec.readKey(request);
     if (!key) return done(spec.missingKey(request));
     if (!keyring.accepts(key)) return done(spec.invalidKey(request));
-    request.keyHash = keyring.ownerOf(key);
-    request.owner = ownerIn(request.keyHash, request.session);
     const refused = spec.checkHeaders?.(request);
     if (refused) return done(refused);
+    const begin = hooks.begin;
+    if (begin === undefined) return admit(key, request, reply, done);
+    // Shared state: the clock and the rules as they are now, for every replica alike.
+    begin().then(
+      () => {
+        request.receivedAt = clock.now();
+        admit(key, request, reply, done);
+      },
+      (err: unknown) => done(err as Error),
+    );
+  });
+
+  /** The key's fingerprint, the rate limit and the faults of arrival. */
+  function admit(
+    key: string,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: (err?: Error) => void,
+  ) {
+    request.keyHash = keyring.ownerOf(key);
+    request.owner = ownerIn(request.keyHash, request.session);
     if (!rateLimiter) return arrive(request, reply, done);
     const rate = rateLimiter.hit(request.keyHash, request.receivedAt);
     if (rate instanceof Promise) {

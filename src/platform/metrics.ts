@@ -1,3 +1,5 @@
+import cluster from 'node:cluster';
+import { randomUUID } from 'node:crypto';
 import type { Histogram, Registry } from 'prom-client';
 import type { GroupName } from './group.js';
 
@@ -136,6 +138,8 @@ export class Metrics {
         help: 'Video tasks held, by status at the emulator clock.',
         labelNames: ['status'],
         registers: [registry],
+        // Workers of one emulator (WORKERS=N) each read the same tasks: one count, not a sum.
+        aggregator: 'first',
         async collect() {
           this.reset();
           for (const status of ['submitted', 'processing', 'succeed', 'failed']) {
@@ -158,6 +162,12 @@ export class Metrics {
         prom.collectDefaultMetrics({ register: processRegistry });
       }
       const loaded: Loaded = { registry, process: processRegistry, streams };
+      // A worker (WORKERS=N) answers the primary's requests for its metrics (prom-client).
+      // (making an AggregatorRegistry is what sets prom-client's listener up)
+      if (cluster.isWorker) {
+        prom.AggregatorRegistry.setRegistries([registry, processRegistry]);
+        new prom.AggregatorRegistry();
+      }
       for (const [group, outcome, seconds] of this.pendingDurations) {
         this.observe(loaded, group, outcome, seconds);
       }
@@ -168,11 +178,23 @@ export class Metrics {
     return this.loading;
   }
 
-  /** The Prometheus text exposition: the emulator's metrics, then the process's. */
+  /**
+   * The Prometheus text exposition: the emulator's metrics, then the process's; with WORKERS=N,
+   * every worker's, summed by the primary (prom-client's AggregatorRegistry).
+   */
   async text(): Promise<{ contentType: string; body: string }> {
-    const { registry, process } = await this.load();
-    const body = `${await registry.metrics()}\n${await process.metrics()}`;
+    const { registry, process: own } = await this.load();
+    if (cluster.isWorker && process.env[WORKER_METRICS] === '1') {
+      const body = await fromPrimary();
+      if (body !== undefined) return { contentType: registry.contentType, body };
+    }
+    const body = `${await registry.metrics()}\n${await own.metrics()}`;
     return { contentType: registry.contentType, body };
+  }
+
+  /** Loads the library now (a worker must answer the primary's requests from its start). */
+  async preload(): Promise<void> {
+    await this.load();
   }
 }
 
@@ -181,4 +203,28 @@ function count(tallies: Map<string, Tally>, key: string, labels: Record<string, 
   const tally = tallies.get(key);
   if (tally) tally.n++;
   else tallies.set(key, { labels, n: 1 });
+}
+
+/** Set by the primary of WORKERS=N in its workers' environment: it sums their metrics. */
+export const WORKER_METRICS = 'GWEMU_WORKER_METRICS';
+export const METRICS_REQUEST = 'gwemu:metrics';
+export const METRICS_ANSWER = 'gwemu:metrics:answer';
+
+/** Every worker's metrics, summed by the primary; undefined if it does not answer in 5 s. */
+function fromPrimary(): Promise<string | undefined> {
+  const id = randomUUID();
+  return new Promise((resolve) => {
+    const onMessage = (message: { type?: string; id?: string; body?: string }) => {
+      if (message?.type !== METRICS_ANSWER || message.id !== id) return;
+      done(message.body);
+    };
+    const timer = setTimeout(() => done(undefined), 5000);
+    const done = (body: string | undefined) => {
+      clearTimeout(timer);
+      process.off('message', onMessage);
+      resolve(body);
+    };
+    process.on('message', onMessage);
+    process.send?.({ type: METRICS_REQUEST, id });
+  });
 }

@@ -224,3 +224,13 @@ function checkEncoding(request: FastifyRequest): void {
  */
 export const reqIdField = (request: FastifyRequest): { reqId?: string } =>
   request.log === request.server.log ? { reqId: request.id } : {};
+
+/** Requests refused before their body was read: they never get a `100 Continue`. */
+const refused = new WeakSet<object>();
+
+export const refuseContinue = (raw: object): void => {
+  refused.add(raw);
+};
+
+/** Whether a request may still get its `100 Continue` (it was not refused). */
+export const mayContinue = (raw: object): boolean => !refused.has(raw);

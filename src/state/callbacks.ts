@@ -1,4 +1,4 @@
-import { DelayedError, Job, Queue, Worker } from 'bullmq';
+import type { Job, Queue, Worker } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
 import type { Clock, SetTimer } from '../platform/clock.js';
 import type { Feature } from '../platform/features.js';
@@ -135,6 +135,8 @@ export class SharedCallbacks implements Feature {
   private readonly ticker: NodeJS.Timeout;
 
   constructor(
+    /** BullMQ, loaded with the shared state (never at start-up in memory). */
+    private readonly bull: typeof import('bullmq'),
     private readonly store: StateStore,
     private readonly epoch: Epoch,
     private readonly clock: Clock,
@@ -147,7 +149,7 @@ export class SharedCallbacks implements Feature {
   ) {
     this.p = store.key('cb:');
     const connection: RedisOptions = { ...store.options, enableAutoPipelining: false };
-    this.queue = new Queue(QUEUE, {
+    this.queue = new bull.Queue(QUEUE, {
       connection,
       prefix: store.prefix,
       defaultJobOptions: {
@@ -186,7 +188,7 @@ export class SharedCallbacks implements Feature {
     const due = await this.store.redis.zrangebyscore(`${this.p}due`, '-inf', now);
     for (const jobId of due) {
       await this.store.redis.zrem(`${this.p}due`, jobId);
-      const job = await Job.fromId(this.queue, jobId);
+      const job = await this.bull.Job.fromId(this.queue, jobId);
       await job?.promote().catch(() => {});
     }
   }
@@ -288,7 +290,7 @@ export class SharedCallbacks implements Feature {
     if (gen === 0) {
       // Its courier runs: it may sleep until a later change; this one may be due sooner.
       const jobId = await this.store.redis.hget(`${this.p}t:${taskId}`, 'job');
-      const job = jobId === null ? undefined : await Job.fromId(this.queue, jobId);
+      const job = jobId === null ? undefined : await this.bull.Job.fromId(this.queue, jobId);
       await job?.promote().catch(() => {});
       return;
     }
@@ -308,7 +310,7 @@ export class SharedCallbacks implements Feature {
       maxRetriesPerRequest: null,
       commandTimeout: undefined,
     };
-    this.worker = new Worker(QUEUE, (job, token) => this.run(job, token), {
+    this.worker = new this.bull.Worker(QUEUE, (job, token) => this.run(job, token), {
       connection,
       prefix: this.store.prefix,
       concurrency: this.options.concurrency,
@@ -375,7 +377,7 @@ export class SharedCallbacks implements Feature {
       .hset(`${this.p}t:${taskId}`, 'job', job.id as string)
       .exec();
     await job.moveToDelayed(Date.now() + Math.max(0, at - now), token);
-    throw new DelayedError();
+    throw new this.bull.DelayedError();
   }
 
   /** One attempt of a delivery; the emulator time of its retry, or undefined when it is over. */

@@ -60,8 +60,13 @@ export interface SharedSettings {
 }
 
 /** Connects to STATE_URL (without waiting: the store may come later) and builds its stores. */
-export function openSharedState(settings: SharedSettings, base: Clock): SharedState {
-  const store = connectState(settings.stateUrl, settings.statePrefix, settings.stateTimeoutMs);
+export async function openSharedState(settings: SharedSettings, base: Clock): Promise<SharedState> {
+  const store = await connectState(
+    settings.stateUrl,
+    settings.statePrefix,
+    settings.stateTimeoutMs,
+  );
+  const bull = await import('bullmq');
   const epoch = new Epoch(store);
   // Real time as the injected clock tells it; the store's offset is added to it.
   const clock = new SharedClock(store, epoch, base);
@@ -91,6 +96,7 @@ export function openSharedState(settings: SharedSettings, base: Clock): SharedSt
     tasks: (maxTasks) => new RedisTasks(store, maxTasks),
     callbacks: (guard, options, setTimer, service) =>
       new SharedCallbacks(
+        bull,
         store,
         epoch,
         clock,

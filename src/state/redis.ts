@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { nameStateStore, stateStoreUnavailable } from '../platform/errors.js';
 
 /**
@@ -38,7 +38,13 @@ export interface StateStore {
 /** Reconnect backoff: 50 ms doubling to 2 s (a store back is used within 2 s of its return). */
 const backoff = (times: number) => Math.min(50 * 2 ** Math.min(times, 6), 2000);
 
-export function connectState(url: string, prefix: string, timeoutMs: number): StateStore {
+export async function connectState(
+  url: string,
+  prefix: string,
+  timeoutMs: number,
+): Promise<StateStore> {
+  // Loaded here, not at start-up: an emulator without STATE_URL never loads it.
+  const { Redis } = await import('ioredis');
   const parsed = new URL(url);
   const where = `${parsed.protocol}//${parsed.host}${parsed.pathname.length > 1 ? parsed.pathname : ''}`;
   const options: RedisOptions = {

@@ -13,14 +13,14 @@ afterEach(async () => {
 });
 
 /** An app whose streams are paced in real time, listening on a free port. */
-async function paced(chunkDelayMs: number) {
+async function paced(chunkDelayMs: number, replicas = true) {
   const deps = {
     ...testDeps(),
     wait: realWait,
     monotonic: () => performance.now(),
     setTimer: realSetTimer,
   };
-  t = await buildTestApp({ streamChunkDelayMs: chunkDelayMs }, deps);
+  t = await buildTestApp({ streamChunkDelayMs: chunkDelayMs }, deps, replicas);
   return t.app.listen({ port: 0, host: '127.0.0.1' });
 }
 
@@ -58,13 +58,14 @@ describe('drain', () => {
     const reader = (live.body as ReadableStream<Uint8Array>).getReader();
     await reader.read(); // the live journal's first comment: it is open
     // (whether the wait reaches the journal before the drain begins or after, it ends)
-    const wait = t?.inject({ url: '/_emulator/journal/wait?path=/never&timeout_ms=60000' });
+    // (to the process that drains: its waits and live journals are its own)
+    const wait = t?.app.inject({ url: '/_emulator/journal/wait?path=/never&timeout_ms=60000' });
     const report = await t?.app.emulator.drain(60_000);
     expect(report).toEqual({ connectionsCut: 0, left: [], ms: expect.any(Number) });
     expect((report?.ms ?? 0) < 30_000).toBe(true);
     expect((await wait)?.statusCode).toBe(408);
     // and a live journal asked for once the stop has begun is refused at once
-    const late = await t?.inject({ url: '/_emulator/journal/stream' });
+    const late = await t?.app.inject({ url: '/_emulator/journal/stream' });
     expect([late?.statusCode, late?.json()]).toEqual([
       503,
       { error: { type: 'api_error', message: 'The emulator is shutting down.' } },
@@ -103,7 +104,9 @@ describe('drain', () => {
     const address = hook.address();
     const port = typeof address === 'object' && address ? address.port : 0;
     try {
-      await paced(0);
+      // In memory, what is queued is the process's own, and a drain waits for it; with shared
+      // state it stays in the store for the other replicas (test/state/processes.test.ts).
+      await paced(0, false);
       const create = (callback_url: string) =>
         t?.inject({
           method: 'POST',

@@ -115,8 +115,10 @@ const REPLICAS_STATE_URL = process.env.GWEMU_TEST_STATE_URL;
 export async function buildTestApp(
   overrides: Partial<Config> = {},
   deps: TestDeps = testDeps(),
+  /** `false`: one process in memory whatever the run (what it tests is a process's own). */
+  asReplicas = true,
 ): Promise<TestApp> {
-  if (REPLICAS_STATE_URL === undefined || overrides.stateUrl !== undefined) {
+  if (!asReplicas || REPLICAS_STATE_URL === undefined || overrides.stateUrl !== undefined) {
     const app = await buildApp(resolveConfig({ logLevel: 'info', ...overrides }), deps);
     const inject = (options: InjectOptions) => app.inject(options);
     return { app, deps, inject, ...groupRequests(inject) };

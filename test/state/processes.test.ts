@@ -297,6 +297,11 @@ describe('server processes on one store', () => {
         expect(found.status).toBe(200);
       }
       expect(ids.size).toBe(20);
+      // The metrics of both workers, summed; the tasks (read from the store) counted once.
+      const metrics = await (await fetch(`${base}/_emulator/metrics`)).text();
+      expect(metrics).toMatch(/emulator_requests_total\{group="video",status="200"\} 40\n/);
+      const tasks = [...metrics.matchAll(/emulator_video_tasks\{status="\w+"\} (\d+)/g)];
+      expect(tasks.reduce((sum, m) => sum + Number(m[1]), 0)).toBe(20);
     } finally {
       proc.child.kill('SIGTERM');
     }
