@@ -15,6 +15,7 @@
  *                                # the limit with 5 to 40 µs of busy work per request, against
  *                                # itself: what a share of the limit means in µs on this machine
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,23 +33,23 @@ const { values: flags, positionals } = parseArgs({
     quick: { type: 'boolean', default: false },
     calibrate: { type: 'boolean', default: false },
     rounds: { type: 'string' },
+    state: { type: 'boolean', default: false },
+    against: { type: 'string' },
   },
   allowPositionals: true,
 });
-const { quick, calibrate } = flags;
+const { quick, calibrate, state } = flags;
 const ROUNDS = positiveNumber('--rounds', flags.rounds, quick ? 1 : 5);
 const filter = positionals[0];
 const DURATION_S = quick ? 1 : 2;
 const CONNECTIONS = 10;
 const MEMORY_TASKS = quick ? 2000 : 60_000;
 
-function startEmulator(env: Record<string, string> = {}): Promise<Server> {
-  return startServer(
-    'dist/server.bundle.js',
-    [],
-    { LOG_LEVEL: 'warn', FIXTURES_DIR, ...env },
-    '/_emulator/health',
-  );
+function startEmulator(
+  env: Record<string, string> = {},
+  bundle = 'dist/server.bundle.js',
+): Promise<Server> {
+  return startServer(bundle, [], { LOG_LEVEL: 'warn', FIXTURES_DIR, ...env }, '/_emulator/ready');
 }
 
 const request = (s: Scenario) => ({
@@ -247,10 +248,97 @@ async function taskMemory(): Promise<boolean> {
   return ok;
 }
 
+/** The scenarios of the shared-state comparison, with Redis mode's goal against memory mode. */
+const STATE_GOALS: Record<string, number> = {
+  'chat completion (non-streaming)': 0.6,
+  'messages (non-streaming)': 0.6,
+  'messages, 100k-token cached system': 0,
+  'video task creation': 0.4,
+  'video task query': 0,
+};
+
+/**
+ * `--state`: memory mode against Redis mode (STATE_URL, a redis-server of this run), and
+ * WORKERS=2 against one worker (both on Redis), in rotating rounds; with `--against <git ref>`,
+ * memory mode of that commit too (built in a temporary worktree): the A/B of memory mode
+ * before and after a change. Each subject prepares its own copy of a scenario (a task of its
+ * own to query).
+ */
+async function stateComparison(): Promise<boolean> {
+  const { startRedis } = await import('../test/helpers/redis.js');
+  const redis = await startRedis();
+  const before = flags.against ? buildAt(flags.against) : undefined;
+  let failed = 0;
+  console.log(
+    `shared state: req/s (server CPU µs per request), medians of ${ROUNDS} rounds; redis-server ${redis.url}\n`,
+  );
+  console.log(
+    `scenario                            |   memory cpu µs |    redis cpu µs | redis/memory goal |  2 workers  | 2w/1w${before ? ` | memory ${flags.against}  | now/before` : ''}`,
+  );
+  try {
+    for (const base of SCENARIOS.filter((s) => s.name in STATE_GOALS)) {
+      if (filter && !base.name.includes(filter)) continue;
+      await redis.flush();
+      const subjects: Array<[string, Promise<Server>]> = [
+        ['memory', startEmulator()],
+        ['redis', startEmulator({ STATE_URL: redis.url, STATE_PREFIX: 'one' })],
+        ['workers', startEmulator({ STATE_URL: redis.url, STATE_PREFIX: 'two', WORKERS: '2' })],
+        ...(before ? [['before', startEmulator({}, before)] as [string, Promise<Server>]] : []),
+      ];
+      const servers = await Promise.all(subjects.map(([, server]) => server));
+      const scenarios = await Promise.all(
+        servers.map(async (server) => ({ ...base, ...(await base.prepare?.(server.base)) })),
+      );
+      for (let i = 0; i < servers.length; i++) {
+        await measure(servers[i] as Server, scenarios[i] as Scenario, 1);
+      }
+      const samples: Sample[][] = servers.map(() => []);
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const at of roundOrder(servers.length, r)) {
+          samples[at]?.push(
+            await measure(servers[at] as Server, scenarios[at] as Scenario, DURATION_S),
+          );
+        }
+      }
+      for (const server of servers) server.child.kill();
+      const [memory, shared, workers, old] = samples as [Sample[], Sample[], Sample[], Sample[]?];
+      const goal = STATE_GOALS[base.name] ?? 0;
+      const share = ratio(shared, memory);
+      const ok = share >= goal;
+      if (!ok) failed++;
+      console.log(
+        `${base.name.padEnd(36)}|${cells(memory)} |${cells(shared)} | ${share.toFixed(2).padStart(5)} ${goal > 0 ? `>= ${goal.toFixed(2)} ${ok ? 'ok' : 'BELOW'}` : '         '} |${cells(workers).slice(0, 9)}  | ${ratio(workers, shared).toFixed(2)}${old ? ` |${cells(old)} | ${ratio(memory, old).toFixed(2)}` : ''}`,
+      );
+    }
+  } finally {
+    await redis.close();
+  }
+  return failed === 0;
+}
+
+/** Builds the server of a git ref in a temporary worktree; the path of its bundle. */
+function buildAt(ref: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gwemu-before-'));
+  execFileSync('git', ['worktree', 'add', '--detach', dir, ref], { stdio: 'ignore' });
+  execFileSync('npm', ['ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], {
+    cwd: dir,
+    stdio: 'ignore',
+  });
+  execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'ignore' });
+  process.on('exit', () => {
+    execFileSync('git', ['worktree', 'remove', '--force', dir], { stdio: 'ignore' });
+  });
+  return join(dir, 'dist/server.bundle.js');
+}
+
 async function main() {
   console.log(
     `gateway-emulator bench: node ${process.version}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per server (medians; ratios = medians of the rounds' ratios), emulator LOG_LEVEL=warn\n`,
   );
+  if (state) {
+    if (!(await stateComparison()) && !quick) process.exitCode = 1;
+    return;
+  }
   const scenarios = SCENARIOS.filter((s) => !filter || s.name.includes(filter));
   if (calibrate) {
     console.log(

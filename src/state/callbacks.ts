@@ -278,7 +278,7 @@ export class SharedCallbacks implements Feature {
     prune: boolean,
     now: number,
   ): Promise<void> {
-    const gen = (await this.store.redis.eval(
+    const gen = (await this.store.script(
       APPEND,
       0,
       this.p,
@@ -331,7 +331,7 @@ export class SharedCallbacks implements Feature {
       const index = Number(state.next ?? 0);
       const json = await this.store.redis.lindex(`${this.p}ev:${taskId}`, index);
       if (json === null) {
-        if ((await this.store.redis.eval(FINISH, 0, this.p, taskId)) === 1) return;
+        if ((await this.store.script(FINISH, 0, this.p, taskId)) === 1) return;
         continue;
       }
       const event = JSON.parse(json) as CallbackEvent;
@@ -342,7 +342,7 @@ export class SharedCallbacks implements Feature {
         await this.store.redis.multi().del(`${this.p}ev:${taskId}`, `${this.p}t:${taskId}`).exec();
         return;
       }
-      const delivery = (await this.store.redis.eval(
+      const delivery = (await this.store.script(
         RECORD,
         0,
         this.p,

@@ -1,22 +1,26 @@
+import { isUtf8 } from 'node:buffer';
 import type { Redis } from 'ioredis';
 import type { JournalLog, StoredEntry } from '../platform/journal.js';
 import type { StateStore } from './redis.js';
 
-/** An entry as the stream holds it: JSON, with a stream's first bytes as base64. */
+/**
+ * An entry as the stream holds it: JSON, with what was answered as its text when it is UTF-8
+ * (a JSON answer, most streams) or as base64 (a stream cut inside a character), and a mark of
+ * which, so that it is read back as the bytes it was.
+ */
 function encode(entry: StoredEntry): string {
   const { response } = entry;
-  return JSON.stringify(
-    Buffer.isBuffer(response) ? { ...entry, response: response.toString('base64'), b64: 1 } : entry,
-  );
+  if (!Buffer.isBuffer(response)) return JSON.stringify(entry);
+  return isUtf8(response)
+    ? JSON.stringify({ ...entry, response: response.toString('utf8'), bytes: 'utf8' })
+    : JSON.stringify({ ...entry, response: response.toString('base64'), bytes: 'base64' });
 }
 
 function decode(json: string): StoredEntry {
-  const parsed = JSON.parse(json) as StoredEntry & { b64?: 1 };
-  if (parsed.b64 === 1) {
-    const { b64: _, ...entry } = parsed;
-    return { ...entry, response: Buffer.from(parsed.response as string, 'base64') };
-  }
-  return parsed;
+  const parsed = JSON.parse(json) as StoredEntry & { bytes?: 'utf8' | 'base64' };
+  if (parsed.bytes === undefined) return parsed;
+  const { bytes, ...entry } = parsed;
+  return { ...entry, response: Buffer.from(parsed.response as string, bytes) };
 }
 
 /** KEYS: stream. ARGV: session. Deletes the session's entries; the others keep their order. */
@@ -67,7 +71,7 @@ export class RedisJournalLog implements JournalLog {
 
   async clear(session?: string): Promise<void> {
     if (session === undefined) await this.store.redis.del(this.key);
-    else await this.store.redis.eval(CLEAR_SESSION, 1, this.key, session);
+    else await this.store.script(CLEAR_SESSION, 1, this.key, session);
   }
 
   follow(arrived: (entry: StoredEntry) => void): { stop: () => void; ready: Promise<void> } {

@@ -183,7 +183,7 @@ export class RedisPromptCache implements PromptCacheStore {
   }
 
   async resetSession(session: string): Promise<void> {
-    await this.store.redis.eval(CLEAR_SESSION, 1, this.index, this.entryPrefix, session);
+    await this.store.script(CLEAR_SESSION, 1, this.index, this.entryPrefix, session);
   }
 
   private async run(
@@ -205,6 +205,6 @@ export class RedisPromptCache implements PromptCacheStore {
     ];
     for (const c of candidates) args.push(c.key, c.at, c.tokens);
     for (const w of writes) args.push(w.key, w.at, w.tokens, w.ttlMs);
-    return (await this.store.redis.eval(COMMIT, 1, this.index, ...args)) as [number, number];
+    return (await this.store.script(COMMIT, 1, this.index, ...args)) as [number, number];
   }
 }

@@ -38,7 +38,7 @@ export class RedisRateLimiter implements RateLimiter, Feature {
   ) {}
 
   async hit(owner: string, now: number): Promise<RateDecision> {
-    const [allowed, count, start] = (await this.store.redis.eval(
+    const [allowed, count, start] = (await this.store.script(
       HIT,
       1,
       this.store.key(`rate:${owner}`),

@@ -26,6 +26,11 @@ export interface StateStore {
   problem(): string | undefined;
   /** The secret that keys fingerprints and signs result URLs, made once in the store. */
   secret(): Buffer;
+  /**
+   * Runs a Lua script by its digest (EVALSHA; ioredis loads it once per connection), never
+   * sending its text with each call: `keys` of the arguments are key names.
+   */
+  script(lua: string, keys: number, ...args: Array<string | number | Buffer>): Promise<unknown>;
   /** A new connection of the same settings (a blocking read holds its own). */
   duplicate(): Redis;
   /** Settings for another client (BullMQ) to connect the same way. */
@@ -93,9 +98,21 @@ export async function connectState(
       });
   });
 
+  const scripts = new Map<string, string>();
+  const commands = redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   return {
     redis,
     key,
+    script(lua, keys, ...args) {
+      let name = scripts.get(lua);
+      if (name === undefined) {
+        name = `gwemuScript${scripts.size}`;
+        // Without numberOfKeys, the first argument says how many keys follow.
+        redis.defineCommand(name, { lua });
+        scripts.set(lua, name);
+      }
+      return (commands[name] as (...a: unknown[]) => Promise<unknown>)(keys, ...args);
+    },
     prefix,
     where,
     options,

@@ -202,7 +202,7 @@ export class RedisRuleBook<I> implements RuleBook<I> {
   async add(input: I, session: string, times: number | undefined) {
     const { rules, uses, ids, epoch } = this.keys;
     const json = JSON.stringify(input);
-    const stored = (await this.store.redis.eval(
+    const stored = (await this.store.script(
       ADD,
       4,
       rules,
@@ -238,7 +238,7 @@ export class RedisRuleBook<I> implements RuleBook<I> {
 
   async remove(id: number, session?: string): Promise<boolean> {
     const { rules, uses, epoch } = this.keys;
-    const removed = await this.store.redis.eval(
+    const removed = await this.store.script(
       REMOVE,
       3,
       rules,
@@ -257,7 +257,7 @@ export class RedisRuleBook<I> implements RuleBook<I> {
     if (session === undefined) {
       await this.store.redis.multi().del(rules, uses).hincrby(epoch, this.name, 1).exec();
     } else {
-      await this.store.redis.eval(CLEAR_SESSION, 3, rules, uses, epoch, session, this.name);
+      await this.store.script(CLEAR_SESSION, 3, rules, uses, epoch, session, this.name);
     }
     await this.load();
   }
@@ -270,7 +270,7 @@ export class RedisRuleBook<I> implements RuleBook<I> {
 
   async spend(id: number): Promise<RuleUse | undefined> {
     const { rules, uses, epoch } = this.keys;
-    const use = (await this.store.redis.eval(SPEND, 3, rules, uses, epoch, id, this.name)) as
+    const use = (await this.store.script(SPEND, 3, rules, uses, epoch, id, this.name)) as
       | [number, number]
       | null;
     if (use === null) return undefined;

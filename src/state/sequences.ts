@@ -77,13 +77,7 @@ export class RedisSequences implements Sequences {
   }
 
   async next(rule: string, session: string): Promise<number> {
-    return (await this.store.redis.eval(
-      NEXT,
-      1,
-      this.key,
-      `${rule}\n${session}`,
-      this.most,
-    )) as number;
+    return (await this.store.script(NEXT, 1, this.key, `${rule}\n${session}`, this.most)) as number;
   }
 
   async clear(rulePrefix?: string, session?: string): Promise<void> {
@@ -91,6 +85,6 @@ export class RedisSequences implements Sequences {
       await this.store.redis.del(this.key);
       return;
     }
-    await this.store.redis.eval(CLEAR, 1, this.key, rulePrefix ?? '', session ?? '');
+    await this.store.script(CLEAR, 1, this.key, rulePrefix ?? '', session ?? '');
   }
 }

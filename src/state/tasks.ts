@@ -139,7 +139,7 @@ export class RedisTasks implements Tasks {
   async create(task: Task, now: number): Promise<boolean> {
     const { token: _, ...stored } = task;
     const processingAt = task.createdAt + task.queueMs;
-    const created = await this.store.redis.eval(
+    const created = await this.store.script(
       CREATE,
       0,
       this.p,
@@ -168,7 +168,7 @@ export class RedisTasks implements Tasks {
   }
 
   async find(owner: string, kind: VideoKind, id: string): Promise<Task | undefined> {
-    const json = (await this.store.redis.eval(FIND, 0, this.p, owner, kind, id)) as string | null;
+    const json = (await this.store.script(FIND, 0, this.p, owner, kind, id)) as string | null;
     return json === null ? undefined : parse(json);
   }
 
@@ -189,14 +189,14 @@ export class RedisTasks implements Tasks {
       if (json === null) return undefined;
       const before = parse(json);
       const after = JSON.stringify({ ...before, forced });
-      const set = await this.store.redis.eval(FORCE, 0, this.p, id, json, after, forced.status);
+      const set = await this.store.script(FORCE, 0, this.p, id, json, after, forced.status);
       if (set === 1) return before;
     }
     throw new Error('state store: the task kept changing while it was forced');
   }
 
   async removeSession(session: string): Promise<Task[]> {
-    const removed = (await this.store.redis.eval(REMOVE_SESSION, 0, this.p, session)) as string[];
+    const removed = (await this.store.script(REMOVE_SESSION, 0, this.p, session)) as string[];
     return removed.map(parse);
   }
 
@@ -217,7 +217,7 @@ export class RedisTasks implements Tasks {
   }
 
   async countByStatus(now: number): Promise<Map<string, number>> {
-    const [submitted, processing, succeed, failed, forced] = (await this.store.redis.eval(
+    const [submitted, processing, succeed, failed, forced] = (await this.store.script(
       COUNT,
       0,
       this.p,
