@@ -15,6 +15,8 @@ export interface RedisServer {
   start(): Promise<void>;
   /** SIGKILL: no shutdown save. */
   kill(): Promise<void>;
+  /** The server's process id (to pause it with SIGSTOP). */
+  pid(): number;
   /** Deletes every key (between tests). */
   flush(): Promise<void>;
   /** Stops it and removes its dir. */
@@ -98,6 +100,7 @@ export async function startRedis(options: { appendonly?: boolean } = {}): Promis
     start,
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),
+    pid: () => child?.pid ?? 0,
     async flush() {
       const client = new Redis({ port, host: '127.0.0.1' });
       await client.flushall();

@@ -460,4 +460,52 @@ describe('the store down', () => {
       20_000,
     );
   }, 40_000);
+
+  it('loses nothing acknowledged when Redis is killed (SIGKILL) and restarted with its append-only file', async () => {
+    const a = await replica();
+    const taskId = (await a.video('text2video', TEXT2VIDEO)).json().data.task_id;
+    await control(a, 'POST', '/replies', { match: { contains: 'ping' }, reply: 'pong' });
+    await control(a, 'POST', '/faults', { path: '/v1/models', status: 500, times: 3 });
+    expect(
+      (await a.inject({ method: 'GET', url: '/v1/models', headers: { authorization: 'Bearer k' } }))
+        .statusCode,
+    ).toBe(500);
+    await control(a, 'POST', '/clock/advance', { ms: 3000 });
+    const journal = (await control(a, 'GET', '/journal')).json().requests;
+    await redis.kill();
+    await redis.start();
+    await until(async () => (await control(a, 'GET', '/clock')).statusCode === 200, 20_000);
+    expect((await control(a, 'GET', '/clock')).json().offset_ms).toBe(3000);
+    expect((await a.video(`text2video/${taskId}`)).json().data.task_status).toBe('processing');
+    const [fault] = (await control(a, 'GET', '/faults')).json().faults;
+    expect([fault.remaining, fault.fired]).toEqual([2, 1]);
+    const pong = await a.chat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'ping' }] });
+    expect(pong.json().choices[0].message.content).toBe('pong');
+    const after = (await control(a, 'GET', '/journal')).json().requests;
+    expect(after.slice(0, journal.length)).toEqual(journal);
+  }, 40_000);
+
+  it('answers 503 within STATE_TIMEOUT_MS when the store stops answering (a paused Redis)', async () => {
+    const a = await replica({ stateTimeoutMs: 300 });
+    const pid = redis.pid();
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      const chat = await a.chat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] });
+      const took = Date.now() - started;
+      expect(chat.statusCode).toBe(503);
+      expect(chat.json().error.message).toMatch(/state store .* is unavailable: Command timed out/);
+      // One command times out (the first of the request); the answer's own journal entry is
+      // not stored either, and its wait is bounded the same way.
+      expect(took).toBeLessThan(300 * 2 + 1000);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    await until(
+      async () =>
+        (await a.chat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }))
+          .statusCode === 200,
+      20_000,
+    );
+  }, 40_000);
 });
