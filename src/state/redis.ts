@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import { nameStateStore, stateStoreUnavailable } from '../platform/errors.js';
 
@@ -27,8 +27,8 @@ export interface StateStore {
   /** The secret that keys fingerprints and signs result URLs, made once in the store. */
   secret(): Buffer;
   /**
-   * Runs a Lua script by its digest (EVALSHA; ioredis loads it once per connection), never
-   * sending its text with each call: `keys` of the arguments are key names.
+   * Runs a Lua script by its digest (EVALSHA), sending its text only when the server does not
+   * have it yet (EVAL): `keys` of the arguments are key names.
    */
   script(lua: string, keys: number, ...args: Array<string | number | Buffer>): Promise<unknown>;
   /** A new connection of the same settings (a blocking read holds its own). */
@@ -98,20 +98,24 @@ export async function connectState(
       });
   });
 
-  const scripts = new Map<string, string>();
-  const commands = redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  /** Each script's SHA-1, by its text (what EVALSHA names it by). */
+  const digests = new Map<string, string>();
   return {
     redis,
     key,
-    script(lua, keys, ...args) {
-      let name = scripts.get(lua);
-      if (name === undefined) {
-        name = `gwemuScript${scripts.size}`;
-        // Without numberOfKeys, the first argument says how many keys follow.
-        redis.defineCommand(name, { lua });
-        scripts.set(lua, name);
+    async script(lua, keys, ...args) {
+      let sha = digests.get(lua);
+      if (sha === undefined) {
+        sha = createHash('sha1').update(lua).digest('hex');
+        digests.set(lua, sha);
       }
-      return (commands[name] as (...a: unknown[]) => Promise<unknown>)(keys, ...args);
+      try {
+        return await redis.evalsha(sha, keys, ...args);
+      } catch (err) {
+        // Not in the server's script cache (first use, or a restarted server): EVAL loads it.
+        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+        return redis.eval(lua, keys, ...args);
+      }
     },
     prefix,
     where,
