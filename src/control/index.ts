@@ -89,7 +89,7 @@ export interface ControlOptions {
   /** Empties every store and puts the clock back to real time; or parts; or one session's. */
   reset(only?: readonly string[], session?: string): void | Promise<void>;
   /** Shared state: what a call waits for first (the clock and the rules as they are now). */
-  begin?: () => Promise<void>;
+  begin?: () => Promise<void> | undefined;
   /** Shared state: why the store cannot be used now, if it cannot (`/ready` says it). */
   storeProblem?: () => string | undefined;
   /** Shared state: tells every replica the fixtures were read again. */
@@ -279,9 +279,9 @@ export const controlRoutes =
       ) {
         return done(new GatewayError(401, 'x-emulator-admin-token header is missing or wrong.'));
       }
-      const begin = options.begin;
-      if (open || begin === undefined) return done();
-      begin().then(() => done(), done);
+      const begun = open ? undefined : options.begin?.();
+      if (begun === undefined) return done();
+      begun.then(() => done(), done);
     });
 
     app.setErrorHandler((err, request, reply) => {

@@ -192,12 +192,15 @@ export class Faults implements Feature {
 
   /** The rules of one session, or of all when none is named. */
   list(session?: string): FaultRuleView[] | Promise<FaultRuleView[]> {
-    const shown = (uses: Map<number, RuleUse>) =>
-      this.book.rules
+    const shown = (rules: readonly StoredFault[], uses: Map<number, RuleUse>) =>
+      rules
         .filter((r) => session === undefined || r.session === session)
         .map((r) => view(r, uses.get(r.id) ?? { remaining: r.times, fired: 0 }));
+    const rules = this.book.current();
     const uses = this.book.uses();
-    return uses instanceof Promise ? uses.then(shown) : shown(uses);
+    return rules instanceof Promise || uses instanceof Promise
+      ? Promise.all([rules, uses]).then(([r, u]) => shown(r, u))
+      : shown(rules, uses);
   }
 
   /** Removes one rule; false when there is none of that id (in that session). */

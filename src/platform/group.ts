@@ -114,7 +114,7 @@ export interface GatewayHooks {
    * Shared state: what every request waits for first (the clock offset and the rules as they
    * are in the store). Unset in memory, where there is nothing to wait for.
    */
-  begin?: () => Promise<void>;
+  begin?: () => Promise<void> | undefined;
   /** What a request refused before its body was read may still send (`readTheRest`). */
   refusedUpload: { maxBytes: number; timeoutMs: number };
 }
@@ -334,10 +334,11 @@ export function setupGatewayGroup(
     if (!keyring.accepts(key)) return done(spec.invalidKey(request));
     const refused = spec.checkHeaders?.(request);
     if (refused) return done(refused);
-    const begin = hooks.begin;
-    if (begin === undefined) return admit(key, request, reply, done);
-    // Shared state: the clock and the rules as they are now, for every replica alike.
-    begin().then(
+    // Shared state: the clock and the rules as they are now, for every replica alike (at once
+    // while the last read of them stands, see state/epoch.ts).
+    const begun = hooks.begin?.();
+    if (begun === undefined) return admit(key, request, reply, done);
+    begun.then(
       () => {
         request.receivedAt = clock.now();
         admit(key, request, reply, done);

@@ -164,7 +164,11 @@ export class SharedCallbacks implements Feature {
     store.onReady(() => this.startWorker());
     // What became due while the promoting replica died, or by real time alone.
     this.ticker = setInterval(() => {
-      if (store.ready()) void this.promoteDue().catch(() => {});
+      if (!store.ready()) return;
+      void epoch
+        .fresh()
+        .then(() => this.promoteDue())
+        .catch(() => {});
     }, 1000);
     this.ticker.unref();
     // (a SharedClock awaits what its listeners return: the advance answers once promoted)
@@ -325,7 +329,8 @@ export class SharedCallbacks implements Feature {
   private async run(job: Job, token: string | undefined): Promise<void> {
     const taskId = (job.data as { taskId: string }).taskId;
     for (;;) {
-      await this.epoch.sync();
+      // A read of now: a courier woken by an advance must see the advance.
+      await this.epoch.fresh();
       const now = this.clock.now();
       const state = await this.store.redis.hgetall(`${this.p}t:${taskId}`);
       const index = Number(state.next ?? 0);

@@ -29,7 +29,7 @@ export interface SharedState {
   epoch: Epoch;
   clock: SharedClock;
   /** What each request waits for first: the clock offset and the rules as they are now. */
-  begin(): Promise<void>;
+  begin(): Promise<void> | undefined;
   faults: RedisRuleBook<FaultRuleInput>;
   stubs: RedisRuleBook<StubInput>;
   sequences: RedisSequences;

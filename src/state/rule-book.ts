@@ -35,6 +35,11 @@ export interface RuleBook<I> {
   add(input: I, session: string, times: number | undefined): Maybe<RuleRecord<I> | undefined>;
   /** The uses of the rules held, by id. */
   uses(): Maybe<Map<number, RuleUse>>;
+  /**
+   * The rules as the store holds them now (a listing: a rule used up on another replica a
+   * moment ago is gone from it, though `rules` may hold it until the next read).
+   */
+  current(): Maybe<readonly RuleRecord<I>[]>;
   remove(id: number, session?: string): Maybe<boolean>;
   /** Removes the rules of one session, or every rule. */
   clear(session?: string): Maybe<void>;
@@ -67,6 +72,10 @@ export class MemoryRuleBook<I> implements RuleBook<I> {
 
   uses(): Map<number, RuleUse> {
     return this.used;
+  }
+
+  current(): RuleRecord<I>[] {
+    return this.rules;
   }
 
   remove(id: number, session?: string): boolean {
@@ -179,7 +188,7 @@ export class RedisRuleBook<I> implements RuleBook<I> {
     private readonly store: StateStore,
     private readonly name: 'faults' | 'stubs',
     private readonly budget: Budget,
-    epoch: Epoch,
+    private readonly epoch: Epoch,
   ) {
     this.keys = {
       rules: store.key(`${name}`),
@@ -218,9 +227,14 @@ export class RedisRuleBook<I> implements RuleBook<I> {
       this.name,
     )) as string | null;
     if (stored === null) return undefined;
-    await this.load();
+    await Promise.all([this.load(), this.epoch.settle()]);
     const record = JSON.parse(stored) as RuleRecord<I>;
     return { ...record, times: record.times ?? undefined };
+  }
+
+  async current(): Promise<RuleRecord<I>[]> {
+    await this.load();
+    return this.rules;
   }
 
   async uses(): Promise<Map<number, RuleUse>> {
@@ -248,7 +262,7 @@ export class RedisRuleBook<I> implements RuleBook<I> {
       session ?? '',
       this.name,
     );
-    await this.load();
+    await Promise.all([this.load(), this.epoch.settle()]);
     return removed === 1;
   }
 
@@ -259,13 +273,14 @@ export class RedisRuleBook<I> implements RuleBook<I> {
     } else {
       await this.store.script(CLEAR_SESSION, 3, rules, uses, epoch, session, this.name);
     }
-    await this.load();
+    await Promise.all([this.load(), this.epoch.settle()]);
   }
 
   async reset(): Promise<void> {
     const { rules, uses, ids, epoch } = this.keys;
     await this.store.redis.multi().del(rules, uses, ids).hincrby(epoch, this.name, 1).exec();
     this.rules = [];
+    await this.epoch.settle();
   }
 
   async spend(id: number): Promise<RuleUse | undefined> {

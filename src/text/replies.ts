@@ -156,12 +156,15 @@ export class Replies implements Feature {
   listStubs(session?: string): StubView[] | Promise<StubView[]> {
     const shown = (uses: Map<number, RuleUse>) =>
       this.stubs()
+        .filter((s) => uses.has(s.rule.id))
         .filter((s) => session === undefined || s.rule.session === session)
         .map((s) => {
           const record = { id: s.rule.id, session: s.rule.session, input: s.rule };
           return stubView(record, uses.get(s.rule.id) ?? { remaining: s.rule.times, fired: 0 });
         });
-    const uses = this.book.uses();
+    // The rules as held now (a stub used up elsewhere is gone), then their uses.
+    const rules = this.book.current();
+    const uses = rules instanceof Promise ? rules.then(() => this.book.uses()) : this.book.uses();
     return uses instanceof Promise ? uses.then(shown) : shown(uses);
   }
 

@@ -30,7 +30,7 @@ export interface VideoGroupOptions {
   /** Signs result URLs (read at each use). */
   secret: () => Buffer;
   /** Shared state: what a request of the media routes waits for first. */
-  begin?: () => Promise<void>;
+  begin?: () => Promise<void> | undefined;
   /** Where tasks are held (the shared store); in memory unless given. */
   tasks?: (onEvict: (task: Task) => void) => Tasks;
   callbacks?: Partial<CallbackOptions>;

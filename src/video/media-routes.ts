@@ -26,7 +26,7 @@ export function parseRange(header: string | undefined, size: number) {
 
 export interface MediaRoutesOptions {
   /** Shared state: the clock offset read first. */
-  begin?: () => Promise<void>;
+  begin?: () => Promise<void> | undefined;
   video: VideoService;
   clock: Clock;
   /** The MP4 every succeeded task serves. */

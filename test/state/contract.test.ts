@@ -28,10 +28,12 @@ afterAll(async () => {
   await redis.close();
 });
 
-/** A store on a key prefix of its own, connected. */
+/** A store on a key prefix of its own, connected (closed before the next test). */
 async function fresh(): Promise<StateStore> {
-  const connected = await connectState(redis.url, `c${++prefix}`, 2000);
+  prefix++;
+  const connected = await connectState(redis.url, `c${prefix}`, 2000);
   await new Promise<void>((resolve) => connected.onReady(resolve));
+  store = connected;
   return connected;
 }
 
@@ -48,18 +50,17 @@ const backends = {
   },
   redis: {
     book: async (): Promise<RuleBook<{ n: number }>> => {
-      store = await fresh();
+      const store = await fresh();
       const epoch = new Epoch(store);
       const book = new RedisRuleBook<{ n: number }>(store, 'faults', budget, epoch);
       await epoch.sync();
       return book;
     },
-    sequences: async (): Promise<Sequences> => new RedisSequences((store = await fresh()), 10),
+    sequences: async (): Promise<Sequences> => new RedisSequences(await fresh(), 10),
     journal: async (limit: number): Promise<JournalLog> =>
-      new RedisJournalLog((store = await fresh()), limit),
-    limiter: async (rpm: number): Promise<RateLimiter> =>
-      new RedisRateLimiter((store = await fresh()), rpm),
-    tasks: async (max: number): Promise<Tasks> => new RedisTasks((store = await fresh()), max),
+      new RedisJournalLog(await fresh(), limit),
+    limiter: async (rpm: number): Promise<RateLimiter> => new RedisRateLimiter(await fresh(), rpm),
+    tasks: async (max: number): Promise<Tasks> => new RedisTasks(await fresh(), max),
     close: async () => store?.close(),
   },
 };
