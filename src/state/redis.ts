@@ -4,8 +4,10 @@ import { nameStateStore, stateStoreUnavailable } from '../platform/errors.js';
 
 /**
  * The connection to the shared state store (STATE_URL: Redis or Valkey). ioredis, because it
- * pipelines the commands of one tick into one write (auto-pipelining), runs Lua scripts by
- * their digest, and reconnects with a backoff of our choosing; BullMQ is built on it too.
+ * takes a reconnect backoff of our choosing and an offline-queue switch, and BullMQ is built on
+ * it. Its auto-pipelining is off: it holds each command to the next turn of the event loop and
+ * one batch in flight at a time, which cost a fifth of the throughput of a request that waits
+ * for its journal entry (`npm run bench -- --state`).
  *
  * A command never waits for a connection: with the offline queue off, it fails at once while
  * the store is down, and any command fails after STATE_TIMEOUT_MS; both reach the client as a
@@ -13,7 +15,7 @@ import { nameStateStore, stateStoreUnavailable } from '../platform/errors.js';
  * @see https://github.com/redis/ioredis#auto-reconnect
  */
 export interface StateStore {
-  /** Commands (auto-pipelined). */
+  /** Commands. */
   readonly redis: Redis;
   /** `STATE_PREFIX:` and the name: every key the emulator writes is one of these. */
   key(name: string): string;
@@ -64,7 +66,7 @@ export async function connectState(
     commandTimeout: timeoutMs,
     connectTimeout: Math.max(timeoutMs, 1000),
     retryStrategy: backoff,
-    enableAutoPipelining: true,
+    enableAutoPipelining: false,
     lazyConnect: false,
   };
   nameStateStore(where);
