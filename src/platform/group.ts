@@ -323,7 +323,8 @@ export function setupGatewayGroup(
     request.receivedAt = clock.now();
     request.gateway = runtime;
     if (spec.requestIdHeader) reply.header(spec.requestIdHeader, request.id);
-    // What needs no state first: a bad key or header is refused even with the store down.
+    // What needs no state first (the key, the session, the group's headers): refused before the
+    // store is read. (With the store down, even a refusal is a 503: its journal entry is not stored.)
     try {
       request.session = readSession(request);
     } catch (err) {

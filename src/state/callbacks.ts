@@ -381,7 +381,9 @@ export class SharedCallbacks implements Feature {
       .zadd(`${this.p}due`, at, job.id as string)
       .hset(`${this.p}t:${taskId}`, 'job', job.id as string)
       .exec();
-    await job.moveToDelayed(Date.now() + Math.max(0, at - now), token);
+    // BullMQ's delays run on the wall clock (its timestamps), the emulator's `due` on its own.
+    const wall = performance.timeOrigin + performance.now();
+    await job.moveToDelayed(Math.round(wall + Math.max(0, at - now)), token);
     throw new this.bull.DelayedError();
   }
 
