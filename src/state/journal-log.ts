@@ -4,23 +4,45 @@ import type { JournalLog, StoredEntry } from '../platform/journal.js';
 import type { StateStore } from './redis.js';
 
 /**
- * An entry as the stream holds it: JSON, with what was answered as its text when it is UTF-8
- * (a JSON answer, most streams) or as base64 (a stream cut inside a character), and a mark of
- * which, so that it is read back as the bytes it was.
+ * An entry as the stream holds it: its fields as JSON (`m`, first: the session is read from it),
+ * then the request body (`b`) and what was answered (`r`: its text when it is UTF-8, a JSON
+ * answer or most streams; `x`: base64, a stream cut inside a character), each as it is, so that
+ * the large parts are not escaped into the JSON and are read back as the bytes they were.
  */
-function encode(entry: StoredEntry): string {
-  const { response } = entry;
-  if (!Buffer.isBuffer(response)) return JSON.stringify(entry);
-  return isUtf8(response)
-    ? JSON.stringify({ ...entry, response: response.toString('utf8'), bytes: 'utf8' })
-    : JSON.stringify({ ...entry, response: response.toString('base64'), bytes: 'base64' });
+function encode(entry: StoredEntry): Array<string> {
+  const { body, response, ...meta } = entry;
+  const fields = ['m', JSON.stringify(meta)];
+  if (body !== undefined) fields.push('b', body);
+  if (typeof response === 'string') fields.push('s', response);
+  else if (response !== undefined) {
+    if (isUtf8(response)) fields.push('r', response.toString('utf8'));
+    else fields.push('x', response.toString('base64'));
+  }
+  return fields;
 }
 
-function decode(json: string): StoredEntry {
-  const parsed = JSON.parse(json) as StoredEntry & { bytes?: 'utf8' | 'base64' };
-  if (parsed.bytes === undefined) return parsed;
-  const { bytes, ...entry } = parsed;
-  return { ...entry, response: Buffer.from(parsed.response as string, bytes) };
+function decode(fields: string[]): StoredEntry {
+  const entry = JSON.parse(fields[1] as string) as StoredEntry;
+  entry.body = undefined;
+  entry.response = undefined;
+  for (let i = 2; i < fields.length; i += 2) {
+    const value = fields[i + 1] as string;
+    switch (fields[i]) {
+      case 'b':
+        entry.body = value;
+        break;
+      case 's':
+        entry.response = value;
+        break;
+      case 'r':
+        entry.response = Buffer.from(value, 'utf8');
+        break;
+      case 'x':
+        entry.response = Buffer.from(value, 'base64');
+        break;
+    }
+  }
+  return entry;
 }
 
 /** KEYS: stream. ARGV: session. Deletes the session's entries; the others keep their order. */
@@ -61,12 +83,12 @@ export class RedisJournalLog implements JournalLog {
   }
 
   async append(entry: StoredEntry): Promise<void> {
-    await this.store.redis.xadd(this.key, 'MAXLEN', this.limit, '*', 'e', encode(entry));
+    await this.store.redis.xadd(this.key, 'MAXLEN', this.limit, '*', ...encode(entry));
   }
 
   async entries(): Promise<StoredEntry[]> {
     const items = await this.store.redis.xrange(this.key, '-', '+');
-    return items.map(([, fields]) => decode(fields[1] as string));
+    return items.map(([, fields]) => decode(fields));
   }
 
   async clear(session?: string): Promise<void> {
@@ -125,7 +147,7 @@ export class RedisJournalLog implements JournalLog {
         for (const [, items] of read ?? []) {
           for (const [id, fields] of items) {
             last = id;
-            const entry = decode(fields[1] as string);
+            const entry = decode(fields);
             for (const listener of [...this.listeners]) listener(entry);
           }
         }
