@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RESETTABLE } from '../../src/control/index.js';
 import { redactUrl } from '../../src/platform/secrets.js';
-import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
+import { buildTestApp, T0, type TestApp, testDeps } from '../helpers/app.js';
 
 let t: TestApp;
 afterEach(() => t.app.close());
@@ -111,7 +111,9 @@ describe('/_emulator control surface', () => {
   });
 
   it('does not keep large bodies alive: only an 8 KiB copy of each', async () => {
-    t = await buildTestApp({ logLevel: 'silent' });
+    // One process in memory, where the journal's copies live on its heap (shared, they live in
+    // the store, made by the same Journal.record); three apps' heaps would blur the measure.
+    t = await buildTestApp({ logLevel: 'silent' }, testDeps(), false);
     const gc = (globalThis as { gc?: () => void }).gc as () => void;
     const big = JSON.stringify({
       model: 'm',
