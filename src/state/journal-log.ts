@@ -149,6 +149,10 @@ export class RedisJournalLog implements JournalLog {
             last = id;
             const entry = decode(fields);
             for (const listener of [...this.listeners]) listener(entry);
+            // One entry at a time, as a memory journal hears them: a live journal's socket
+            // gets its turn to take each, so a batch read at once is not a client that
+            // stopped reading (JOURNAL_STREAM_MAX_BUFFERED).
+            await new Promise((resolve) => setImmediate(resolve));
           }
         }
       }
