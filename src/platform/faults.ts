@@ -19,6 +19,7 @@ import {
   shownMatch,
   storableMatch,
 } from './match.js';
+import { after } from './maybe.js';
 import { DEFAULT_SESSION } from './session.js';
 
 export type FaultKind = 'error' | 'disconnect' | 'stream_error' | 'delay' | 'hang';
@@ -187,7 +188,7 @@ export class Faults implements Feature {
     const added = this.book.add(stored, session, input.times);
     const shown = (record: StoredFault | undefined) =>
       record && view(record, { remaining: record.times, fired: 0 });
-    return added instanceof Promise ? added.then(shown) : shown(added);
+    return after(added, shown);
   }
 
   /** The rules of one session, or of all when none is named. */

@@ -17,6 +17,7 @@ import type { Feature } from './features.js';
 import { JOURNAL_BODY_LIMIT, type Journal } from './journal.js';
 import { heldWeight } from './json-body.js';
 import { type MatchContext, type MatchTarget, matchWork, regexScan } from './match.js';
+import { whenReady } from './maybe.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateDecision, type RateLimiter } from './rate-limit.js';
 import {
@@ -339,12 +340,13 @@ export function setupGatewayGroup(
     // while the last read of them stands, see state/epoch.ts).
     const begun = hooks.begin?.();
     if (begun === undefined) return admit(key, request, reply, done);
-    begun.then(
+    whenReady(
+      begun,
       () => {
         request.receivedAt = clock.now();
         admit(key, request, reply, done);
       },
-      (err: unknown) => done(err as Error),
+      done,
     );
   });
 
@@ -358,13 +360,11 @@ export function setupGatewayGroup(
     request.keyHash = keyring.ownerOf(key);
     request.owner = ownerIn(request.keyHash, request.session);
     if (!rateLimiter) return arrive(request, reply, done);
-    const rate = rateLimiter.hit(request.keyHash, request.receivedAt);
-    if (rate instanceof Promise) {
-      rate.then(
-        (decided) => limited(decided, request, reply, done),
-        (err: unknown) => done(err as Error),
-      );
-    } else limited(rate, request, reply, done);
+    whenReady(
+      rateLimiter.hit(request.keyHash, request.receivedAt),
+      (rate) => limited(rate, request, reply, done),
+      done,
+    );
   }
 
   function limited(
@@ -401,13 +401,11 @@ export function setupGatewayGroup(
       }
       return struck(fault, request, reply, done);
     }
-    const fault = faults.take(targetOf(request), request.session, 'now');
-    if (fault instanceof Promise) {
-      fault.then(
-        (taken) => struck(taken, request, reply, done),
-        (err: unknown) => done(err as Error),
-      );
-    } else struck(fault, request, reply, done);
+    whenReady(
+      faults.take(targetOf(request), request.session, 'now'),
+      (fault) => struck(fault, request, reply, done),
+      done,
+    );
   }
 
   function struck(
@@ -437,14 +435,11 @@ export function setupGatewayGroup(
   app.addHook('preHandler', (request, reply, done) => {
     if (request.pendingFault === undefined && faults.size === 0) return done();
     const streaming = (request.body as { stream?: unknown } | undefined)?.stream === true;
-    const fault =
-      request.pendingFault ?? faults.take(targetOf(request), request.session, 'body', streaming);
-    if (fault instanceof Promise) {
-      fault.then(
-        (taken) => onBody(taken, streaming, request, reply, done),
-        (err: unknown) => done(err as Error),
-      );
-    } else onBody(fault, streaming, request, reply, done);
+    whenReady(
+      request.pendingFault ?? faults.take(targetOf(request), request.session, 'body', streaming),
+      (fault) => onBody(fault, streaming, request, reply, done),
+      done,
+    );
   });
 
   function onBody(

@@ -10,6 +10,7 @@ import {
   type RequestMatch,
   selectPath,
 } from './match.js';
+import { after, type Maybe } from './maybe.js';
 import { pathOf, REDACTED } from './request.js';
 import {
   isSecretName,
@@ -189,8 +190,6 @@ export type JournalDetail = JournalEntry & {
   response_withheld: boolean;
 };
 
-type Maybe<T> = T | Promise<T>;
-
 /** Near misses a failed verification lists. */
 const NEAR_MISSES = 5;
 /** Waits (`journal/wait`) held at once. */
@@ -254,10 +253,6 @@ export class MemoryJournalLog implements JournalLog {
     for (const e of kept) this.append(e);
   }
 }
-
-/** A value, or its promise, handed to `then` (at once for a value). */
-const after = <T, R>(value: T | Promise<T>, then: (value: T) => R): R | Promise<R> =>
-  value instanceof Promise ? value.then(then) : then(value);
 
 /**
  * The latest `limit` gateway requests (the oldest go first), to list, filter, verify and wait

@@ -14,8 +14,7 @@ import {
 import type { TaskStatus } from '../video/schemas.js';
 import { type Task, transitions } from '../video/tasks.js';
 import type { Epoch } from './epoch.js';
-import { deleteMatching } from './rate-limit.js';
-import type { StateStore } from './redis.js';
+import { deleteMatching, type StateStore } from './redis.js';
 
 /** One status change of a task to tell its `callback_url`, in order. */
 interface CallbackEvent {

@@ -2,6 +2,7 @@ import type { Clock, SetTimer } from '../platform/clock.js';
 import type { FaultRuleInput } from '../platform/faults.js';
 import { MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../platform/faults.js';
 import type { Feature } from '../platform/features.js';
+import type { PromptCacheOptions } from '../text/prompt-cache.js';
 import { MAX_STUB_BYTES, MAX_STUBS, type StubInput } from '../text/replies.js';
 import type { CallbackGuard } from '../video/callback-guard.js';
 import type { CallbackOptions } from '../video/callbacks.js';
@@ -35,12 +36,7 @@ export interface SharedState {
   sequences: RedisSequences;
   journalLog(limit: number): RedisJournalLog;
   rateLimiter(rpm: number): RedisRateLimiter;
-  promptCache: typeof RedisPromptCache extends new (
-    s: StateStore,
-    ...rest: infer R
-  ) => unknown
-    ? (...rest: R) => RedisPromptCache
-    : never;
+  promptCache(options: PromptCacheOptions): RedisPromptCache;
   tasks(maxTasks: number): RedisTasks;
   callbacks(
     guard: CallbackGuard,

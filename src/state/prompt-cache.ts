@@ -13,8 +13,7 @@ import {
   planWrites,
   possibleWrites,
 } from '../text/prompt-cache.js';
-import { deleteMatching } from './rate-limit.js';
-import type { StateStore } from './redis.js';
+import { deleteMatching, type StateStore } from './redis.js';
 
 /**
  * The lookup and the writes of one request, in one step. KEYS: the index (a sorted set of the

@@ -1,6 +1,6 @@
 import type { Feature } from '../platform/features.js';
 import { type RateDecision, type RateLimiter, WINDOW_MS } from '../platform/rate-limit.js';
-import type { StateStore } from './redis.js';
+import { deleteMatching, type StateStore } from './redis.js';
 
 /**
  * KEYS: the owner's window. ARGV: now (emulator ms), limit, window ms, ttl ms. One fixed window
@@ -58,14 +58,4 @@ export class RedisRateLimiter implements RateLimiter, Feature {
   async reset(): Promise<void> {
     await deleteMatching(this.store, 'rate:*');
   }
-}
-
-/** Deletes the keys of one family (`STATE_PREFIX:` + pattern), a SCAN at a time. */
-export async function deleteMatching(store: StateStore, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await store.redis.scan(cursor, 'MATCH', store.key(pattern), 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await store.redis.unlink(...keys);
-  } while (cursor !== '0');
 }

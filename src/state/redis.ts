@@ -142,3 +142,13 @@ export async function connectState(
     },
   };
 }
+
+/** Deletes the keys of one family (`STATE_PREFIX:` + pattern), a SCAN at a time. */
+export async function deleteMatching(store: StateStore, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await store.redis.scan(cursor, 'MATCH', store.key(pattern), 'COUNT', 500);
+    cursor = next;
+    if (keys.length > 0) await store.redis.unlink(...keys);
+  } while (cursor !== '0');
+}

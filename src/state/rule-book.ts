@@ -1,9 +1,9 @@
 import { type Budget, roomFor } from '../platform/budget.js';
+import type { Maybe } from '../platform/maybe.js';
 import type { Epoch } from './epoch.js';
 import type { StateStore } from './redis.js';
 
-/** A value, or the promise of one: the memory stores answer at once, the shared ones later. */
-export type Maybe<T> = T | Promise<T>;
+export type { Maybe };
 
 /** One rule as stored: what was asked for (`input`), and for whom. */
 export interface RuleRecord<I> {

@@ -1,8 +1,7 @@
 import { DEFAULT_SESSION, sessionOfOwner } from '../platform/session.js';
 import type { VideoKind } from '../video/models.js';
 import type { Task, Tasks } from '../video/tasks.js';
-import { deleteMatching } from './rate-limit.js';
-import type { StateStore } from './redis.js';
+import { deleteMatching, type StateStore } from './redis.js';
 
 /**
  * Keys under `STATE_PREFIX:task:` — `<id>`: the task as JSON; `ext:<owner>\n<external id>`: its
@@ -13,12 +12,36 @@ import type { StateStore } from './redis.js';
  */
 
 /**
+ * Removes a task and every index entry of it (Lua, put before the scripts that use it); returns
+ * its JSON, or false when it was not held.
+ */
+const REMOVE_TASK = `
+local function remove(p, id)
+  local json = redis.call('GET', p .. id)
+  if json then
+    local task = cjson.decode(json)
+    if task.externalId ~= '' then redis.call('DEL', p .. 'ext:' .. task.owner .. '\\n' .. task.externalId) end
+    redis.call('ZREM', p .. 'idx:' .. task.owner .. '\\n' .. task.kind, id)
+    local cut = string.find(task.owner, '\\0', 1, true)
+    redis.call('SREM', p .. 's:' .. (cut and string.sub(task.owner, cut + 1) or 'default'), id)
+  end
+  redis.call('DEL', p .. id)
+  redis.call('ZREM', p .. 'order', id)
+  redis.call('ZREM', p .. 'proc', id)
+  redis.call('ZREM', p .. 'done', id)
+  redis.call('ZREM', p .. 'faildone', id)
+  redis.call('HDEL', p .. 'forced', id)
+  return json
+end
+`;
+
+/**
  * KEYS: none (names are built from ARGV[1], the key prefix). ARGV: prefix, id, JSON, owner,
  * external id, kind, session, processing at, done at, failed (1/0), now, most tasks. Adds the
  * task unless its external id is taken for its owner (returns 0 then); past `most`, the oldest
  * finished task of the first 32 goes (or the oldest one). Returns 1.
  */
-const CREATE = `
+const CREATE = `${REMOVE_TASK}
 local p, id = ARGV[1], ARGV[2]
 if ARGV[5] ~= '' then
   if redis.call('SET', p .. 'ext:' .. ARGV[4] .. '\\n' .. ARGV[5], id, 'NX') == false then return 0 end
@@ -43,20 +66,7 @@ while redis.call('ZCARD', p .. 'order') > most do
       break
     end
   end
-  local json = redis.call('GET', p .. victim)
-  if json then
-    local task = cjson.decode(json)
-    if task.externalId ~= '' then redis.call('DEL', p .. 'ext:' .. task.owner .. '\\n' .. task.externalId) end
-    redis.call('ZREM', p .. 'idx:' .. task.owner .. '\\n' .. task.kind, victim)
-    local cut = string.find(task.owner, '\\0', 1, true)
-    redis.call('SREM', p .. 's:' .. (cut and string.sub(task.owner, cut + 1) or 'default'), victim)
-  end
-  redis.call('DEL', p .. victim)
-  redis.call('ZREM', p .. 'order', victim)
-  redis.call('ZREM', p .. 'proc', victim)
-  redis.call('ZREM', p .. 'done', victim)
-  redis.call('ZREM', p .. 'faildone', victim)
-  redis.call('HDEL', p .. 'forced', victim)
+  remove(p, victim)
 end
 return 1
 `;
@@ -89,23 +99,12 @@ return 1
 `;
 
 /** ARGV: prefix, session. Removes the session's tasks; returns their JSON. */
-const REMOVE_SESSION = `
+const REMOVE_SESSION = `${REMOVE_TASK}
 local p = ARGV[1]
 local out = {}
 for _, id in ipairs(redis.call('SMEMBERS', p .. 's:' .. ARGV[2])) do
-  local json = redis.call('GET', p .. id)
-  if json then
-    table.insert(out, json)
-    local task = cjson.decode(json)
-    if task.externalId ~= '' then redis.call('DEL', p .. 'ext:' .. task.owner .. '\\n' .. task.externalId) end
-    redis.call('ZREM', p .. 'idx:' .. task.owner .. '\\n' .. task.kind, id)
-  end
-  redis.call('DEL', p .. id)
-  redis.call('ZREM', p .. 'order', id)
-  redis.call('ZREM', p .. 'proc', id)
-  redis.call('ZREM', p .. 'done', id)
-  redis.call('ZREM', p .. 'faildone', id)
-  redis.call('HDEL', p .. 'forced', id)
+  local json = remove(p, id)
+  if json then table.insert(out, json) end
 end
 redis.call('DEL', p .. 's:' .. ARGV[2])
 return out

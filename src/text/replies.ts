@@ -10,6 +10,7 @@ import {
   shownMatch,
   storableMatch,
 } from '../platform/match.js';
+import { after, allOf } from '../platform/maybe.js';
 import { DEFAULT_SESSION } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
 import {
@@ -149,7 +150,7 @@ export class Replies implements Feature {
     const added = this.book.add(stored, session, input.times);
     const shown = (record: RuleRecord<StubInput> | undefined) =>
       record && stubView(record, { remaining: record.times, fired: 0 });
-    return added instanceof Promise ? added.then(shown) : shown(added);
+    return after(added, shown);
   }
 
   /** The stubs of one session, or of all, in the order they are tried. */
@@ -164,8 +165,8 @@ export class Replies implements Feature {
         });
     // The rules as held now (a stub used up elsewhere is gone), then their uses.
     const rules = this.book.current();
-    const uses = rules instanceof Promise ? rules.then(() => this.book.uses()) : this.book.uses();
-    return uses instanceof Promise ? uses.then(shown) : shown(uses);
+    if (rules instanceof Promise) return rules.then(() => this.book.uses()).then(shown);
+    return after(this.book.uses(), shown);
   }
 
   /** Removes one stub; false when there is none of that id (in that session). */
@@ -180,17 +181,11 @@ export class Replies implements Feature {
 
   /** Removes every stub and starts every sequence over. */
   reset(): void | Promise<void> {
-    const book = this.book.reset();
-    const sequences = this.sequences.clear();
-    if (book instanceof Promise || sequences instanceof Promise)
-      return Promise.all([book, sequences]).then(() => {});
+    return allOf(this.book.reset(), this.sequences.clear());
   }
 
   resetSession(session: string): void | Promise<void> {
-    const book = this.book.clear(session);
-    const sequences = this.sequences.clear(undefined, session);
-    if (book instanceof Promise || sequences instanceof Promise)
-      return Promise.all([book, sequences]).then(() => {});
+    return allOf(this.book.clear(session), this.sequences.clear(undefined, session));
   }
 
   /**

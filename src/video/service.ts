@@ -81,11 +81,6 @@ export class VideoService implements Feature {
     this.store = store ? store(onEvict) : new TaskStore(settings.maxTasks, onEvict);
   }
 
-  /** Tasks held (memory store only; a test's view). */
-  get size(): number {
-    return this.store instanceof TaskStore ? this.store.size : Number.NaN;
-  }
-
   async create(
     spec: TaskSpec,
     owner: string,

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import type { Maybe } from '../platform/maybe.js';
 import { sessionOfOwner } from '../platform/session.js';
 import type { VideoKind } from './models.js';
 import type { CreatedTask, TaskRecord, TaskStatus } from './schemas.js';
@@ -117,8 +118,6 @@ export function createdTask(task: Task, now: number): CreatedTask {
  * finished task behind an unfinished one, and a short look covers that.
  */
 const EVICTION_SCAN = 32;
-
-type Maybe<T> = T | Promise<T>;
 
 /** Where tasks are held: in memory (`TaskStore`), or in the shared store (state/tasks.ts). */
 export interface Tasks {
