@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { callbackReceiver } from '../helpers/callback-receiver.js';
 import { freePort, type RedisServer, startRedis } from '../helpers/redis.js';
 
 /**
@@ -59,43 +59,6 @@ const video = (base: string, key: string, body?: object) =>
     body: (await r.json()) as { data: { task_id: string } },
   }));
 
-/**
- * A callback receiver: every request it got (status of the body), and those it acknowledged
- * with a 2xx. `hold` keeps the first request of that status unanswered (a slow target).
- */
-async function receiver(hold?: string) {
-  const received: string[] = [];
-  const acknowledged: string[] = [];
-  let held: (() => void) | undefined;
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk) => {
-      raw += chunk;
-    });
-    req.on('end', () => {
-      const status = (JSON.parse(raw) as { task_status: string }).task_status;
-      received.push(status);
-      if (status === hold && !held) {
-        held = () => res.destroy();
-        return;
-      }
-      res.end('ok', () => acknowledged.push(status));
-    });
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    received,
-    acknowledged,
-    close: () => {
-      held?.();
-      return new Promise<void>((ok) => server.close(() => ok()));
-    },
-  };
-}
-
 const advance = (base: string, ms: number) =>
   fetch(`${base}/_emulator/clock/advance`, {
     method: 'POST',
@@ -106,7 +69,7 @@ const advance = (base: string, ms: number) =>
 describe('callbacks across processes', () => {
   it('each status change is acknowledged once, in order, when the creating replica is killed', async () => {
     await redis.flush();
-    const hook = await receiver();
+    const hook = await callbackReceiver();
     const ports = [await freePort(), await freePort(), await freePort()];
     const procs = ports.map((port) => server({ STATE_URL: redis.url, PORT: String(port) }));
     const [a, b, c] = ports.map((port) => `http://127.0.0.1:${port}`) as [string, string, string];
@@ -145,7 +108,7 @@ describe('callbacks across processes', () => {
 
   it('a delivery cut by SIGKILL is taken up by another replica, and acknowledged once', async () => {
     await redis.flush();
-    const hook = await receiver('processing');
+    const hook = await callbackReceiver('processing');
     const portA = await freePort();
     const portB = await freePort();
     const env = (port: number) => ({

@@ -1,9 +1,9 @@
-import { createServer } from 'node:http';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClock } from '../../src/platform/clock.js';
 import { createIds } from '../../src/platform/ids.js';
 import { buildTestApp, T0, type TestApp, testDeps } from '../helpers/app.js';
+import { callbackReceiver } from '../helpers/callback-receiver.js';
 import { type RedisServer, startRedis } from '../helpers/redis.js';
 
 /**
@@ -339,36 +339,9 @@ describe('replicas on one store', () => {
   });
 });
 
-/** A callback receiver on loopback: each body it was sent, in order. */
-async function receiver(): Promise<{
-  url: string;
-  bodies: Array<{ task_status: string; task_id: string }>;
-  close(): Promise<void>;
-}> {
-  const bodies: Array<{ task_status: string; task_id: string }> = [];
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk) => {
-      raw += chunk;
-    });
-    req.on('end', () => {
-      bodies.push(JSON.parse(raw));
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    bodies,
-    close: () => new Promise((ok) => server.close(() => ok())),
-  };
-}
-
 describe('callbacks across replicas', () => {
   it('tell each status change once, in order, whichever replica moves the clock', async () => {
-    const hook = await receiver();
+    const hook = await callbackReceiver();
     try {
       const [a, b, c] = [await replica(), await replica(), await replica()];
       const taskId = (await a.video('text2video', { ...TEXT2VIDEO, callback_url: hook.url })).json()
@@ -402,7 +375,7 @@ describe('callbacks across replicas', () => {
   }, 30_000);
 
   it('tell a forced status after the timeline it cut', async () => {
-    const hook = await receiver();
+    const hook = await callbackReceiver();
     try {
       const [a, b] = [await replica(), await replica()];
       const taskId = (await a.video('text2video', { ...TEXT2VIDEO, callback_url: hook.url })).json()
