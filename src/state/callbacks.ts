@@ -108,6 +108,9 @@ return delivery
 
 const QUEUE = 'callbacks';
 
+/** The longest each step of closing BullMQ's clients may take (the store may be gone). */
+const CLOSE_STEP_MS = 2000;
+
 /** How long a worker's claim of a task's courier lasts without renewal: a dead worker's passes on. */
 export const CALLBACK_LOCK_MS = 5000;
 
@@ -266,13 +269,19 @@ export class SharedCallbacks implements Feature {
 
   async close(): Promise<void> {
     clearInterval(this.ticker);
-    // (closed before their connections are up, BullMQ's clients reject with nobody to hear it)
+    // (closed before their connections are up, BullMQ's clients reject with nobody to hear it;
+    // with the store gone they would wait for it for ever: each step is bounded)
+    const bounded = (step: Promise<unknown>) =>
+      Promise.race([
+        step.catch(() => {}),
+        new Promise((resolve) => setTimeout(resolve, CLOSE_STEP_MS).unref()),
+      ]);
     if (this.worker) {
-      await this.worker.waitUntilReady().catch(() => {});
-      await this.worker.close().catch(() => {});
+      await bounded(this.worker.waitUntilReady());
+      await bounded(this.worker.close(!this.store.ready()));
     }
-    await this.queue.waitUntilReady().catch(() => {});
-    await this.queue.close().catch(() => {});
+    await bounded(this.queue.waitUntilReady());
+    await bounded(this.queue.close());
   }
 
   private async append(
