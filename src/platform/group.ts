@@ -575,17 +575,21 @@ export function setupGatewayGroup(
   // socket write and held on the heap (a rope of the serializer's pieces) for as long as the
   // journal holds the entry, which the garbage collector copies on every young collection.
   app.addHook('onSend', (request, reply, payload, done) => {
-    const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    if (typeof payload === 'string') request.responseBody = bytes as Buffer;
-    if (!shared) return done(null, bytes);
+    if (!shared) {
+      const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
+      if (typeof payload === 'string') request.responseBody = bytes as Buffer;
+      return done(null, bytes);
+    }
     // Shared state: the entry is stored before the answer goes, so that any replica lists it
-    // once the client has it. Not stored (the store is down): the answer is its 503.
+    // once the client has it (the answer's text is written to the store, not held).
+    // Not stored (the store is down): the answer is its 503.
+    if (typeof payload === 'string') request.responseBody = payload;
     request.journaled = true;
     const stored = record(request, reply.statusCode, elapsedMs(reply));
-    if (!stored) return done(null, bytes);
+    if (!stored) return done(null, payload);
     stored.then(
-      () => done(null, bytes),
-      (err: unknown) => (reply.statusCode === 503 ? done(null, bytes) : done(err as Error)),
+      () => done(null, payload),
+      (err: unknown) => (reply.statusCode === 503 ? done(null, payload) : done(err as Error)),
     );
   });
 

@@ -20,7 +20,7 @@ declare module 'fastify' {
     /** The request body as received, kept for the journal. */
     rawBody: string | undefined;
     /** The JSON answer as sent, for the journal. */
-    responseBody: Buffer | undefined;
+    responseBody: string | Buffer | undefined;
     /** The first bytes of an event stream answer, for the journal. */
     streamCapture: StreamCapture | undefined;
     /** Where the answer came from: the emulator, the upstream gateway, or a recording. */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { JournalLog, StoredEntry } from '../../src/platform/journal.js';
 import { MemoryJournalLog } from '../../src/platform/journal.js';
 import { MemoryRateLimiter, type RateLimiter } from '../../src/platform/rate-limit.js';
@@ -101,6 +101,31 @@ const task = (id: string, owner: string, createdAt: number, externalId = ''): Ta
   outcome: 'succeed',
 });
 
+describe('the store connection', () => {
+  it('sends the scripts of one turn together, each answered with its own result or error', async () => {
+    const store = await fresh();
+    const pipelines = vi.spyOn(store.redis, 'pipeline');
+    const results = await Promise.allSettled([
+      store.script('return ARGV[1]', 0, 'a'),
+      store.script("return redis.error_reply('no')", 0),
+      store.script('return ARGV[1]', 0, 'b'),
+    ]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : String(r.reason)))).toEqual([
+      'a',
+      'ReplyError: ERR no',
+      'b',
+    ]);
+    // One pipeline for the turn's three scripts (each new to the server, so each sent again as
+    // EVAL on its NOSCRIPT), and one for the next turn's two.
+    expect(pipelines).toHaveBeenCalledTimes(1);
+    expect(await Promise.all([store.script('return 1', 0), store.script('return 2', 0)])).toEqual([
+      1, 2,
+    ]);
+    expect(pipelines).toHaveBeenCalledTimes(2);
+    await store.close();
+  });
+});
+
 describe.each(Object.entries(backends))('%s stores', (_, backend) => {
   beforeEach(async () => {
     await backend.close();
@@ -156,6 +181,13 @@ describe.each(Object.entries(backends))('%s stores', (_, backend) => {
     expect([...(await log.entries())].map((e) => e.id)).toEqual(['r2', 'r4']);
     await log.clear();
     expect([...(await log.entries())]).toEqual([]);
+  });
+
+  it('journal log: entries appended at once (more than one batch) are all kept, in their order, within the limit', async () => {
+    const log = await backend.journal(250);
+    const ids = Array.from({ length: 300 }, (_, i) => `r${i}`);
+    await Promise.all(ids.map((id) => log.append(entry(id))));
+    expect([...(await log.entries())].map((e) => e.id)).toEqual(ids.slice(50));
   });
 
   it('rate limiter: a fixed minute from the first request, counted down to a refusal', async () => {
