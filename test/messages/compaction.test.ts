@@ -565,7 +565,13 @@ describe('compaction through the Vercel AI SDK', () => {
         { role: 'system', content: SYSTEM },
         { role: 'user', content: `Read this: ${HUGE}` },
       ];
-      const first = await generateText({ model: anthropic(MODEL), messages, providerOptions });
+      // AI SDK 7 takes system messages in `messages` only when told to
+      const first = await generateText({
+        model: anthropic(MODEL),
+        messages,
+        allowSystemInMessages: true,
+        providerOptions,
+      });
       const summary = first.content[0];
       expect(summary).toMatchObject({
         type: 'text',
@@ -577,6 +583,7 @@ describe('compaction through the Vercel AI SDK', () => {
       const next = await generateText({
         model: anthropic(MODEL),
         messages: [...messages, ...first.response.messages, { role: 'user', content: 'And then?' }],
+        allowSystemInMessages: true,
         providerOptions,
       });
       // the huge message is before the summary sent back: dropped

@@ -185,6 +185,8 @@ describe('mid-conversation system messages', () => {
       const result = await generateText({
         model: anthropic(MODEL),
         maxOutputTokens: 60,
+        // AI SDK 7 takes system messages in `messages` only when told to
+        allowSystemInMessages: true,
         messages: [
           { role: 'system', content: 'You are terse.' },
           { role: 'user', content: 'Hi there.' },

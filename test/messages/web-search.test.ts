@@ -830,11 +830,17 @@ describe('web search through the clients', () => {
       expect(output).toMatchObject({ toolName: 'web_search', providerExecuted: true });
       const pages = (output as { output: Array<{ url: string }> }).output;
       expect(pages).toHaveLength(3);
-      // The pages found, then the two the answer quotes.
-      expect(result.sources.map((s) => (s as { url: string }).url)).toEqual([
-        ...pages.map((page) => page.url),
-        ...pages.slice(0, 2).map((page) => page.url),
-      ]);
+      // The pages found are the sources; the two the answer quotes are its text's citations
+      // (AI SDK 7 no longer repeats a quoted page as a source when the results came back).
+      expect(result.sources.map((s) => (s as { url: string }).url)).toEqual(
+        pages.map((page) => page.url),
+      );
+      const quoted = result.content.flatMap((part) =>
+        part.type === 'text' ? (part.citations ?? []) : [],
+      );
+      expect(quoted.map((c) => (c.source as { url: string }).url)).toEqual(
+        pages.slice(0, 2).map((page) => page.url),
+      );
       expect(result.text).toMatch(/Based on the search results: /);
       expect(result.finishReason).toBe('stop');
       const streamed = streamText(options);
