@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { fieldError, type PathSegment } from '../platform/errors.js';
 import { fnv1a } from '../platform/hash.js';
 import { countTokens, shorten } from '../platform/tokens.js';
+import { readSaid, type Said } from './believable.js';
 import { replyOfHash } from './default-reply.js';
 import { type Budget, schemaInstance, UnsatisfiableSchemaError } from './json-schema.js';
 import { LarkError, type LarkGrammar, sampleLark } from './lark.js';
@@ -94,9 +95,10 @@ async function instanceFor(
   path: PathSegment[],
   seed: number,
   budget: Budget | undefined,
+  said?: Said,
 ): Promise<unknown> {
   try {
-    return await schemaInstance(schema, seed, budget);
+    return await schemaInstance(schema, seed, budget, said);
   } catch (err) {
     if (err instanceof UnsatisfiableSchemaError) throw fieldError(path, err.message);
     throw err;
@@ -140,6 +142,8 @@ export interface TurnMemo {
   prompt?: string;
   hash?: number;
   snippet?: string;
+  /** What the prompt says that a generated value may take (names, places, numbers). */
+  said?: Said;
 }
 
 /** The memo of the turn's prompt (a fresh one when the turn has none, or another prompt's). */
@@ -150,8 +154,16 @@ function memoOf(turn: Turn): TurnMemo {
     memo.prompt = turn.prompt;
     memo.hash = undefined;
     memo.snippet = undefined;
+    memo.said = undefined;
   }
   return memo;
+}
+
+/** What the turn's prompt says, read once per request (see believable.ts). */
+function saidOf(turn: Turn): Said {
+  const memo = memoOf(turn);
+  memo.said ??= readSaid(turn.prompt);
+  return memo.said;
 }
 
 /**
@@ -212,7 +224,7 @@ export const toolInput = (turn: Turn, tool: ToolDef): Promise<unknown> => {
   if (tool.inputOf) return Promise.resolve(tool.inputOf(turn) ?? {});
   const seed = turnSeed(turn, `tool:${tool.name}`);
   const format = tool.custom;
-  if (!format) return instanceFor(tool.schema, tool.path, seed, turn.budget);
+  if (!format) return instanceFor(tool.schema, tool.path, seed, turn.budget, saidOf(turn));
   if (format.kind === 'text') return Promise.resolve(replyOfHash(seed, turn.variant).text);
   if (format.kind === 'regex') {
     return instanceFor(wholeMatch(format.pattern), tool.path, seed, turn.budget);
@@ -246,7 +258,13 @@ export async function structuredText(turn: Turn, output: OutputFormat): Promise<
     return JSON.stringify({ answer: replyOfHash(promptHash(turn), turn.variant).text });
   }
   return JSON.stringify(
-    await instanceFor(output.schema, output.path, turnSeed(turn, 'output'), turn.budget),
+    await instanceFor(
+      output.schema,
+      output.path,
+      turnSeed(turn, 'output'),
+      turn.budget,
+      saidOf(turn),
+    ),
   );
 }
 

@@ -14,6 +14,7 @@ import {
 } from '../platform/linear-regex.js';
 import { Lru } from '../platform/lru.js';
 import { shorten } from '../platform/tokens.js';
+import { believable, type Said } from './believable.js';
 import { hintedPattern, hintReader } from './schema-hints.js';
 import { DATA_KEYWORDS, isNode, type Node, pointerKey } from './schema-nodes.js';
 
@@ -1253,6 +1254,7 @@ export async function schemaInstance(
   schema: object,
   seed: number,
   budget?: Budget,
+  said?: Said,
 ): Promise<unknown> {
   const info = readyInfo(schema);
   const { validate, source } = info;
@@ -1285,14 +1287,20 @@ export async function schemaInstance(
   }
   const canonical = info.canonical;
   if (canonical === NO_VALUE) throw new UnsatisfiableSchemaError(UNSATISFIABLE);
-  const valueKey = `${seed}:${info.id}`;
+  // (a seed made from a prompt stands for the prompt: the values shaped by it are kept too)
+  const valueKey = `${seed}:${info.id}${said ? ':said' : ''}`;
   const known = info.id < 0 ? undefined : values.get(valueKey);
   if (known !== undefined) return known;
   const own =
     seed === CANONICAL_SEED
       ? undefined
       : withBacktracking(backtracking, () => attempt(info, generate, seed)).result;
-  const { value } = own ?? canonical;
+  const made = (own ?? canonical).value;
+  const value = said
+    ? (withBacktracking(backtracking, () =>
+        believable(schema, made, said, seed, (v) => validate(v) as boolean),
+      ).result ?? made)
+    : made;
   if (info.id >= 0 && (info.size ?? Number.POSITIVE_INFINITY) <= VALUE_KEPT_SIZE) {
     values.set(valueKey, value);
   }
