@@ -95,7 +95,7 @@ async function instanceFor(
   path: PathSegment[],
   seed: number,
   budget: Budget | undefined,
-  said?: Said,
+  said?: () => Said,
 ): Promise<unknown> {
   try {
     return await schemaInstance(schema, seed, budget, said);
@@ -159,7 +159,7 @@ function memoOf(turn: Turn): TurnMemo {
   return memo;
 }
 
-/** What the turn's prompt says, read once per request (see believable.ts). */
+/** What the turn's prompt says, read once per request when a value is made (see believable.ts). */
 function saidOf(turn: Turn): Said {
   const memo = memoOf(turn);
   memo.said ??= readSaid(turn.prompt);
@@ -224,7 +224,7 @@ export const toolInput = (turn: Turn, tool: ToolDef): Promise<unknown> => {
   if (tool.inputOf) return Promise.resolve(tool.inputOf(turn) ?? {});
   const seed = turnSeed(turn, `tool:${tool.name}`);
   const format = tool.custom;
-  if (!format) return instanceFor(tool.schema, tool.path, seed, turn.budget, saidOf(turn));
+  if (!format) return instanceFor(tool.schema, tool.path, seed, turn.budget, () => saidOf(turn));
   if (format.kind === 'text') return Promise.resolve(replyOfHash(seed, turn.variant).text);
   if (format.kind === 'regex') {
     return instanceFor(wholeMatch(format.pattern), tool.path, seed, turn.budget);
@@ -258,11 +258,7 @@ export async function structuredText(turn: Turn, output: OutputFormat): Promise<
     return JSON.stringify({ answer: replyOfHash(promptHash(turn), turn.variant).text });
   }
   return JSON.stringify(
-    await instanceFor(
-      output.schema,
-      output.path,
-      turnSeed(turn, 'output'),
-      turn.budget,
+    await instanceFor(output.schema, output.path, turnSeed(turn, 'output'), turn.budget, () =>
       saidOf(turn),
     ),
   );

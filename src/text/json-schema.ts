@@ -1254,7 +1254,7 @@ export async function schemaInstance(
   schema: object,
   seed: number,
   budget?: Budget,
-  said?: Said,
+  said?: () => Said,
 ): Promise<unknown> {
   const info = readyInfo(schema);
   const { validate, source } = info;
@@ -1298,7 +1298,7 @@ export async function schemaInstance(
   const made = (own ?? canonical).value;
   const value = said
     ? (withBacktracking(backtracking, () =>
-        believable(schema, made, said, seed, (v) => validate(v) as boolean),
+        believable(schema, made, said(), seed, (v) => validate(v) as boolean),
       ).result ?? made)
     : made;
   if (info.id >= 0 && (info.size ?? Number.POSITIVE_INFINITY) <= VALUE_KEPT_SIZE) {

@@ -17,7 +17,7 @@ const closed = (properties: Record<string, Schema>, required = Object.keys(prope
 });
 /** The value made for a schema from a prompt (seed 1), proven against the schema. */
 async function made(schema: Schema, prompt: string, seed = 1): Promise<unknown> {
-  const value = await schemaInstance(schema, seed, undefined, readSaid(prompt));
+  const value = await schemaInstance(schema, seed, undefined, () => readSaid(prompt));
   expect(ajv.validate(schema, value), JSON.stringify(ajv.errors)).toBe(true);
   return value;
 }
@@ -245,7 +245,7 @@ describe('believable values', () => {
     };
     await fc.assert(
       fc.asyncProperty(schema, prompt, fc.nat(), async (s, p, seed) => {
-        const value = await schemaInstance(s, seed, undefined, readSaid(p));
+        const value = await schemaInstance(s, seed, undefined, () => readSaid(p));
         expect(ajv.validate(s, value), JSON.stringify({ s, p, value, errors: ajv.errors })).toBe(
           true,
         );
