@@ -10,7 +10,6 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import pino from 'pino';
 import { chatGroup } from './chat/index.js';
 import { type Config, resolveConfig } from './config.js';
 import { controlRoutes } from './control/index.js';
@@ -126,15 +125,9 @@ export const prettyLogs = (
 async function logStream(
   format: Config['logFormat'],
   stream: NodeJS.WritableStream | undefined,
-  silent: boolean,
-): Promise<{ stream?: NodeJS.WritableStream | pino.DestinationStream }> {
+): Promise<{ stream?: NodeJS.WritableStream }> {
   const pretty = prettyLogs(format, stream !== undefined, process.stdout.isTTY);
-  if (stream && !pretty) return { stream };
-  // stdout, written asynchronously: the lines that come while a write is under way go in the
-  // next one, so a busy server makes one write a batch instead of one a request (a write on
-  // the event loop's thread cost about a tenth of a plain chat request). Flushed at exit.
-  // @see https://github.com/pinojs/pino/blob/main/docs/asynchronous.md
-  if (!pretty) return silent ? {} : { stream: pino.destination({ dest: 1, sync: false }) };
+  if (!pretty) return stream ? { stream } : {};
   const { default: prettyStream } = await import('pino-pretty');
   return {
     stream: prettyStream({
@@ -392,7 +385,7 @@ export async function buildApp(
         paths: [...SECRET_HEADERS].map((h) => `req.headers["${h}"]`),
         censor: REDACTED,
       },
-      ...(await logStream(config.logFormat, deps.logStream, config.logLevel === 'silent')),
+      ...(await logStream(config.logFormat, deps.logStream)),
     },
     logController: new OneLinePerRequest(perRequestLogs),
     // Request-scoped child loggers only when per-request lines are on (info and below).
