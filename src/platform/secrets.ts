@@ -285,6 +285,9 @@ export const readEscapes = (text: string) =>
  * its `\u` and `\/` escapes read first. Linear in the body (the parser bounds its depth).
  */
 export function redactBodyUrls(raw: string, body: unknown): string {
+  // No `://` in the text, and no escape that could spell one (`:\/\/`, `\u003a`): no URL in
+  // any string or key of the body, and nothing to walk (most request bodies).
+  if (!raw.includes('://') && !raw.includes('\\/') && !raw.includes('\\u')) return raw;
   if (body === undefined) {
     const read = readEscapes(raw);
     const redacted = redactedText(read);

@@ -63,6 +63,14 @@ describe('redactBodyUrls', () => {
     expect(redactBodyUrls(raw, JSON.parse(raw))).toBe(raw);
   });
 
+  it('finds a URL whose `://` only escapes spell, in a value or a key', () => {
+    const raw = '{"u": "http\\u003a//u:pw@h.example/x", "http:\\/\\/k:pw@h.example/": 1}';
+    expect(JSON.parse(redactBodyUrls(raw, JSON.parse(raw)))).toEqual({
+      u: 'http://u:[REDACTED]@h.example/x',
+      'http://k:[REDACTED]@h.example/': 1,
+    });
+  });
+
   it('redacts every http(s) URL in the parsed body, however deep and however escaped, and writes it again', () => {
     const raw = JSON.stringify({
       messages: [
