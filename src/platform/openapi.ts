@@ -162,7 +162,7 @@ interface GroupDoc {
 const CONTROL_PREFIX = '/_emulator';
 /**
  * Control routes that act on one session's things when given `x-emulator-session` (else every
- * session's, or the default one's for what they add); see `sessionOf` in src/control/index.ts.
+ * session's, or the default one's for what they add); see `sessionOf` in src/control/context.ts.
  */
 const SESSION_SCOPED = new Set(
   [

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RESETTABLE } from '../../src/control/index.js';
+import { RESETTABLE } from '../../src/control/health.js';
 import { redactUrl } from '../../src/platform/secrets.js';
 import { buildTestApp, T0, type TestApp, testDeps } from '../helpers/app.js';
 

@@ -1,0 +1,110 @@
+import { Type } from '@sinclair/typebox';
+import { GatewayError } from '../platform/errors.js';
+import { defaultKind, MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../platform/faults.js';
+import { DEFAULT_SESSION } from '../platform/session.js';
+import {
+  type ControlApp,
+  type ControlOptions,
+  compiled,
+  errors,
+  SessionQuery,
+  sessionOf,
+} from './context.js';
+import { FaultListSchema, FaultRuleSchema, FaultViewSchema, HealthSchema } from './schemas.js';
+
+/** Fault rules: add, list, remove (README "Testing your client"). */
+export function faultRoutes(app: ControlApp, { faults }: Pick<ControlOptions, 'faults'>): void {
+  app.post(
+    '/faults',
+    {
+      schema: {
+        summary: "Add a fault rule: matching requests fail in their group's own way",
+        body: FaultRuleSchema,
+        response: { 200: FaultViewSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const rule = request.body;
+      const kind = rule.kind ?? defaultKind(rule);
+      if (rule.match?.path !== undefined && rule.path !== undefined) {
+        throw new GatewayError(400, 'path is given twice: as path and as match.path');
+      }
+      if (rule.match?.method !== undefined && rule.method !== undefined) {
+        throw new GatewayError(400, 'method is given twice: as method and as match.method');
+      }
+      if (rule.after_bytes !== undefined && kind !== 'disconnect') {
+        throw new GatewayError(400, `after_bytes is only for kind "disconnect" (not "${kind}")`);
+      }
+      if (rule.seed !== undefined && rule.probability === undefined) {
+        throw new GatewayError(400, 'seed needs probability');
+      }
+      if (kind === 'error' && rule.status === undefined) {
+        throw new GatewayError(400, 'status is required for kind "error"');
+      }
+      if (kind === 'delay' && rule.delay_ms === undefined) {
+        throw new GatewayError(400, 'delay_ms is required for kind "delay"');
+      }
+      if (kind !== 'delay' && rule.delay_ms !== undefined) {
+        throw new GatewayError(400, `delay_ms is only for kind "delay" (not "${kind}")`);
+      }
+      const session = sessionOf(request) ?? DEFAULT_SESSION;
+      const added = await compiled(() => faults.add(rule, session));
+      if (!added)
+        throw new GatewayError(
+          400,
+          `At most ${MAX_FAULT_RULES} fault rules, ${MAX_FAULT_BYTES} bytes of JSON in all, can be active.`,
+        );
+      return added;
+    },
+  );
+
+  app.get(
+    '/faults',
+    {
+      schema: {
+        summary: 'Active fault rules',
+        querystring: SessionQuery,
+        response: { 200: FaultListSchema, ...errors },
+      },
+    },
+    async (request) => ({
+      faults: await faults.list(sessionOf(request, request.query.session)),
+    }),
+  );
+
+  app.delete(
+    '/faults',
+    {
+      schema: {
+        summary: "Remove every fault rule (or one session's)",
+        querystring: SessionQuery,
+        response: { 200: HealthSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const session = sessionOf(request, request.query.session);
+      if (session === undefined) await faults.reset();
+      else await faults.resetSession(session);
+      return { status: 'ok' as const };
+    },
+  );
+
+  app.delete(
+    '/faults/:id',
+    {
+      schema: {
+        summary: 'Remove one fault rule',
+        params: Type.Object({
+          id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+        }),
+        response: { 200: HealthSchema, ...errors },
+      },
+    },
+    async (request) => {
+      if (!(await faults.remove(request.params.id, sessionOf(request)))) {
+        throw new GatewayError(404, `No fault rule ${request.params.id}`);
+      }
+      return { status: 'ok' as const };
+    },
+  );
+}
