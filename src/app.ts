@@ -1,9 +1,10 @@
-import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import { hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
+  type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
@@ -22,6 +23,7 @@ import { GatewayError, neutralError } from './platform/errors.js';
 import { Faults } from './platform/faults.js';
 import { Features } from './platform/features.js';
 import { type GatewayHooks, type GroupDescriptor, setupGatewayGroup } from './platform/group.js';
+import type { Ids } from './platform/ids.js';
 import { Journal } from './platform/journal.js';
 import { Metrics } from './platform/metrics.js';
 import { registerOpenapi } from './platform/openapi.js';
@@ -42,10 +44,11 @@ import { lazySerializers, normalizeError, validatorFactory } from './platform/va
 import { checkDrift } from './record/drift.js';
 import { Recordings } from './record/recordings.js';
 import { Upstream } from './record/upstream.js';
+import type { SharedState } from './state/index.js';
 import { FixtureError } from './text/fixtures.js';
-import { createText } from './text/index.js';
+import { createText, type TextEngine } from './text/index.js';
 import type { CallbackLog } from './video/callbacks.js';
-import { videoGroup } from './video/index.js';
+import { type VideoGroup, videoGroup } from './video/index.js';
 import type { VideoService } from './video/service.js';
 
 /** What an embedding test or `startEmulator` may reach; no plugin receives it. */
@@ -111,10 +114,6 @@ class OneLinePerRequest extends LogController {
 /** A client error as Node raises it: a code, and the bytes it kept up to the failure. */
 type ClientError = Error & { code?: string; rawPacket?: Buffer; bytesParsed?: number };
 
-/**
- * Where pino writes: JSON lines (to `stream`, or stdout), or readable lines through pino-pretty
- * when asked, or by default on a terminal. pino-pretty loads only then.
- */
 /** Whether logs are pretty: asked for, or `auto` writing to a terminal (not a given stream). */
 export const prettyLogs = (
   format: Config['logFormat'],
@@ -122,6 +121,10 @@ export const prettyLogs = (
   isTTY: boolean | undefined,
 ): boolean => format === 'pretty' || (format === 'auto' && !hasStream && isTTY === true);
 
+/**
+ * Where pino writes: JSON lines (to `stream`, or stdout), or readable lines through pino-pretty
+ * when asked, or by default on a terminal. pino-pretty loads only then.
+ */
 async function logStream(
   format: Config['logFormat'],
   stream: NodeJS.WritableStream | undefined,
@@ -156,6 +159,21 @@ function lastRequestPath(raw: Buffer | undefined, failedAt: number | undefined):
 }
 
 /**
+ * What buildApp's steps share: the state store (STATE_URL, else none), emulator time, the
+ * registry of stores, and the platform pieces every group's request hooks use.
+ */
+interface Platform {
+  shared: SharedState | undefined;
+  clock: Clock;
+  /** Signs media tokens and fingerprints keys (the store's, with shared state). */
+  secret: () => Buffer;
+  features: Features;
+  scheduler: Scheduler;
+  hashKey: (key: string) => string;
+  hooks: GatewayHooks;
+}
+
+/**
  * Builds the whole emulator as a Fastify instance: the platform pieces, then each API group from
  * its descriptor. It never listens and never reads env. Throws FixtureError for bad fixtures.
  */
@@ -163,8 +181,98 @@ export async function buildApp(
   config: Config,
   deps: Deps = createDeps(),
 ): Promise<FastifyInstance> {
-  const { ids } = deps;
-  // STATE_URL: every store in Redis, shared by the replicas (README "Running several replicas").
+  const platform = await openPlatform(config, deps);
+  const { shared, clock, features, scheduler, hooks } = platform;
+  // `app` is made below, once the groups it answers for are known; these read it only later.
+  const text = textEngine(config, platform, () => app.log);
+  const { metrics, video, groups } = apiGroups(config, deps, platform, text, () => app.server);
+  const reset = (only?: readonly string[], session?: string) => features.reset(only, session);
+  const answers = answersByPath(groups, deps.ids);
+  const app = await createFastify(config, deps, answers);
+  answerServerEvents(app.server, answers);
+
+  app.decorate('emulator', {
+    reset,
+    clock,
+    metrics,
+    ready: () =>
+      shared ? new Promise<void>((resolve) => shared.store.onReady(resolve)) : Promise.resolve(),
+    tasks: video.service,
+    callbacks: video.callbacks,
+    scheduler,
+    drain: (graceMs = config.shutdownGraceMs) => {
+      hooks.journal.close(); // its waits and live streams would hold the drain to its deadline
+      return drain(app.server, [video.callbacks], graceMs, deps);
+    },
+  } satisfies EmulatorInternals);
+  setupRequests(app);
+  app.addHook('onClose', async () => {
+    await features.close();
+    // The store last: the features' own closing may still use it.
+    await shared?.close();
+  });
+
+  if (config.corsOrigins) {
+    // Opt-in CORS for browser apps: preflights are answered before any key check, and the
+    // headers clients read (request ids, retry and rate-limit headers) are exposed.
+    await app.register(cors, {
+      origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
+      exposedHeaders: CLIENT_HEADERS,
+      maxAge: 600,
+    });
+  }
+
+  registerOpenapi(app);
+
+  await app.register(
+    controlRoutes({
+      adminToken: config.adminToken,
+      clock,
+      journal: hooks.journal,
+      faults: hooks.faults,
+      video: video.service,
+      callbacks: video.callbacks,
+      text,
+      setTimer: deps.setTimer,
+      metrics,
+      recordingsDir: config.recordingsDir,
+      knownHosts: [
+        config.host,
+        hostname(),
+        ...(config.publicBaseUrl ? [new URL(config.publicBaseUrl).hostname] : []),
+      ],
+      drift: (dir) =>
+        checkDrift(dir, () => driftEmulator(config), {
+          queueMs: config.videoQueueMs,
+          renderMs: config.videoRenderMs,
+        }),
+      reset,
+      listening: () => app.server.listening,
+      ...(shared
+        ? {
+            begin: shared.begin,
+            storeProblem: () => shared.store.problem(),
+            fixturesReloaded: () => shared.epoch.bump('fixtures'),
+          }
+        : {}),
+    }),
+    { prefix: '/_emulator' },
+  );
+  await registerGroups(app, hooks, groups);
+  answerOutsideGroups(app);
+
+  if (hooks.keyring.open) {
+    app.log.warn('GATEWAY_API_KEYS is not set: every non-empty API key is accepted');
+  }
+  return app;
+}
+
+/**
+ * The state store (STATE_URL: every store in Redis, shared by the replicas, README "Running
+ * several replicas"), emulator time, and the stores every group's request hooks use.
+ */
+async function openPlatform(config: Config, deps: Deps): Promise<Platform> {
   const shared = config.stateUrl
     ? // Loaded only then: memory users never load the Redis clients (ioredis, BullMQ).
       await (await import('./state/index.js')).openSharedState(
@@ -202,28 +310,40 @@ export async function buildApp(
     },
   };
   const recordings = features.add(new Recordings(config.recordingsDir));
-  if (config.upstreamMode !== 'off') {
-    const base = config.upstreamUrl;
-    hooks.upstream = new Upstream({
-      mode: config.upstreamMode,
-      urls: {
-        ...((config.upstreamUrlVideo ?? base) ? { video: config.upstreamUrlVideo ?? base } : {}),
-        ...((config.upstreamUrlMessages ?? base)
-          ? { messages: config.upstreamUrlMessages ?? base }
-          : {}),
-        ...((config.upstreamUrlChat ?? base) ? { chat: config.upstreamUrlChat ?? base } : {}),
-      },
-      recordings,
-      strict: config.replayStrict,
-      pacing: config.replayPacing,
-      wait: deps.wait,
-      monotonic: deps.monotonic,
-      maxRecordedBytes: config.recordingMaxBytes,
-      setTimer: deps.setTimer,
-      stallMs: config.streamStallTimeoutMs,
-      timeoutMs: config.upstreamTimeoutMs,
-    });
-  }
+  if (config.upstreamMode !== 'off') hooks.upstream = upstreamOf(config, deps, recordings);
+  return { shared, clock, secret, features, scheduler, hashKey, hooks };
+}
+
+/** Record, replay or proxy (UPSTREAM_MODE), to each group's upstream URL. */
+function upstreamOf(config: Config, deps: Deps, recordings: Recordings): Upstream {
+  const base = config.upstreamUrl;
+  return new Upstream({
+    mode: config.upstreamMode,
+    urls: {
+      ...((config.upstreamUrlVideo ?? base) ? { video: config.upstreamUrlVideo ?? base } : {}),
+      ...((config.upstreamUrlMessages ?? base)
+        ? { messages: config.upstreamUrlMessages ?? base }
+        : {}),
+      ...((config.upstreamUrlChat ?? base) ? { chat: config.upstreamUrlChat ?? base } : {}),
+    },
+    recordings,
+    strict: config.replayStrict,
+    pacing: config.replayPacing,
+    wait: deps.wait,
+    monotonic: deps.monotonic,
+    maxRecordedBytes: config.recordingMaxBytes,
+    setTimer: deps.setTimer,
+    stallMs: config.streamStallTimeoutMs,
+    timeoutMs: config.upstreamTimeoutMs,
+  });
+}
+
+/** The text engine chat and messages share (replies, fixtures, prompt cache, content filter). */
+function textEngine(
+  config: Config,
+  { shared, hashKey }: Pick<Platform, 'shared' | 'hashKey'>,
+  log: () => FastifyBaseLogger,
+): TextEngine {
   const text = createText(config, hashKey, shared);
   // Fixtures reloaded on one replica are read again by every other (their sequences stay).
   shared?.epoch.watch('fixtures', async () => {
@@ -232,9 +352,25 @@ export async function buildApp(
     } catch (err) {
       // Files another replica read well but this one cannot: the active fixtures stay.
       if (!(err instanceof FixtureError)) throw err;
-      app.log.warn({ err: err.message }, 'fixtures not reloaded: the active ones stay');
+      log().warn({ err: err.message }, 'fixtures not reloaded: the active ones stay');
     }
   });
+  return text;
+}
+
+/**
+ * The API groups' descriptors (video, messages, chat) and the metrics they count into; their
+ * stores join the registry, then the clock (last, so that stores are empty before it jumps back).
+ */
+function apiGroups(
+  config: Config,
+  deps: Deps,
+  platform: Platform,
+  text: TextEngine,
+  server: () => Server,
+): { metrics: Metrics; video: VideoGroup; groups: GroupDescriptor[] } {
+  const { shared, clock, features, hooks } = platform;
+  const { ids } = deps;
   // Tasks are read at each scrape, through `video` (made below).
   const metrics = new Metrics(() => video.service.countByStatus(clock.now()));
   hooks.metrics = metrics;
@@ -246,16 +382,37 @@ export async function buildApp(
     stallMs: config.streamStallTimeoutMs,
     pacing: { ttftMs: config.streamTtftMs, chunkDelayMs: config.streamChunkDelayMs },
   };
-  const video = videoGroup({
+  const video = videoGroupOf(config, deps, platform, server);
+  video.callbacks.onAttempt = (outcome) => metrics.callback(outcome);
+  const { replies, contentFilter, promptCache } = text;
+  const groups: GroupDescriptor[] = [
+    video,
+    messagesGroup({ replies, promptCache, ids, streaming }),
+    chatGroup({ replies, contentFilter, promptCache, ids, streaming }),
+  ];
+  for (const store of [...text.stores, ...groups.flatMap((g) => g.stores)]) features.add(store);
+  // Last, so that stores are empty before the clock jumps back.
+  features.add(shared ? shared.clockFeature : { name: 'clock', reset: () => clock.reset() });
+  return { metrics, video, groups };
+}
+
+/** The video group, its callbacks kept from the emulator's own addresses (read once it listens). */
+function videoGroupOf(
+  config: Config,
+  deps: Deps,
+  { shared, clock, scheduler, secret, hooks }: Platform,
+  server: () => Server,
+): VideoGroup {
+  return videoGroup({
     clock,
-    ids,
+    ids: deps.ids,
     scheduler,
     setTimer: deps.setTimer,
     refusedUpload: hooks.refusedUpload,
     guard: {
-      // Read at delivery, once `app` (below) listens.
+      // Read at delivery, once the app listens.
       selfPorts: () => {
-        const address = app.server.address();
+        const address = server().address();
         return typeof address === 'object' && address ? [address.port] : [];
       },
       selfHosts: [
@@ -281,18 +438,31 @@ export async function buildApp(
         }
       : {}),
   });
-  video.callbacks.onAttempt = (outcome) => metrics.callback(outcome);
-  const { replies, contentFilter, promptCache } = text;
-  const groups: GroupDescriptor[] = [
-    video,
-    messagesGroup({ replies, promptCache, ids, streaming }),
-    chatGroup({ replies, contentFilter, promptCache, ids, streaming }),
-  ];
-  for (const store of [...text.stores, ...groups.flatMap((g) => g.stores)]) features.add(store);
-  // Last, so that stores are empty before the clock jumps back.
-  features.add(shared ? shared.clockFeature : { name: 'clock', reset: () => clock.reset() });
-  const reset = (only?: readonly string[], session?: string) => features.reset(only, session);
+}
 
+/** The drift check runs the recordings against a fresh emulator of this configuration. */
+function driftEmulator(config: Config): Promise<FastifyInstance> {
+  return buildApp(
+    resolveConfig({
+      ...config,
+      upstreamMode: 'off',
+      logLevel: 'silent',
+      adminToken: undefined,
+      apiKeys: undefined,
+      rateLimitRpm: undefined,
+      journalLimit: 0,
+      // A fresh emulator of its own: in memory, never the live one's shared state.
+      stateUrl: undefined,
+      workers: 1,
+    }),
+    createDeps(),
+  );
+}
+
+/** Errors answered outside a group's hooks, each in the envelope of the group its path is in. */
+type Answers = ReturnType<typeof answersByPath>;
+
+function answersByPath(groups: readonly GroupDescriptor[], ids: Ids) {
   /**
    * An error raised before a group's hooks ran, in the envelope of the group the path belongs
    * to, or a neutral `{error: {type, message}}` for a path of no group (or none known yet).
@@ -375,10 +545,19 @@ export async function buildApp(
     socket.destroy();
   }
 
+  return { renderFrameworkError, closingAnswer, closingAnswerBytes, answerClientError };
+}
+
+/** The Fastify instance: logs, ids, limits and every timeout on a client, never listening. */
+async function createFastify(
+  config: Config,
+  deps: Deps,
+  { renderFrameworkError, answerClientError }: Answers,
+) {
   const perRequestLogs = ['info', 'debug', 'trace'].includes(config.logLevel);
   // Node refuses a headers timeout longer than the whole request's.
   const headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
-  const app = Fastify({
+  return Fastify({
     logger: {
       level: config.logLevel,
       redact: {
@@ -394,7 +573,7 @@ export async function buildApp(
     bodyLimit: BODY_LIMIT,
     // close() ends open connections and streams at once instead of waiting for them.
     forceCloseConnections: true,
-    genReqId: () => ids.next('request'),
+    genReqId: () => deps.ids.next('request'),
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     frameworkErrors: renderFrameworkError,
@@ -418,9 +597,12 @@ export async function buildApp(
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeout / 4))),
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+}
 
+/** What Node's server would answer on its own, bare: answered in the group's envelope. */
+function answerServerEvents(server: Server, { closingAnswer, closingAnswerBytes }: Answers) {
   // An `Expect` other than 100-continue: Node would answer its bare 417 with no envelope.
-  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const message = 'The Expect header must be 100-continue, or left out.';
     const { body, headers } = closingAnswer(pathOf(request.url ?? '/'), 417, message);
     response.writeHead(417, headers).end(body);
@@ -431,7 +613,7 @@ export async function buildApp(
   // never uploads it (Node would send the 100 at once). Refused without its 100, the request's
   // body may never come: its connection is closed after the answer, never reused. (No hook: the
   // request's own first read sends it, and other requests pay nothing.)
-  app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
     const keepAlive = response.shouldKeepAlive;
     response.shouldKeepAlive = false;
     const read = request._read;
@@ -441,102 +623,24 @@ export async function buildApp(
       if (!response.headersSent && mayContinue(request)) response.writeContinue();
       return read.call(this, size);
     };
-    app.server.emit('request', request, response);
+    server.emit('request', request, response);
   });
 
   // CONNECT (a tunnel): Node hands it over as a bare socket and, unheard, closes it unanswered.
-  app.server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     const target = request.url ?? '/';
     const message = 'CONNECT is not supported: the emulator is no proxy.';
     socket.on('error', () => {});
     socket.end(closingAnswerBytes(target.startsWith('/') ? pathOf(target) : '/', 405, message));
   });
+}
 
-  app.decorate('emulator', {
-    reset,
-    clock,
-    metrics,
-    ready: () =>
-      shared ? new Promise<void>((resolve) => shared.store.onReady(resolve)) : Promise.resolve(),
-    tasks: video.service,
-    callbacks: video.callbacks,
-    scheduler,
-    drain: (graceMs = config.shutdownGraceMs) => {
-      hooks.journal.close(); // its waits and live streams would hold the drain to its deadline
-      return drain(app.server, [video.callbacks], graceMs, deps);
-    },
-  } satisfies EmulatorInternals);
-  setupRequests(app);
-  app.addHook('onClose', async () => {
-    await features.close();
-    // The store last: the features' own closing may still use it.
-    await shared?.close();
-  });
-
-  if (config.corsOrigins) {
-    // Opt-in CORS for browser apps: preflights are answered before any key check, and the
-    // headers clients read (request ids, retry and rate-limit headers) are exposed.
-    await app.register(cors, {
-      origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
-      methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
-      exposedHeaders: CLIENT_HEADERS,
-      maxAge: 600,
-    });
-  }
-
-  registerOpenapi(app);
-
-  await app.register(
-    controlRoutes({
-      adminToken: config.adminToken,
-      clock,
-      journal: hooks.journal,
-      faults: hooks.faults,
-      video: video.service,
-      callbacks: video.callbacks,
-      text,
-      setTimer: deps.setTimer,
-      metrics,
-      recordingsDir: config.recordingsDir,
-      knownHosts: [
-        config.host,
-        hostname(),
-        ...(config.publicBaseUrl ? [new URL(config.publicBaseUrl).hostname] : []),
-      ],
-      // The drift check runs the recordings against a fresh emulator of this configuration.
-      drift: (dir) =>
-        checkDrift(
-          dir,
-          () =>
-            buildApp(
-              resolveConfig({
-                ...config,
-                upstreamMode: 'off',
-                logLevel: 'silent',
-                adminToken: undefined,
-                apiKeys: undefined,
-                rateLimitRpm: undefined,
-                journalLimit: 0,
-                // A fresh emulator of its own: in memory, never the live one's shared state.
-                stateUrl: undefined,
-                workers: 1,
-              }),
-              createDeps(),
-            ),
-          { queueMs: config.videoQueueMs, renderMs: config.videoRenderMs },
-        ),
-      reset,
-      listening: () => app.server.listening,
-      ...(shared
-        ? {
-            begin: shared.begin,
-            storeProblem: () => shared.store.problem(),
-            fixturesReloaded: () => shared.epoch.bump('fixtures'),
-          }
-        : {}),
-    }),
-    { prefix: '/_emulator' },
-  );
+/** Each group at its prefix (and its other one), behind the shared request hooks. */
+async function registerGroups(
+  app: FastifyInstance,
+  hooks: GatewayHooks,
+  groups: readonly GroupDescriptor[],
+) {
   for (const group of groups) {
     if (group.public) await app.register(group.public.routes, { prefix: group.public.prefix });
     for (const { prefix, routes } of [group, ...(group.alsoAt ? [group.alsoAt] : [])]) {
@@ -549,21 +653,20 @@ export async function buildApp(
       );
     }
   }
+}
 
+/**
+ * Outside the groups (an unknown path, /media): Fastify's own shape never reaches a client. A
+ * path no route has is a 404 whatever its body (its JSON is parsed before that is known).
+ */
+function answerOutsideGroups(app: FastifyInstance) {
   const notFound = (request: FastifyRequest) =>
     neutralError(404, `No route ${request.method} ${pathOf(request.url)}`);
   app.setNotFoundHandler((request, reply) => reply.code(404).send(notFound(request)));
-  // Outside the groups (an unknown path, /media): Fastify's own shape never reaches a client. A
-  // path no route has is a 404 whatever its body (its JSON is parsed before that is known).
   app.setErrorHandler((err, request, reply) => {
     if (request.is404) return reply.code(404).send(notFound(request));
     const error = normalizeError(err);
     if (error.status >= 500) request.log.error({ ...reqIdField(request), err }, 'request failed');
     return reply.code(error.status).send(neutralError(error.status, error.message));
   });
-
-  if (hooks.keyring.open) {
-    app.log.warn('GATEWAY_API_KEYS is not set: every non-empty API key is accepted');
-  }
-  return app;
 }
