@@ -11,6 +11,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { chatGroup } from './chat/index.js';
 import { type Config, resolveConfig } from './config.js';
 import { controlRoutes } from './control/index.js';
@@ -25,6 +26,7 @@ import { Features } from './platform/features.js';
 import { type GatewayHooks, type GroupDescriptor, setupGatewayGroup } from './platform/group.js';
 import type { Ids } from './platform/ids.js';
 import { Journal } from './platform/journal.js';
+import { stdoutDestination } from './platform/log-destination.js';
 import { Metrics } from './platform/metrics.js';
 import { registerOpenapi } from './platform/openapi.js';
 import { MemoryRateLimiter } from './platform/rate-limit.js';
@@ -122,15 +124,17 @@ export const prettyLogs = (
 ): boolean => format === 'pretty' || (format === 'auto' && !hasStream && isTTY === true);
 
 /**
- * Where pino writes: JSON lines (to `stream`, or stdout), or readable lines through pino-pretty
- * when asked, or by default on a terminal. pino-pretty loads only then.
+ * Where pino writes: JSON lines (to `stream`, or stdout in batches: log-destination.ts), or
+ * readable lines through pino-pretty when asked, or by default on a terminal. pino-pretty
+ * loads only then.
  */
 async function logStream(
   format: Config['logFormat'],
   stream: NodeJS.WritableStream | undefined,
-): Promise<{ stream?: NodeJS.WritableStream }> {
+  silent: boolean,
+): Promise<{ stream?: NodeJS.WritableStream | DestinationStream }> {
   const pretty = prettyLogs(format, stream !== undefined, process.stdout.isTTY);
-  if (!pretty) return stream ? { stream } : {};
+  if (!pretty) return stream ? { stream } : silent ? {} : { stream: stdoutDestination() };
   const { default: prettyStream } = await import('pino-pretty');
   return {
     stream: prettyStream({
@@ -564,7 +568,7 @@ async function createFastify(
         paths: [...SECRET_HEADERS].map((h) => `req.headers["${h}"]`),
         censor: REDACTED,
       },
-      ...(await logStream(config.logFormat, deps.logStream)),
+      ...(await logStream(config.logFormat, deps.logStream, config.logLevel === 'silent')),
     },
     logController: new OneLinePerRequest(perRequestLogs),
     // Request-scoped child loggers only when per-request lines are on (info and below).

@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { realSetTimer, realWait } from '../../src/platform/clock.js';
 import { buildTestApp, type TestApp, testDeps } from '../helpers/app.js';
 import { startProcess } from '../helpers/process.js';
@@ -134,6 +134,25 @@ describe('drain', () => {
 });
 
 describe('the process', () => {
+  it("writes each request's log line: soon when idle, in batches when busy, all of them by exit", async () => {
+    const server = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts']);
+    const url = await server.url();
+    const ask = () =>
+      fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      }).then((res) => res.text());
+    const completed = () => server.stdout().split('request completed').length - 1;
+    await ask();
+    // One line, held at most LOG_FLUSH_MS (100 ms) when nothing else comes.
+    await vi.waitFor(() => expect(completed()).toBe(1), { timeout: 5000 });
+    await Promise.all(Array.from({ length: 200 }, ask));
+    server.child.kill('SIGTERM');
+    expect(await server.exited, server.output()).toBe(0);
+    expect(completed()).toBe(201);
+  }, 30_000);
+
   it('drains on SIGTERM and exits 0', async () => {
     const server = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts']);
     await server.url();
