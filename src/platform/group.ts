@@ -219,6 +219,25 @@ function readTheRest(
   raw.resume();
 }
 
+/** A hook's callback: on with the request, or an error to answer. */
+type Done = (err?: Error) => void;
+
+/** What a group's hooks journal a request with (and count it in the metrics). */
+interface GroupJournal {
+  /** Journals the request; with shared state, the promise of the entry stored. */
+  record(
+    request: FastifyRequest,
+    status: number,
+    durationMs: number,
+    stream?: { aborted: boolean; bytesSent: number },
+  ): void | Promise<void>;
+  /** A journal write nobody waits for (the client left): its failure is logged, not thrown. */
+  settle(stored: void | Promise<void>): void;
+}
+
+/** Fails the request as the fault says: an error in the group's shape, or a dropped socket. */
+type Strike = (fault: Fault, request: FastifyRequest, reply: FastifyReply, done: Done) => void;
+
 /**
  * Wires one API group inside its encapsulated plugin: key check, rate limit, injected faults,
  * error envelope, not-found route, request-id header and the request journal.
@@ -228,15 +247,23 @@ export function setupGatewayGroup(
   hooks: GatewayHooks,
   group: Pick<GroupDescriptor, 'name' | 'spec' | 'facts'>,
 ) {
-  const { keyring, journal, faults, rateLimiter, clock } = hooks;
-  /** Whether the state is shared (a store to wait for): the journal then writes before the end. */
-  const shared = hooks.begin !== undefined;
-  /** A journal write nobody waits for (the client left): its failure is logged, not thrown. */
-  const settle = (stored: void | Promise<void>) => {
-    if (stored) stored.catch((err: unknown) => app.log.warn({ err }, 'journal entry not stored'));
-  };
-  const { name, spec, facts } = group;
+  const targetOf = matchTargets(group);
+  const journaling = groupJournal(app, hooks, group);
+  const runtime = groupRuntime(hooks, group.name, targetOf, journaling);
+  const strike = faultStrikes(hooks, group.spec, journaling);
+  addArrivalHooks(app, hooks, group.spec, runtime, strike);
+  addBodyHooks(app, hooks, group, targetOf, strike);
+  addAnswerHooks(app, hooks, group.spec, journaling);
+}
 
+/**
+ * The request as a match sees it, one for the request (its fault phases and its stubs share
+ * the request's match budgets); the body as it is when read, its facts only if a rule asks.
+ */
+function matchTargets({
+  name,
+  facts,
+}: Pick<GroupDescriptor, 'name' | 'facts'>): (request: FastifyRequest) => MatchTarget {
   /**
    * The prompt facts of a body, or none: a rule may be tried on a body no schema has checked
    * (a path no route has, a method the route does not take), whatever its shape.
@@ -252,12 +279,8 @@ export function setupGatewayGroup(
     return { prompt: undefined, turn: undefined };
   };
 
-  /**
-   * The request as a match sees it, one for the request (its fault phases and its stubs share
-   * the request's match budgets); the body as it is when read, its facts only if a rule asks.
-   */
   const targets = new WeakMap<FastifyRequest, MatchTarget>();
-  function targetOf(request: FastifyRequest): MatchTarget {
+  return function targetOf(request: FastifyRequest): MatchTarget {
     let target = targets.get(request);
     if (target) return target;
     let read: { prompt: string | undefined; turn: number | undefined } | undefined;
@@ -282,8 +305,67 @@ export function setupGatewayGroup(
     };
     targets.set(request, target);
     return target;
-  }
-  const runtime: GatewayRuntime = {
+  };
+}
+
+/** The journal entry of a request, and the metrics' count of it. */
+function groupJournal(
+  app: FastifyInstance,
+  hooks: Pick<GatewayHooks, 'journal' | 'metrics'>,
+  { name, facts }: Pick<GroupDescriptor, 'name' | 'facts'>,
+): GroupJournal {
+  const { journal } = hooks;
+  return {
+    settle(stored) {
+      if (stored) stored.catch((err: unknown) => app.log.warn({ err }, 'journal entry not stored'));
+    },
+    record(request, status, durationMs, stream) {
+      hooks.metrics?.request(name, status);
+      const capture = request.streamCapture;
+      // (the credentials of the URLs it carries hidden, in what the journal keeps of it)
+      const kept =
+        request.rawBody === undefined
+          ? undefined
+          : journalBody(request.rawBody, request.body, JOURNAL_BODY_LIMIT);
+      // A stream that may echo a credential of the request (an echo rule) cut into pieces across
+      // its events, which no search of its text would find: not kept.
+      const withheld = capture !== undefined && kept?.redacted === true;
+      return journal.record({
+        id: request.id,
+        group: name,
+        session: request.session,
+        keyHash: request.keyHash,
+        model: facts.model(request),
+        source: request.source,
+        at: request.receivedAt,
+        method: request.method,
+        url: request.url,
+        status,
+        durationMs,
+        headers: request.headers,
+        rawBody: kept?.text,
+        bodyBytes: kept?.bytes,
+        response: withheld ? undefined : capture ? capture.bytes() : request.responseBody,
+        responseTruncated: !withheld && capture?.truncated === true,
+        responseWithheld: withheld,
+        fault: request.fault,
+        aborted: stream?.aborted === true,
+        bytesSent: stream?.bytesSent,
+      });
+    },
+  };
+}
+
+/** What the group's routes and streams call back on a request (`request.gateway`). */
+function groupRuntime(
+  hooks: Pick<GatewayHooks, 'begin' | 'metrics'>,
+  name: GroupName,
+  targetOf: (request: FastifyRequest) => MatchTarget,
+  { record, settle }: GroupJournal,
+): GatewayRuntime {
+  /** Whether the state is shared (a store to wait for): the journal then writes before the end. */
+  const shared = hooks.begin !== undefined;
+  return {
     target: targetOf,
     streamEnded(seconds, completed) {
       hooks.metrics?.stream(name, seconds, completed);
@@ -319,6 +401,20 @@ export function setupGatewayGroup(
       );
     },
   };
+}
+
+/**
+ * On arrival, before the body is read: the key, the session and the group's headers, then the
+ * key's fingerprint, the rate limit and the faults of arrival.
+ */
+function addArrivalHooks(
+  app: FastifyInstance,
+  hooks: GatewayHooks,
+  spec: GroupSpec,
+  runtime: GatewayRuntime,
+  strike: Strike,
+) {
+  const { keyring, faults, rateLimiter, clock } = hooks;
 
   app.addHook('onRequest', (request, reply, done) => {
     request.receivedAt = clock.now();
@@ -351,12 +447,7 @@ export function setupGatewayGroup(
   });
 
   /** The key's fingerprint, the rate limit and the faults of arrival. */
-  function admit(
-    key: string,
-    request: FastifyRequest,
-    reply: FastifyReply,
-    done: (err?: Error) => void,
-  ) {
+  function admit(key: string, request: FastifyRequest, reply: FastifyReply, done: Done) {
     request.keyHash = keyring.ownerOf(key);
     request.owner = ownerIn(request.keyHash, request.session);
     if (!rateLimiter) return arrive(request, reply, done);
@@ -367,12 +458,7 @@ export function setupGatewayGroup(
     );
   }
 
-  function limited(
-    rate: RateDecision,
-    request: FastifyRequest,
-    reply: FastifyReply,
-    done: (err?: Error) => void,
-  ) {
+  function limited(rate: RateDecision, request: FastifyRequest, reply: FastifyReply, done: Done) {
     if (spec.rateLimitHeaders) {
       reply.header('x-ratelimit-limit-requests', String(rate.limit));
       reply.header('x-ratelimit-remaining-requests', String(rate.remaining));
@@ -386,7 +472,7 @@ export function setupGatewayGroup(
   }
 
   /** Error and disconnect faults strike before the body is read, like an overloaded gateway. */
-  function arrive(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) {
+  function arrive(request: FastifyRequest, reply: FastifyReply, done: Done) {
     const header = request.headers[FAULT_HEADER];
     if (header === undefined && faults.size === 0) return done();
     if (header !== undefined) {
@@ -402,7 +488,7 @@ export function setupGatewayGroup(
       return struck(fault, request, reply, done);
     }
     whenReady(
-      faults.take(targetOf(request), request.session, 'now'),
+      faults.take(runtime.target(request), request.session, 'now'),
       (fault) => struck(fault, request, reply, done),
       done,
     );
@@ -412,7 +498,7 @@ export function setupGatewayGroup(
     fault: Fault | undefined,
     request: FastifyRequest,
     reply: FastifyReply,
-    done: (err?: Error) => void,
+    done: Done,
   ) {
     if (!fault) return done();
     if (fault.kind === 'delay') {
@@ -423,6 +509,20 @@ export function setupGatewayGroup(
     }
     strike(fault, request, reply, done);
   }
+}
+
+/**
+ * Once the body is read: a delay's wait, the faults that need the body (a stream fault: does the
+ * request stream at all?), then record, replay or proxy, before the emulator's own route.
+ */
+function addBodyHooks(
+  app: FastifyInstance,
+  hooks: GatewayHooks,
+  { name, spec, facts }: Pick<GroupDescriptor, 'name' | 'spec' | 'facts'>,
+  targetOf: (request: FastifyRequest) => MatchTarget,
+  strike: Strike,
+) {
+  const { faults } = hooks;
 
   app.addHook('preValidation', (request, reply, done) => {
     const fault = request.pendingFault;
@@ -447,7 +547,7 @@ export function setupGatewayGroup(
     streaming: boolean,
     request: FastifyRequest,
     reply: FastifyReply,
-    done: (err?: Error) => void,
+    done: Done,
   ) {
     if (!fault) return done();
     if (!streaming || (fault.kind !== 'stream_error' && fault.afterBytes === undefined)) {
@@ -471,14 +571,18 @@ export function setupGatewayGroup(
       if (await upstream.handle(request, reply, name, facts)) return reply;
     });
   }
+}
+
+/** How each kind of fault fails a request: an error, a delay, a hang or a dropped connection. */
+function faultStrikes(
+  hooks: Pick<GatewayHooks, 'faults' | 'setTimer'>,
+  spec: GroupSpec,
+  { record, settle }: GroupJournal,
+): Strike {
+  const { faults } = hooks;
 
   /** Fails the request as the fault says: an error in the group's shape, or a dropped socket. */
-  function strike(
-    fault: Fault,
-    request: FastifyRequest,
-    reply: FastifyReply,
-    done: (err?: Error) => void,
-  ): void {
+  function strike(fault: Fault, request: FastifyRequest, reply: FastifyReply, done: Done): void {
     request.fault = fault.label;
     if (fault.kind === 'disconnect') {
       disconnect(request, reply);
@@ -503,12 +607,7 @@ export function setupGatewayGroup(
    * A slow gateway: the request waits (at most MAX_DELAY_MS), then goes on as usual. A client
    * that leaves meanwhile is journaled then (status 0), as a hang's is, and nothing more is done.
    */
-  function delay(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    ms: number,
-    done: (err?: Error) => void,
-  ): void {
+  function delay(request: FastifyRequest, reply: FastifyReply, ms: number, done: Done): void {
     const release = faults.hold(heldWeight(request.rawBody ?? ''));
     if (!release) {
       done(heldTooMany());
@@ -539,7 +638,7 @@ export function setupGatewayGroup(
    * Never answers: the request is held until the client gives up (journaled then, status 0), or
    * HANG_MS passes and the connection is dropped, so that a hang is bounded too.
    */
-  function hang(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+  function hang(request: FastifyRequest, reply: FastifyReply, done: Done): void {
     const release = faults.hold(0);
     if (!release) {
       done(heldTooMany());
@@ -570,6 +669,19 @@ export function setupGatewayGroup(
     reply.raw.destroy();
   }
 
+  return strike;
+}
+
+/** The answer: its bytes kept for the journal, the group's error envelope, its 404. */
+function addAnswerHooks(
+  app: FastifyInstance,
+  hooks: GatewayHooks,
+  spec: GroupSpec,
+  { record }: GroupJournal,
+) {
+  /** Whether the state is shared (a store to wait for): the journal then writes before the end. */
+  const shared = hooks.begin !== undefined;
+
   // What was answered, for the journal: the serialized answer encoded once, here, and those
   // bytes are what the socket is given. Kept as a string, it would be encoded again by the
   // socket write and held on the heap (a rope of the serializer's pieces) for as long as the
@@ -598,44 +710,4 @@ export function setupGatewayGroup(
   app.setNotFoundHandler((request) => {
     throw spec.unknownRoute(request);
   });
-
-  function record(
-    request: FastifyRequest,
-    status: number,
-    durationMs: number,
-    stream?: { aborted: boolean; bytesSent: number },
-  ): void | Promise<void> {
-    hooks.metrics?.request(name, status);
-    const capture = request.streamCapture;
-    // (the credentials of the URLs it carries hidden, in what the journal keeps of it)
-    const kept =
-      request.rawBody === undefined
-        ? undefined
-        : journalBody(request.rawBody, request.body, JOURNAL_BODY_LIMIT);
-    // A stream that may echo a credential of the request (an echo rule) cut into pieces across
-    // its events, which no search of its text would find: not kept.
-    const withheld = capture !== undefined && kept?.redacted === true;
-    return journal.record({
-      id: request.id,
-      group: name,
-      session: request.session,
-      keyHash: request.keyHash,
-      model: facts.model(request),
-      source: request.source,
-      at: request.receivedAt,
-      method: request.method,
-      url: request.url,
-      status,
-      durationMs,
-      headers: request.headers,
-      rawBody: kept?.text,
-      bodyBytes: kept?.bytes,
-      response: withheld ? undefined : capture ? capture.bytes() : request.responseBody,
-      responseTruncated: !withheld && capture?.truncated === true,
-      responseWithheld: withheld,
-      fault: request.fault,
-      aborted: stream?.aborted === true,
-      bytesSent: stream?.bytesSent,
-    });
-  }
 }
