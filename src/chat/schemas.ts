@@ -6,9 +6,22 @@ import { FINISH_REASONS } from '../text/agent.js';
 
 const N = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
 
+/**
+ * An explicit prompt-cache breakpoint: the end of a prefix to cache (`mode` is always
+ * `explicit`; `ttl` defaults to the request's `prompt_cache_options.ttl`).
+ * @see https://developers.openai.com/api/docs/guides/prompt-caching
+ */
+const Breakpoint = Type.Optional(
+  Type.Object({
+    mode: Type.Literal('explicit'),
+    ttl: Type.Optional(Literals(['30m', '12h'])),
+  }),
+);
+
 export const ChatTextPartSchema = Type.Object({
   type: Type.Literal('text'),
   text: Type.String(),
+  prompt_cache_breakpoint: Breakpoint,
 });
 
 const ImagePart = Type.Object({
@@ -17,6 +30,7 @@ const ImagePart = Type.Object({
     url: Type.String({ minLength: 1, description: 'an http(s) URL or a data: URL' }),
     detail: Type.Optional(Literals(['auto', 'low', 'high', 'original'])),
   }),
+  prompt_cache_breakpoint: Breakpoint,
 });
 const AudioPart = Type.Object({
   type: Type.Literal('input_audio'),
@@ -24,6 +38,7 @@ const AudioPart = Type.Object({
     data: Type.String({ minLength: 1 }),
     format: Literals(['wav', 'mp3']),
   }),
+  prompt_cache_breakpoint: Breakpoint,
 });
 const FilePart = Type.Object({
   type: Type.Literal('file'),
@@ -32,6 +47,7 @@ const FilePart = Type.Object({
     file_id: Type.Optional(Type.String({ minLength: 1 })),
     filename: Type.Optional(Type.String()),
   }),
+  prompt_cache_breakpoint: Breakpoint,
 });
 const RefusalPart = Type.Object({ type: Type.Literal('refusal'), refusal: Type.String() });
 
@@ -210,19 +226,73 @@ export const ChatCompletionRequestSchema = Type.Object({
     ]),
   ),
   metadata: N(Type.Record(Type.String(), Type.String({ maxLength: 512 }), { maxProperties: 16 })),
-  service_tier: N(Literals(['auto', 'default', 'flex', 'scale', 'priority'])),
+  /**
+   * `fast` asks for fast mode, served (and answered) as `priority`.
+   * @see https://developers.openai.com/api/docs/guides/fast-mode
+   */
+  service_tier: N(Literals(['auto', 'default', 'flex', 'scale', 'priority', 'fast'])),
   store: N(Type.Boolean()),
   reasoning_effort: N(Literals(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])),
   verbosity: N(Literals(['low', 'medium', 'high'])),
   modalities: N(Type.Array(Literals(['text', 'audio']))),
-  audio: N(Type.Object({ format: Type.String(), voice: Type.Unknown() })),
+  audio: N(
+    Type.Object({
+      format: Literals(['wav', 'aac', 'mp3', 'flac', 'opus', 'pcm16']),
+      voice: Type.Union([Type.String(), Type.Object({ id: Type.String() })], {
+        description: 'a voice name (`alloy`, ...) or a custom voice `{id}`',
+      }),
+    }),
+  ),
   prediction: N(
     Type.Object({
       type: Type.Literal('content'),
       content: TextOnly,
     }),
   ),
-  web_search_options: N(Type.Record(Type.String(), Type.Unknown())),
+  /** @see https://developers.openai.com/api/docs/guides/tools-web-search */
+  web_search_options: N(
+    Type.Object({
+      search_context_size: Type.Optional(Literals(['low', 'medium', 'high'])),
+      user_location: N(
+        Type.Object({
+          type: Type.Literal('approximate'),
+          approximate: Type.Object({
+            city: Type.Optional(Type.String()),
+            country: Type.Optional(Type.String()),
+            region: Type.Optional(Type.String()),
+            timezone: Type.Optional(Type.String()),
+          }),
+        }),
+      ),
+    }),
+  ),
+  /**
+   * Moderated completions: the moderation model and, per side, whether it only scores
+   * (`score`) or also blocks (`block`).
+   * @see https://github.com/openai/openai-node/blob/master/src/resources/chat/completions/completions.ts
+   */
+  moderation: N(
+    Type.Object({
+      model: Type.String({ minLength: 1 }),
+      policy: N(
+        Type.Object({
+          input: N(Type.Object({ mode: Literals(['score', 'block']) })),
+          output: N(Type.Object({ mode: Literals(['score', 'block']) })),
+        }),
+      ),
+    }),
+  ),
+  /**
+   * Whether the request caches its prefix itself (`implicit`, the default) or only at its
+   * explicit breakpoints (`explicit`), and for how long at least (`30m`).
+   * @see https://developers.openai.com/api/docs/guides/prompt-caching
+   */
+  prompt_cache_options: N(
+    Type.Object({
+      mode: Type.Optional(Literals(['implicit', 'explicit'])),
+      ttl: Type.Optional(Literals(['30m'])),
+    }),
+  ),
   stream: N(Type.Boolean()),
   stream_options: N(
     Type.Object({

@@ -302,13 +302,19 @@ export const choiceFilters = (
       ? choiceFilterResults(choice.filtered)
       : SAFE_CHOICE_FILTERS;
 
-/** The response's `service_tier`: echoed when asked for, `auto` served as `default`. */
+/**
+ * The response's `service_tier`: echoed when asked for, `auto` served as `default`, fast mode
+ * (`fast`) as `priority`, as upstream says it.
+ * @see https://developers.openai.com/api/docs/guides/fast-mode
+ */
 export const servedTier = (body: ChatCompletionRequest) =>
   body.service_tier == null
     ? undefined
     : body.service_tier === 'auto'
       ? 'default'
-      : body.service_tier;
+      : body.service_tier === 'fast'
+        ? 'priority'
+        : body.service_tier;
 
 /**
  * The most token entries one JSON answer is built with: a token is one, and with `logprobs`
