@@ -53,8 +53,9 @@ import type {
   MessagesRequest,
   SearchResultBlock,
   ToolParam,
+  Toolset,
 } from './schemas.js';
-import { SERVER_TOOL_RESULTS } from './schemas.js';
+import { ALLOWED_CALLERS, SERVER_TOOL_RESULTS, TOOLSET_MEMBERS } from './schemas.js';
 import { compactionError, ON_DEMAND, verifyCompaction } from './signed-compaction.js';
 import { strictCounts, strictProblem, strictTotalsProblem } from './strict-schema.js';
 import {
@@ -68,6 +69,8 @@ import {
 import {
   normalUrl,
   readWebFetchTool,
+  takesSource,
+  type UrlSources,
   urlsIn,
   WEB_FETCH_NAME,
   WEB_FETCH_TYPE,
@@ -179,6 +182,34 @@ export function imageTokens(width: number, height: number): number {
 
 const isCustom = (tool: ToolParam): tool is Extract<ToolParam, { input_schema: unknown }> =>
   'input_schema' in tool;
+const isToolset = (tool: ToolParam): tool is Toolset =>
+  'type' in tool && typeof tool.type === 'string' && Object.hasOwn(TOOLSET_MEMBERS, tool.type);
+
+/**
+ * The name an Anthropic-defined tool must have, by its type (the web tools and tool search
+ * check theirs as they are read): the text editor's changed with its 2025-04-29 version.
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool
+ */
+function fixedName(type: string): string | undefined {
+  const tool = /^(bash|memory|computer|code_execution|text_editor)_(\d{8})$/.exec(type);
+  if (!tool) return undefined;
+  const [, kind, date] = tool as unknown as [string, string, string];
+  if (kind !== 'text_editor') return kind;
+  return date < '20250429' ? 'str_replace_editor' : 'str_replace_based_edit_tool';
+}
+
+/** A server tool's `allowed_callers`: its closed list, refused in upstream's words. */
+function checkAllowedCallers(callers: unknown, path: PathSegment[]): void {
+  if (callers === undefined) return;
+  const allowed: readonly unknown[] = ALLOWED_CALLERS;
+  const listed = `${ALLOWED_CALLERS.slice(0, -1)
+    .map((c) => `'${c}'`)
+    .join(', ')} or '${ALLOWED_CALLERS.at(-1)}'`;
+  if (!Array.isArray(callers)) throw fieldError(path, 'Input should be a valid list');
+  callers.forEach((caller, k) => {
+    if (!allowed.includes(caller)) throw fieldError([...path, k], `Input should be ${listed}`);
+  });
+}
 
 /** An input of one fixed value: what the emulator's call of an Anthropic-defined tool sends. */
 const fixedInput = (input: Record<string, string>) => ({
@@ -286,6 +317,28 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
     if (over !== undefined) throw fieldError(['tools', i, 'custom', 'input_schema'], over);
   });
   tools.forEach((tool, i) => {
+    const { cache_control, ...definition } = tool;
+    const ttl = ttlOf(cache_control);
+    if (isToolset(tool)) {
+      // One definition for its members (the emulator never calls them), named by its family.
+      const family = tool.type.replace(/_toolset_\d{8}$/, '');
+      if (names.has(family)) throw fieldError(['tools'], 'Tool names must be unique.');
+      names.add(family);
+      blocks.push({ text: JSON.stringify(definition), ...(ttl ? { cache: ttl } : {}) });
+      if (ttl) marks.push({ path: ['tools', i, 'cache_control'], ttl });
+      return;
+    }
+    if (!isCustom(tool)) {
+      if (typeof tool.name !== 'string') {
+        throw fieldError(['tools', i, tool.type, 'name'], 'Field required');
+      }
+      const callers = (tool as { allowed_callers?: unknown }).allowed_callers;
+      checkAllowedCallers(callers, ['tools', i, tool.type, 'allowed_callers']);
+      const fixed = fixedName(tool.type);
+      if (fixed !== undefined && tool.name !== fixed) {
+        throw fieldError(['tools', i, tool.type, 'name'], `Input should be '${fixed}'`);
+      }
+    }
     if (isCustom(tool)) {
       if (!TOOL_NAME.test(tool.name)) {
         throw fieldError(
@@ -344,7 +397,10 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
             : undefined,
       });
     } else if (WEB_FETCH_TYPE.test(tool.type)) {
-      fetch = readWebFetchTool(tool, i);
+      const declared = new Set(
+        tools.flatMap((t) => ('name' in t && typeof t.name === 'string' ? [t.name] : [])),
+      );
+      fetch = readWebFetchTool(tool, i, declared);
       defs.push({
         name: tool.name,
         schema: WEB_FETCH_INPUT,
@@ -357,7 +413,6 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
     }
     if (names.has(tool.name)) throw fieldError(['tools'], 'Tool names must be unique.');
     names.add(tool.name);
-    const { cache_control, ...definition } = tool;
     if ((tool as { defer_loading?: unknown }).defer_loading === true) {
       // Not in the prompt until a search finds it (its definition is read in then).
       const description =
@@ -367,7 +422,6 @@ function readToolsOnce(tools: readonly ToolParam[]): ReadTools {
       if (def?.name === tool.name) def.deferred = true;
       return;
     }
-    const ttl = ttlOf(cache_control);
     blocks.push({ text: JSON.stringify(definition), ...(ttl ? { cache: ttl } : {}) });
     if (ttl) marks.push({ path: ['tools', i, 'cache_control'], ttl });
   });
@@ -418,7 +472,7 @@ export const MAX_CONTEXT_URLS = 1000;
  * texts and tool results, and the pages earlier searches and fetches found.
  * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-fetch-tool
  */
-function conversationUrls(messages: readonly MessageParam[]): string[] {
+function conversationUrls(messages: readonly MessageParam[], sources: UrlSources): string[] {
   const urls: string[] = [];
   const add = (found: readonly string[]) => {
     for (const url of found) urls.push(url);
@@ -428,17 +482,24 @@ function conversationUrls(messages: readonly MessageParam[]): string[] {
   const found = (url: unknown) => {
     if (typeof url === 'string' && normalUrl(url) !== undefined) add([url]);
   };
+  // (a client tool's results are its calls' by id: `url_sources` may name the tool)
+  const calls = new Map<string, string>();
   for (const message of messages) {
     for (const block of blocksOf(message.content)) {
-      if (message.role === 'user' && block.type === 'text') add(urlsIn(block.text));
-      else if (block.type === 'tool_result') {
+      if (block.type === 'tool_use') calls.set(block.id, block.name);
+      else if (message.role === 'user' && block.type === 'text') {
+        if (sources.user) add(urlsIn(block.text));
+      } else if (block.type === 'tool_result') {
+        if (!takesSource(sources.client, calls.get(block.tool_use_id))) continue;
         const content = block.content;
         if (typeof content === 'string') add(urlsIn(content));
         else for (const item of content ?? []) if (item.type === 'text') add(urlsIn(item.text));
       } else if (block.type === 'web_search_tool_result' && Array.isArray(block.content)) {
-        for (const page of block.content as Array<{ url?: unknown } | null>) found(page?.url);
+        if (!takesSource(sources.server, WEB_SEARCH_NAME)) continue;
+        for (const page of block.content) found(page.url);
       } else if (block.type === 'web_fetch_tool_result') {
-        found((block.content as { url?: unknown } | null)?.url);
+        if (!takesSource(sources.server, WEB_FETCH_NAME)) continue;
+        if (block.content.type === 'web_fetch_result') found(block.content.url);
       }
     }
   }
@@ -573,7 +634,7 @@ function readChoice(body: Request, names: ReadonlySet<string>): ToolChoice {
  */
 function checkModelParams(body: Request): void {
   const type = body.thinking?.type;
-  if (type === 'enabled' || type === 'adaptive') {
+  if (type === 'enabled' || type === 'adaptive' || type === 'between_tools') {
     const takes = thinkingOf(body.model);
     if (takes === 'none') {
       throw new GatewayError(400, `'${body.model}' does not support thinking.`);
@@ -715,7 +776,14 @@ class BlockReader {
   /** Blocks read now are checked but left out of the prompt (before a compaction block). */
   dropping = false;
   /** Image sides to check once the request's image count is known. */
-  private readonly sides: Array<{ path: PathSegment[]; side: number }> = [];
+  private readonly sides: Array<{
+    path: PathSegment[];
+    /** Where the block is, as an image error's `details.paths` names it. */
+    block: string;
+    side: number;
+    /** `transformations.oversized_image: "error"`: refused when over the limit, not scaled. */
+    refuse: boolean;
+  }> = [];
   /** Documents and search results read so far (their citation indexes count them all). */
   private documents = 0;
   private searchResults = 0;
@@ -792,7 +860,12 @@ class BlockReader {
           `The image was specified using the ${source.media_type} media type, but the image appears to be a ${actual} image`,
         );
       }
-      this.sides.push({ path: [...where, 'data'], side: Math.max(image.width, image.height) });
+      this.sides.push({
+        path: [...where, 'data'],
+        block: path.filter((segment) => segment !== 'tool_result').join('.'),
+        side: Math.max(image.width, image.height),
+        refuse: block.transformations?.oversized_image === 'error',
+      });
       tokens = imageTokens(image.width, image.height);
       text = `image\n${source.media_type}\n${source.data}`;
     } else {
@@ -848,12 +921,22 @@ class BlockReader {
     }
     const many = this.images > MANY_IMAGES;
     const max = many ? MANY_IMAGES_MAX_SIDE : IMAGE_MAX_SIDE;
-    const over = this.sides.find((s) => s.side > max);
-    if (over) {
-      throw fieldError(
-        over.path,
-        `At least one of the image dimensions exceed max allowed size${many ? ' for many-image requests' : ''}: ${max} pixels`,
-      );
+    // An image over the limit is scaled down to fit (its tokens are the scaled image's), unless
+    // it asks for an error: then every such image is named.
+    const over = this.sides.filter((s) => s.side > max && s.refuse);
+    const [first] = over;
+    if (first) {
+      const message = `At least one of the image dimensions exceed max allowed size${many ? ' for many-image requests' : ''}: ${max} pixels`;
+      throw new GatewayError(400, message, {
+        issue: { path: first.path, kind: 'value', problem: message },
+        extra: {
+          details: {
+            error_code: 'image_dimensions_too_large',
+            max_side_length_pixels: max,
+            paths: over.map((s) => s.block),
+          },
+        },
+      });
     }
   }
 }
@@ -1026,6 +1109,7 @@ export function readPrompt(
   const interleaved =
     (body.tools?.length ?? 0) > 0 &&
     (body.thinking?.type === 'adaptive' ||
+      body.thinking?.type === 'between_tools' ||
       (betas.has(INTERLEAVED_THINKING) && interleavesByBeta(body.model)));
   const thinking = readThinking(body, choice, interleaved);
   const final = body.messages[body.messages.length - 1];
@@ -1087,7 +1171,10 @@ export function readPrompt(
   body.messages.forEach((m, i) => {
     if (m.role === 'assistant') lastAssistant = i;
   });
-  if (thinking && lastAssistant >= 0) checkThinkingLeads(body.messages, lastAssistant);
+  // (`between_tools` does not think before a turn's first answer: its turns start without it)
+  if (thinking && lastAssistant >= 0 && body.thinking?.type !== 'between_tools') {
+    checkThinkingLeads(body.messages, lastAssistant);
+  }
   // Thinking from earlier turns is dropped from the context, as upstream drops it: all but
   // that of the last `keepTurns` assistant turns that hold some.
   const keptFrom = firstKeptThinking(body.messages, editing.keepTurns(body.model, thinking));
@@ -1176,7 +1263,11 @@ export function readPrompt(
               else if (item.type === 'document') reader.document(item, inner);
               else if (item.type === 'text') reader.text(item.text, inner, item.cache_control);
               else if (item.type === 'tool_reference') reference(item.tool_name, inner);
-              else reader.searchResult(item, inner);
+              // (the browser's state: upstream renders a text of it for the model; its JSON here)
+              else if (item.type === 'browser_state') {
+                const { cache_control, ...state } = item;
+                reader.text(JSON.stringify(state), inner, cache_control);
+              } else reader.searchResult(item, inner);
             });
             if (block.cache_control) reader.add({ text: '', tokens: 0 }, at, block.cache_control);
           } else {
@@ -1290,13 +1381,23 @@ export function readPrompt(
     // Without interleaved thinking a model thinks once, at the start of its turn: its answer to
     // tool results (the same turn, going on) has no new thinking.
     // @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking#interleaved-thinking
-    thinking: thinking && (results.length === 0 || interleaved),
+    // `between_tools` thinks only there: after tool results, never before its first answer.
+    thinking:
+      thinking &&
+      (body.thinking?.type === 'between_tools'
+        ? results.length > 0
+        : results.length === 0 || interleaved),
     budget: generationBudget(),
     memo: {},
     // (the last user text's own first URLs, then the conversation's latest: a fetch may take
     // either, however many the conversation holds)
     ...(fetch
-      ? { urls: [...urlsIn(facts.prompt, MAX_CONTEXT_URLS), ...conversationUrls(body.messages)] }
+      ? {
+          urls: [
+            ...(fetch.sources.user ? urlsIn(facts.prompt, MAX_CONTEXT_URLS) : []),
+            ...conversationUrls(body.messages, fetch.sources),
+          ],
+        }
       : {}),
     ...(deferred.size > 0 && !toolSearch
       ? { hidden: new Set([...deferred.keys()].filter((name) => !discovered.has(name))) }

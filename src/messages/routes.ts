@@ -5,7 +5,7 @@ import { matchContext } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import type { Pacing } from '../platform/sse.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
-import { countPrompt, type PromptCacheStore } from '../text/prompt-cache.js';
+import { type CacheUsage, countPrompt, type PromptCacheStore } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import {
   checkCompactionRequest,
@@ -23,6 +23,7 @@ import {
   CountTokensResponseSchema,
   MessageSchema,
   MessageStreamEventSchema,
+  type MessagesRequest,
   MessagesRequestSchema,
   type Usage,
 } from './schemas.js';
@@ -36,6 +37,7 @@ import {
   outputLimit,
   PREWARMED,
   planMessage,
+  servedUsage,
   withWebUsage,
 } from './service.js';
 
@@ -48,6 +50,21 @@ const PAUSED: MessageDone = {
 };
 
 const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
+
+/**
+ * With `diagnostics.previous_message_id`: a prompt that read nothing from the cache gets the
+ * reason `unavailable` (the emulator keeps no record of the request named to compare with);
+ * one that read from it, none (`diagnostics: null`, as upstream when nothing diverged).
+ * @see https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics
+ */
+const diagnosed = (
+  who: MessageIdentity,
+  body: Pick<MessagesRequest, 'diagnostics'>,
+  read: CacheUsage,
+): MessageIdentity =>
+  body.diagnostics?.previous_message_id == null || read.read > 0
+    ? who
+    : { ...who, diagnostics: { cache_miss_reason: { type: 'unavailable' } } };
 
 export interface MessagesRoutesOptions {
   replies: Replies;
@@ -111,10 +128,11 @@ export const messagesRoutes =
             limit,
             body.max_tokens,
           );
+          servedUsage(usage, body);
           return answer(
             request,
             reply,
-            { id: ids.next('message'), model: body.model },
+            diagnosed({ id: ids.next('message'), model: body.model }, body, read),
             done,
             usage,
             pacing,
@@ -130,7 +148,8 @@ export const messagesRoutes =
           const read = await promptCache.commit(scan, request.receivedAt);
           const usage = messageUsage(read, 0);
           if (prompt.iterations) usage.iterations = [iteration(read, 0, body.model)];
-          return buildMessage(who, PREWARMED, usage);
+          servedUsage(usage, body);
+          return buildMessage(diagnosed(who, body, read), PREWARMED, usage);
         }
         // Past a compaction's trigger, the reply is written from tools, system and a summary.
         const compaction =
@@ -181,12 +200,20 @@ export const messagesRoutes =
             : await promptCache.commit(compacted.scan, request.receivedAt);
           usage = compactedUsage(read, reply, compaction, summary, done.outputTokens, body.model);
         } else {
-          usage = messageUsage(read, done.outputTokens);
+          usage = messageUsage(read, done.outputTokens, done.thinkingTokens);
           if (prompt.iterations)
             usage.iterations = [iteration(read, done.outputTokens, body.model)];
         }
         if (done.web) withWebUsage(usage, done.web);
-        return answer(request, reply, who, { ...done, content }, usage, pacing);
+        servedUsage(usage, body);
+        return answer(
+          request,
+          reply,
+          diagnosed(who, body, read),
+          { ...done, content },
+          usage,
+          pacing,
+        );
       },
     );
 

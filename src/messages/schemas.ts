@@ -26,11 +26,66 @@ export const CacheControlSchema = obj({
 });
 const Cache = Type.Optional(Nullable(CacheControlSchema));
 
+const DocumentTitle = Type.Union([Type.String(), Type.Null()]);
+/** What an answer's citation adds (sent back with it): the cited file, when one was. */
+const FileId = Type.Optional(Nullable(Type.String()));
+
+/**
+ * Where a text sent back (an earlier answer's) quotes from: the closed list of citation
+ * locations. An answer's `file_id` comes back with it.
+ * @see https://platform.claude.com/docs/en/build-with-claude/citations
+ */
+export const CitationParamSchema = Tagged('type', [
+  obj({
+    type: Type.Literal('char_location'),
+    cited_text: Type.String(),
+    document_index: Type.Integer({ minimum: 0 }),
+    document_title: DocumentTitle,
+    start_char_index: Type.Integer({ minimum: 0 }),
+    end_char_index: Type.Integer({ minimum: 0 }),
+    file_id: FileId,
+  }),
+  obj({
+    type: Type.Literal('page_location'),
+    cited_text: Type.String(),
+    document_index: Type.Integer({ minimum: 0 }),
+    document_title: DocumentTitle,
+    start_page_number: Type.Integer({ minimum: 1 }),
+    end_page_number: Type.Integer({ minimum: 1 }),
+    file_id: FileId,
+  }),
+  obj({
+    type: Type.Literal('content_block_location'),
+    cited_text: Type.String(),
+    document_index: Type.Integer({ minimum: 0 }),
+    document_title: DocumentTitle,
+    start_block_index: Type.Integer({ minimum: 0 }),
+    end_block_index: Type.Integer({ minimum: 0 }),
+    file_id: FileId,
+  }),
+  obj({
+    type: Type.Literal('web_search_result_location'),
+    cited_text: Type.String(),
+    encrypted_index: Type.String(),
+    title: DocumentTitle,
+    url: Type.String(),
+  }),
+  obj({
+    type: Type.Literal('search_result_location'),
+    cited_text: Type.String(),
+    search_result_index: Type.Integer({ minimum: 0 }),
+    source: Type.String(),
+    title: DocumentTitle,
+    start_block_index: Type.Integer({ minimum: 0 }),
+    end_block_index: Type.Integer({ minimum: 0 }),
+  }),
+]);
+
 export const TextBlockSchema = obj({
   type: Type.Literal('text'),
   text: Type.String(),
   cache_control: Cache,
-  citations: Type.Optional(Nullable(Type.Array(Type.Unknown()))),
+  citations: Type.Optional(Nullable(Type.Array(CitationParamSchema))),
 });
 
 export const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
@@ -47,6 +102,14 @@ export const ImageBlockSchema = obj({
   type: Type.Literal('image'),
   source: Tagged('type', [Base64ImageSource, UrlSource, FileSource]),
   cache_control: Cache,
+  /**
+   * What an image over the size limit gets: scaled down to fit (`downsize`, the default), or a
+   * 400 naming its size and the largest that fits (`error`).
+   * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
+   */
+  transformations: Type.Optional(
+    Nullable(obj({ oversized_image: Type.Optional(Literals(['downsize', 'error'])) })),
+  ),
 });
 
 const Base64PdfSource = obj({
@@ -87,12 +150,28 @@ export const SearchResultBlockSchema = obj({
   cache_control: Cache,
 });
 
+/**
+ * Who called a tool: the model (`direct`), or code it ran with a code execution tool (that
+ * call's id). An answer's calls carry it, and come back with it.
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/programmatic-tool-calling
+ */
+export const CALLERS = ['direct', 'code_execution_20250825', 'code_execution_20260120'] as const;
+const CallerSchema = Tagged('type', [
+  obj({ type: Type.Literal('direct') }),
+  obj({ type: Type.Literal('code_execution_20250825'), tool_id: Type.String() }),
+  obj({ type: Type.Literal('code_execution_20260120'), tool_id: Type.String() }),
+]);
+const Caller = Type.Optional(CallerSchema);
+
 export const ToolUseBlockSchema = obj({
   type: Type.Literal('tool_use'),
   id: Type.String({ minLength: 1 }),
   name: Type.String({ minLength: 1 }),
   input: Type.Record(Type.String(), Type.Unknown()),
   cache_control: Cache,
+  caller: Caller,
+  /** A toolset member's call: the toolset (`browser`, `computer`). */
+  toolset_name: Type.Optional(Nullable(Type.String())),
 });
 
 /**
@@ -103,6 +182,53 @@ export const ToolUseBlockSchema = obj({
 export const ToolReferenceBlockSchema = obj({
   type: Type.Literal('tool_reference'),
   tool_name: Type.String({ minLength: 1 }),
+  cache_control: Cache,
+});
+
+/**
+ * The client's browser after a browser toolset member's call (at most one, in that call's
+ * result): every open tab, and what the call changed. Read as its JSON.
+ * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
+ */
+export const BrowserStateBlockSchema = obj({
+  type: Type.Literal('browser_state'),
+  tabs: Type.Array(
+    obj({
+      tab_id: Type.String(),
+      title: Type.String(),
+      url: Type.String(),
+      active: Type.Optional(Type.Boolean()),
+    }),
+    { maxItems: 1000 },
+  ),
+  state_changes: Type.Optional(
+    Nullable(
+      Type.Array(
+        Tagged('type', [
+          obj({ type: Type.Literal('tab_opened'), tab_id: Type.String() }),
+          obj({
+            type: Type.Literal('download_started'),
+            download_id: Type.String(),
+            url: Type.String(),
+          }),
+          obj({
+            type: Type.Literal('download_completed'),
+            download_id: Type.String(),
+            url: Type.String(),
+            path: Type.Optional(Nullable(Type.String())),
+            size_bytes: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+          }),
+          obj({
+            type: Type.Literal('download_failed'),
+            download_id: Type.String(),
+            url: Type.String(),
+            error: Type.Optional(Nullable(Type.String())),
+          }),
+        ]),
+        { maxItems: 1000 },
+      ),
+    ),
+  ),
   cache_control: Cache,
 });
 
@@ -120,12 +246,13 @@ export const ToolResultBlockSchema = obj({
             DocumentBlockSchema,
             SearchResultBlockSchema,
             ToolReferenceBlockSchema,
+            BrowserStateBlockSchema,
           ]),
         ),
       ],
       {
         description:
-          'a string or an array of text, image, document, search_result and tool_reference blocks',
+          'a string or an array of text, image, document, search_result, tool_reference and browser_state blocks',
       },
     ),
   ),
@@ -144,12 +271,10 @@ export const RedactedThinkingBlockSchema = obj({
   data: Type.String(),
 });
 
-/** Who called a tool (`{type: "direct"}`, or a server tool): kept as sent. */
-const Caller = Type.Optional(Type.Record(Type.String(), Type.Unknown()));
-
 /**
  * Blocks of upstream's own tools (web search, web fetch, code execution, tool search), as an
- * assistant turn that used them comes back in the history: taken, and counted as their JSON.
+ * assistant turn that used them comes back in the history: taken, each result's content of
+ * its closed list of shapes, and counted as their JSON.
  * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
  */
 export const SERVER_TOOL_RESULTS = [
@@ -161,23 +286,187 @@ export const SERVER_TOOL_RESULTS = [
   'tool_search_tool_result',
 ] as const;
 
+/** The tools upstream runs: a `server_tool_use` block calls one of them. */
+export const SERVER_TOOL_NAMES = [
+  'web_search',
+  'web_fetch',
+  'code_execution',
+  'bash_code_execution',
+  'text_editor_code_execution',
+  'tool_search_tool_regex',
+  'tool_search_tool_bm25',
+] as const;
+
 const ServerToolUseBlockSchema = obj({
   type: Type.Literal('server_tool_use'),
   id: Type.String({ minLength: 1 }),
-  name: Type.String({ minLength: 1 }),
+  name: Literals(SERVER_TOOL_NAMES),
   input: Type.Record(Type.String(), Type.Unknown()),
   cache_control: Cache,
   caller: Caller,
 });
 
-const serverToolResult = (type: (typeof SERVER_TOOL_RESULTS)[number]) =>
+/** Why a search found nothing (HTTP 200: the error is the result). */
+export const WEB_SEARCH_ERRORS = [
+  'invalid_tool_input',
+  'unavailable',
+  'max_uses_exceeded',
+  'too_many_requests',
+  'query_too_long',
+  'request_too_large',
+] as const;
+
+/** Why a fetch read nothing (HTTP 200: the error is the result). @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-fetch-tool */
+export const WEB_FETCH_ERRORS = [
+  'invalid_tool_input',
+  'url_too_long',
+  'url_not_allowed',
+  'url_not_in_prior_context',
+  'url_not_accessible',
+  'too_many_requests',
+  'unsupported_content_type',
+  'max_uses_exceeded',
+  'unavailable',
+  'content_too_large',
+] as const;
+
+/** Why a tool search, or code that ran, gave nothing. */
+export const TOOL_SEARCH_ERRORS = [
+  'invalid_tool_input',
+  'unavailable',
+  'too_many_requests',
+  'execution_time_exceeded',
+] as const;
+const CODE_ERRORS = TOOL_SEARCH_ERRORS;
+
+const resultError = <T extends string>(type: T, codes: readonly string[], message = false) =>
+  obj({
+    type: Type.Literal(type),
+    error_code: Literals(codes),
+    ...(message ? { error_message: Type.Optional(Nullable(Type.String())) } : {}),
+  });
+const serverResult = <T extends string, C extends TSchema>(type: T, content: C, caller = false) =>
   obj({
     type: Type.Literal(type),
     tool_use_id: Type.String({ minLength: 1 }),
-    content: Type.Unknown({ description: 'as upstream gave it' }),
+    content,
     cache_control: Cache,
-    caller: Caller,
+    ...(caller ? { caller: Caller } : {}),
   });
+const CodeOutput = <T extends string>(type: T) =>
+  Type.Array(obj({ type: Type.Literal(type), file_id: Type.String() }), { maxItems: 1000 });
+
+const ServerToolResultSchemas = [
+  serverResult(
+    'web_search_tool_result',
+    Type.Union(
+      [
+        Type.Array(
+          obj({
+            type: Type.Literal('web_search_result'),
+            url: Type.String(),
+            title: Type.String(),
+            encrypted_content: Type.String(),
+            page_age: Type.Optional(Nullable(Type.String())),
+          }),
+          { maxItems: 1000 },
+        ),
+        resultError('web_search_tool_result_error', WEB_SEARCH_ERRORS),
+      ],
+      { description: 'the pages found, or why none were' },
+    ),
+    true,
+  ),
+  serverResult(
+    'web_fetch_tool_result',
+    Tagged('type', [
+      obj({
+        type: Type.Literal('web_fetch_result'),
+        url: Type.String(),
+        content: DocumentBlockSchema,
+        retrieved_at: Type.Optional(Nullable(Type.String())),
+      }),
+      resultError('web_fetch_tool_result_error', WEB_FETCH_ERRORS),
+    ]),
+    true,
+  ),
+  serverResult(
+    'code_execution_tool_result',
+    Tagged('type', [
+      resultError('code_execution_tool_result_error', CODE_ERRORS),
+      obj({
+        type: Type.Literal('code_execution_result'),
+        content: CodeOutput('code_execution_output'),
+        return_code: Type.Integer(),
+        stderr: Type.String(),
+        stdout: Type.String(),
+      }),
+      obj({
+        type: Type.Literal('encrypted_code_execution_result'),
+        content: CodeOutput('code_execution_output'),
+        encrypted_stdout: Type.String(),
+        return_code: Type.Integer(),
+        stderr: Type.String(),
+      }),
+    ]),
+  ),
+  serverResult(
+    'bash_code_execution_tool_result',
+    Tagged('type', [
+      resultError('bash_code_execution_tool_result_error', [
+        ...CODE_ERRORS,
+        'output_file_too_large',
+      ]),
+      obj({
+        type: Type.Literal('bash_code_execution_result'),
+        content: CodeOutput('bash_code_execution_output'),
+        return_code: Type.Integer(),
+        stderr: Type.String(),
+        stdout: Type.String(),
+      }),
+    ]),
+  ),
+  serverResult(
+    'text_editor_code_execution_tool_result',
+    Tagged('type', [
+      resultError(
+        'text_editor_code_execution_tool_result_error',
+        [...CODE_ERRORS, 'file_not_found'],
+        true,
+      ),
+      obj({
+        type: Type.Literal('text_editor_code_execution_view_result'),
+        content: Type.String(),
+        file_type: Literals(['text', 'image', 'pdf']),
+        num_lines: Type.Optional(Nullable(Type.Integer())),
+        start_line: Type.Optional(Nullable(Type.Integer())),
+        total_lines: Type.Optional(Nullable(Type.Integer())),
+      }),
+      obj({
+        type: Type.Literal('text_editor_code_execution_create_result'),
+        is_file_update: Type.Boolean(),
+      }),
+      obj({
+        type: Type.Literal('text_editor_code_execution_str_replace_result'),
+        lines: Type.Optional(Nullable(Type.Array(Type.String(), { maxItems: 100_000 }))),
+        new_lines: Type.Optional(Nullable(Type.Integer())),
+        new_start: Type.Optional(Nullable(Type.Integer())),
+        old_lines: Type.Optional(Nullable(Type.Integer())),
+        old_start: Type.Optional(Nullable(Type.Integer())),
+      }),
+    ]),
+  ),
+  serverResult(
+    'tool_search_tool_result',
+    Tagged('type', [
+      resultError('tool_search_tool_result_error', TOOL_SEARCH_ERRORS, true),
+      obj({
+        type: Type.Literal('tool_search_tool_search_result'),
+        tool_references: Type.Array(ToolReferenceBlockSchema, { maxItems: MAX_MESSAGES_TOOLS }),
+      }),
+    ]),
+  ),
+];
 
 const ContainerUploadBlockSchema = obj({
   type: Type.Literal('container_upload'),
@@ -225,7 +514,7 @@ const ContentBlockParam = Tagged('type', [
   ThinkingBlockSchema,
   RedactedThinkingBlockSchema,
   ServerToolUseBlockSchema,
-  ...SERVER_TOOL_RESULTS.map(serverToolResult),
+  ...ServerToolResultSchemas,
   ContainerUploadBlockSchema,
   CompactionBlockSchema,
 ]);
@@ -248,6 +537,18 @@ const System = Type.Union([Type.String(), Type.Array(TextBlockSchema)], {
   description: 'a string or an array of text blocks',
 });
 
+/**
+ * Who may call a tool: the model (`direct`), or code the model runs with that version of the
+ * code execution tool (programmatic tool calling).
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/programmatic-tool-calling
+ */
+export const ALLOWED_CALLERS = [
+  'direct',
+  'code_execution_20250825',
+  'code_execution_20260120',
+  'code_execution_20260521',
+] as const;
+
 /** A tool the client runs: its input is described by a JSON Schema. */
 export const CustomToolSchema = obj({
   type: Type.Optional(Nullable(Type.Literal('custom'))),
@@ -266,7 +567,7 @@ export const CustomToolSchema = obj({
   defer_loading: Type.Optional(Type.Boolean()),
   eager_input_streaming: Type.Optional(Nullable(Type.Boolean())),
   input_examples: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()))),
-  allowed_callers: Type.Optional(Type.Array(Type.String())),
+  allowed_callers: Type.Optional(Type.Array(Literals(ALLOWED_CALLERS), { maxItems: 16 })),
 });
 
 /**
@@ -276,17 +577,113 @@ export const CustomToolSchema = obj({
  * client runs (bash, text editor, memory, computer) is (see prompt.ts).
  * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
  */
-export const ServerToolSchema = Type.Object(
+const ServerToolFields = Type.Object(
   {
-    type: Type.String({ pattern: '^([a-z][a-z0-9_]*_\\d{8}|tool_search_tool_(bm25|regex))$' }),
+    type: Type.String({
+      pattern: '^((?![a-z0-9_]*_toolset_)[a-z][a-z0-9_]*_\\d{8}|tool_search_tool_(bm25|regex))$',
+    }),
     name: Type.String({ minLength: 1 }),
     cache_control: Cache,
   },
   { additionalProperties: true },
 );
+// `name` is left to readTools (a tool without one is refused there): a type of no tool, with
+// no name, is then refused for its type.
+export const ServerToolSchema = Type.Unsafe<Static<typeof ServerToolFields>>({
+  ...ServerToolFields,
+  required: ['type'],
+});
 
-const Tool = Type.Union([CustomToolSchema, ServerToolSchema], {
-  description: 'a custom tool ({name, input_schema}) or a versioned server tool ({type, name})',
+/**
+ * The members of each toolset, by the name their calls carry: what its `configs` may set.
+ * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
+ */
+export const TOOLSET_MEMBERS = {
+  browser_toolset_20260801: [
+    'close_tab',
+    'double_click',
+    'file_upload',
+    'find',
+    'form_input',
+    'get_page_text',
+    'hold_key',
+    'hover',
+    'javascript_exec',
+    'key',
+    'left_click',
+    'left_click_drag',
+    'left_mouse_down',
+    'left_mouse_up',
+    'list_tabs',
+    'middle_click',
+    'mouse_move',
+    'navigate',
+    'new_tab',
+    'read_console',
+    'read_network',
+    'read_page',
+    'right_click',
+    'screenshot',
+    'scroll',
+    'scroll_to',
+    'switch_tab',
+    'triple_click',
+    'type',
+    'wait',
+    'zoom',
+  ],
+  computer_toolset_20260801: [
+    'cursor_position',
+    'double_click',
+    'hold_key',
+    'key',
+    'left_click',
+    'left_click_drag',
+    'left_mouse_down',
+    'left_mouse_up',
+    'middle_click',
+    'mouse_move',
+    'right_click',
+    'screenshot',
+    'scroll',
+    'triple_click',
+    'type',
+    'wait',
+    'zoom',
+  ],
+} as const;
+
+const MemberConfig = Type.Optional(
+  Nullable(
+    obj({
+      defer_loading: Type.Optional(Nullable(Type.Boolean())),
+      enabled: Type.Optional(Nullable(Type.Boolean())),
+    }),
+  ),
+);
+
+/**
+ * A toolset the client runs (a browser, a computer): one definition for a family of tools, each
+ * member's call a `tool_use` with its member name and `toolset_name`. No `name`; `configs` sets
+ * members apart (`enabled`, `defer_loading`), keyed by member name, unknown keys refused.
+ * Accepted and counted; the emulator never calls a member.
+ */
+export const ToolsetSchema = Tagged(
+  'type',
+  Object.entries(TOOLSET_MEMBERS).map(([type, members]) =>
+    obj({
+      type: Type.Literal(type),
+      cache_control: Cache,
+      configs: Type.Optional(
+        Nullable(obj(Object.fromEntries(members.map((member) => [member, MemberConfig])))),
+      ),
+    }),
+  ),
+);
+
+const Tool = Type.Union([CustomToolSchema, ToolsetSchema, ServerToolSchema], {
+  description:
+    'a custom tool ({name, input_schema}), a toolset ({type}) or a versioned server tool ({type, name})',
 });
 
 const Parallel = Type.Optional(Type.Boolean());
@@ -306,6 +703,12 @@ export const ThinkingConfigSchema = Tagged('type', [
   }),
   obj({ type: Type.Literal('disabled') }),
   obj({ type: Type.Literal('adaptive'), display: Display }),
+  /**
+   * No thinking before the first answer; thinking between tool calls (after tool results)
+   * only, as adaptive thinking interleaves it.
+   * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
+   */
+  obj({ type: Type.Literal('between_tools') }),
 ]);
 
 const JsonOutputFormat = obj({
@@ -406,6 +809,11 @@ const prompt = {
   context_management: Type.Optional(Nullable(ContextManagementSchema)),
   /** Taken with the `compact-2026-09-04` beta only; count_tokens takes it and ignores it. */
   compaction: Type.Optional(Nullable(SummarizeSchema)),
+  /**
+   * The speed mode (`fast`: more output tokens a second): the answer's `usage.speed`.
+   * @see https://platform.claude.com/docs/en/build-with-claude/fast-mode
+   */
+  speed: Type.Optional(Type.Union([Literals(['standard', 'fast']), Type.Null()])),
 };
 
 export const MessagesRequestSchema = obj({
@@ -452,7 +860,15 @@ export const MessagesRequestSchema = obj({
     ),
   ),
   inference_geo: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
-  speed: Type.Optional(Type.Union([Literals(['standard', 'fast']), Type.Null()])),
+  /**
+   * A previous answer's id, to have this one say why the prompt cache missed it
+   * (`diagnostics` in the answer). @see https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics
+   */
+  diagnostics: Type.Optional(
+    Nullable(
+      obj({ previous_message_id: Type.Optional(Nullable(Type.String({ maxLength: 256 }))) }),
+    ),
+  ),
   /** Beta message threads: refused with the error code that makes clients send the history. */
   thread: Type.Optional(Type.Unknown()),
 });
@@ -470,6 +886,7 @@ export type SearchResultBlock = Static<typeof SearchResultBlockSchema>;
 export type ToolResultBlock = Static<typeof ToolResultBlockSchema>;
 export type CustomTool = Static<typeof CustomToolSchema>;
 export type ToolParam = Static<typeof Tool>;
+export type Toolset = Static<typeof ToolsetSchema>;
 export type CacheControl = Static<typeof CacheControlSchema>;
 
 /** A reply's stop reasons, and `compaction` (a compaction that pauses, README "Compaction"). */
@@ -493,6 +910,21 @@ export const IterationSchema = Type.Union([
 ]);
 export type Iteration = Static<typeof IterationSchema>;
 
+/** The web searches and fetches a reply ran. */
+export const ServerToolUsageSchema = Type.Object({
+  web_search_requests: Type.Integer(),
+  web_fetch_requests: Type.Integer(),
+});
+
+/** The output tokens spent thinking (counted in `output_tokens` too). */
+export const OutputTokensDetailsSchema = Type.Object({ thinking_tokens: Type.Integer() });
+
+/**
+ * A reply's usage. Every field the SDKs type as required is sent, null where there is nothing
+ * to say, in upstream's order (captured answers: the cache fields, `output_tokens`, then
+ * `service_tier` and `inference_geo`).
+ * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
+ */
 export const UsageSchema = Type.Object({
   input_tokens: Type.Integer({
     description: 'uncached prompt tokens, and the pages a web search found (README "Web search")',
@@ -504,13 +936,17 @@ export const UsageSchema = Type.Object({
     ephemeral_1h_input_tokens: Type.Integer(),
   }),
   output_tokens: Type.Integer(),
-  server_tool_use: Type.Optional(
-    Type.Object(
-      { web_search_requests: Type.Integer(), web_fetch_requests: Type.Integer() },
-      { description: 'when the reply ran a web search or fetch: the searches and fetches run' },
-    ),
+  output_tokens_details: Nullable(OutputTokensDetailsSchema),
+  server_tool_use: Nullable(
+    Type.Object(ServerToolUsageSchema.properties, {
+      description: 'when the reply ran a web search or fetch: the searches and fetches run',
+    }),
   ),
   service_tier: Literals(['standard', 'priority', 'batch']),
+  inference_geo: Nullable(
+    Type.String({ description: "the request's `inference_geo`, else `global`" }),
+  ),
+  speed: Literals(['standard', 'fast']),
   iterations: Type.Optional(
     Type.Array(IterationSchema, {
       description:
@@ -586,6 +1022,8 @@ export const WebFetchResultSchema = Type.Object({
       data: Type.String(),
     }),
     title: Type.Union([Type.String(), Type.Null()]),
+    // Left out when off (not null, which @anthropic-ai/sdk's type would take): the Vercel AI
+    // SDK, written against upstream's answers, refuses a null here.
     citations: Type.Optional(
       Type.Object({ enabled: Type.Boolean() }, { description: "with the tool's citations on" }),
     ),
@@ -594,29 +1032,9 @@ export const WebFetchResultSchema = Type.Object({
 });
 export type WebFetchResult = Static<typeof WebFetchResultSchema>;
 
-/** Why a fetch read nothing (HTTP 200: the error is the result). @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-fetch-tool */
-export const WEB_FETCH_ERRORS = [
-  'invalid_tool_input',
-  'url_too_long',
-  'url_not_allowed',
-  'url_not_in_prior_context',
-  'url_not_accessible',
-  'too_many_requests',
-  'unsupported_content_type',
-  'max_uses_exceeded',
-  'unavailable',
-  'content_too_large',
-] as const;
-
-/** Why a search found nothing (HTTP 200: the error is the result). */
-export const WEB_SEARCH_ERRORS = [
-  'invalid_tool_input',
-  'unavailable',
-  'max_uses_exceeded',
-  'too_many_requests',
-  'query_too_long',
-  'request_too_large',
-] as const;
+/** Who called a tool in an answer: the model (the emulator runs no code that calls tools). */
+export const DirectCallerSchema = Type.Object({ type: Type.Literal('direct') });
+export const DIRECT = { type: 'direct' } as const;
 
 export const ResponseBlockSchema = Type.Union([
   Type.Object({
@@ -628,8 +1046,10 @@ export const ResponseBlockSchema = Type.Union([
   Type.Object({
     type: Type.Literal('text'),
     text: Type.String(),
-    citations: Type.Optional(
-      Type.Array(CitationSchema, { description: 'with citations enabled: where the text is from' }),
+    citations: Nullable(
+      Type.Array(CitationSchema, {
+        description: 'with citations enabled: where the text is from; else null',
+      }),
     ),
   }),
   Type.Object({
@@ -637,12 +1057,14 @@ export const ResponseBlockSchema = Type.Union([
     id: Type.String(),
     name: Type.String(),
     input: Type.Unknown(),
+    caller: DirectCallerSchema,
   }),
   Type.Object({
     type: Type.Literal('server_tool_use'),
     id: Type.String({ description: 'srvtoolu_...' }),
     name: Type.String(),
     input: Type.Unknown(),
+    caller: DirectCallerSchema,
   }),
   Type.Object({
     type: Type.Literal('web_search_tool_result'),
@@ -654,6 +1076,7 @@ export const ResponseBlockSchema = Type.Union([
         error_code: Literals(WEB_SEARCH_ERRORS),
       }),
     ]),
+    caller: DirectCallerSchema,
   }),
   Type.Object({
     type: Type.Literal('web_fetch_tool_result'),
@@ -665,6 +1088,7 @@ export const ResponseBlockSchema = Type.Union([
         error_code: Literals(WEB_FETCH_ERRORS),
       }),
     ]),
+    caller: DirectCallerSchema,
   }),
   Type.Object({
     type: Type.Literal('tool_search_tool_result'),
@@ -678,12 +1102,7 @@ export const ResponseBlockSchema = Type.Union([
       }),
       Type.Object({
         type: Type.Literal('tool_search_tool_result_error'),
-        error_code: Literals([
-          'invalid_tool_input',
-          'unavailable',
-          'too_many_requests',
-          'execution_time_exceeded',
-        ]),
+        error_code: Literals(TOOL_SEARCH_ERRORS),
         error_message: Type.Union([Type.String(), Type.Null()]),
       }),
     ]),
@@ -717,15 +1136,47 @@ export const ContextManagementResponseSchema = Type.Object({
 });
 export type ContextManagementResponse = Static<typeof ContextManagementResponseSchema>;
 
+/** Why a reply stopped, said more precisely: a refusal's category and explanation. */
+export const StopDetailsSchema = Type.Object({
+  type: Type.Literal('refusal'),
+  category: Nullable(
+    Literals(['cyber', 'bio', 'frontier_llm', 'reasoning_extraction', 'general_harms']),
+  ),
+  explanation: Nullable(Type.String()),
+});
+export type StopDetails = Static<typeof StopDetailsSchema>;
+
+/**
+ * Why the prompt cache missed the request `diagnostics.previous_message_id` names: the
+ * emulator says it cannot tell (`unavailable`) when the prompt read nothing from the cache.
+ * @see https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics
+ */
+export const DiagnosticsSchema = Type.Object({
+  cache_miss_reason: Type.Object({ type: Literals(['unavailable']) }),
+});
+export type Diagnostics = Static<typeof DiagnosticsSchema>;
+
+/**
+ * A message, its fields in upstream's order (captured answers: `model` first, `container`
+ * after `content`, `stop_details` after `stop_sequence`, `diagnostics` after `usage`); every
+ * field the SDKs type as required is sent, null where upstream sends null.
+ * @see https://platform.claude.com/docs/en/api/messages
+ * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
+ */
 export const MessageSchema = Type.Object({
+  model: Type.String(),
   id: Type.String(),
   type: Type.Literal('message'),
   role: Type.Literal('assistant'),
   content: Type.Array(ResponseBlockSchema),
-  model: Type.String(),
+  container: Type.Null({
+    description: 'the code execution container used: none (the emulator runs no code)',
+  }),
   stop_reason: StopReasonSchema,
   stop_sequence: Type.Union([Type.String(), Type.Null()]),
+  stop_details: Nullable(StopDetailsSchema),
   usage: UsageSchema,
+  diagnostics: Nullable(DiagnosticsSchema),
   context_management: Type.Optional(
     Type.Union([ContextManagementResponseSchema, Type.Null()], {
       description: 'with the context-management beta only',
@@ -760,6 +1211,11 @@ export const MessageStreamEventSchema = Type.Union(
         content: Type.Array(ResponseBlockSchema, { maxItems: 0, description: 'always empty' }),
         stop_reason: Type.Null(),
         stop_sequence: Type.Null(),
+        stop_details: Type.Null(),
+        usage: Type.Object(UsageSchema.properties, {
+          description:
+            "the prompt's tokens, `output_tokens` at most 1; `output_tokens_details` and `server_tool_use` null, no iterations (they come with message_delta)",
+        }),
       }),
     }),
     Type.Object({
@@ -789,6 +1245,8 @@ export const MessageStreamEventSchema = Type.Union(
       delta: Type.Object({
         stop_reason: StopReasonSchema,
         stop_sequence: Type.Union([Type.String(), Type.Null()]),
+        stop_details: Nullable(StopDetailsSchema),
+        container: Type.Null(),
       }),
       usage: Type.Object(
         {
@@ -796,12 +1254,8 @@ export const MessageStreamEventSchema = Type.Union(
           cache_creation_input_tokens: Type.Integer(),
           cache_read_input_tokens: Type.Integer(),
           output_tokens: Type.Integer(),
-          server_tool_use: Type.Optional(
-            Type.Object({
-              web_search_requests: Type.Integer(),
-              web_fetch_requests: Type.Integer(),
-            }),
-          ),
+          output_tokens_details: OutputTokensDetailsSchema,
+          server_tool_use: Nullable(ServerToolUsageSchema),
           iterations: Type.Optional(Type.Array(IterationSchema)),
         },
         { description: 'cumulative' },

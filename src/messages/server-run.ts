@@ -4,7 +4,7 @@ import { structuredText, type ToolCall, type Turn, turnSeed } from '../text/agen
 import { replyOfHash } from '../text/default-reply.js';
 import type { CitedSource } from './citations.js';
 import type { PendingCall } from './prompt.js';
-import type { ResponseBlock, WEB_SEARCH_ERRORS } from './schemas.js';
+import { DIRECT, type ResponseBlock, type WEB_SEARCH_ERRORS } from './schemas.js';
 import {
   type SearchOutcome,
   searchInputsFor,
@@ -258,6 +258,7 @@ export class ServerRun {
         type: 'web_search_tool_result',
         tool_use_id: id,
         content: { type: 'web_search_tool_result_error', error_code: failed },
+        caller: DIRECT,
       };
     }
     const found = this.pagesOf(query) as FoundPage[];
@@ -269,6 +270,7 @@ export class ServerRun {
       type: 'web_search_tool_result',
       tool_use_id: id,
       content: found.map((page) => page.result),
+      caller: DIRECT,
     };
   }
 
@@ -285,12 +287,18 @@ export class ServerRun {
         type: 'web_fetch_tool_result',
         tool_use_id: id,
         content: { type: 'web_fetch_tool_result_error', error_code: page.error },
+        caller: DIRECT,
       };
     }
     this.fetches++;
     this.fetched.push(page);
     this.inputTokens += fetchedTokens(page);
-    return { type: 'web_fetch_tool_result', tool_use_id: id, content: page.result };
+    return {
+      type: 'web_fetch_tool_result',
+      tool_use_id: id,
+      content: page.result,
+      caller: DIRECT,
+    };
   }
 
   private contextUrls(): Set<string> {

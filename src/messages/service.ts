@@ -16,13 +16,16 @@ import { limitsOf } from '../text/models.js';
 import type { CacheUsage } from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import type { CitedSource } from './citations.js';
-import type {
-  ContextManagementResponse,
-  Message,
-  MessagesRequest,
-  ResponseBlock,
-  StopReason,
-  Usage,
+import {
+  type ContextManagementResponse,
+  DIRECT,
+  type Diagnostics,
+  type Message,
+  type MessagesRequest,
+  type ResponseBlock,
+  type StopDetails,
+  type StopReason,
+  type Usage,
 } from './schemas.js';
 import { type ServerContext, ServerRun } from './server-run.js';
 
@@ -33,6 +36,8 @@ export interface MessageDone {
   stopSequence: string | null;
   /** Thinking, text and tool-use tokens together. */
   outputTokens: number;
+  /** Of them, the thinking's (none when left out). */
+  thinkingTokens?: number;
   /** The web searches and fetches the reply ran, and the tokens of what they found. */
   web?: { searches: number; fetches: number; inputTokens: number };
 }
@@ -65,6 +70,7 @@ export async function planMessage(
   const content: ResponseBlock[] = [];
   let budget = limit;
   let outputTokens = 0;
+  let thinkingTokens = 0;
   const run = web && new ServerRun(web);
   // Calls the last turn made beside a client's tool run now, before anything else.
   if (run) for (const { name, id, input } of run.pending) content.push(run.run(name, id, input));
@@ -79,6 +85,7 @@ export async function planMessage(
       thinking !== undefined && 'display' in thinking && thinking.display === 'omitted';
     const shown = omitted ? '' : cut.text;
     content.push({ type: 'thinking', thinking: shown, signature: signThinking(shown) });
+    thinkingTokens = cut.tokens;
     outputTokens += cut.tokens;
     budget -= cut.tokens;
   }
@@ -97,7 +104,7 @@ export async function planMessage(
   // is no block at all: upstream answers `content: []`, never an empty text block (which it
   // refuses when a client sends it back).
   // @see https://github.com/anthropics/anthropic-sdk-typescript/issues/399
-  if (done.text !== '') content.push({ type: 'text', text: done.text });
+  if (done.text !== '') content.push({ type: 'text', text: done.text, citations: null });
   const clientCalls = calls.filter((call) => !run?.runs(call.name));
   for (const call of calls) {
     if (!run?.runs(call.name)) {
@@ -106,11 +113,18 @@ export async function planMessage(
         id: ids.next('tool_use'),
         name: call.name,
         input: call.input,
+        caller: DIRECT,
       });
       continue;
     }
     const id = ids.next('server_tool_use');
-    content.push({ type: 'server_tool_use', id, name: call.name, input: call.input });
+    content.push({
+      type: 'server_tool_use',
+      id,
+      name: call.name,
+      input: call.input,
+      caller: DIRECT,
+    });
     if (clientCalls.length === 0 || run.runsAtOnce(call.name)) {
       content.push(run.run(call.name, id, call.input));
     }
@@ -128,7 +142,7 @@ export async function planMessage(
     // The answer to what the server tools found, written after their results (with an output
     // format, the format's JSON).
     done = finishText(await run.answer(turn), stops, budget);
-    if (done.text !== '') content.push({ type: 'text', text: done.text });
+    if (done.text !== '') content.push({ type: 'text', text: done.text, citations: null });
     outputTokens += done.tokens;
     budget -= done.tokens;
   }
@@ -169,6 +183,7 @@ export async function planMessage(
     stopReason,
     stopSequence: done.stopSequence,
     outputTokens,
+    thinkingTokens,
     ...(run && (run.ran || run.inputTokens > 0)
       ? { web: { searches: run.searches, fetches: run.fetches, inputTokens: run.inputTokens } }
       : {}),
@@ -245,8 +260,31 @@ export const cacheTokens = (cache: CacheUsage) => ({
   },
 });
 
-export function messageUsage(cache: CacheUsage, outputTokens: number): Usage {
-  return { ...cacheTokens(cache), output_tokens: outputTokens, service_tier: 'standard' };
+/**
+ * A reply's usage, before what the request adds (its speed, its region: see `servedUsage`):
+ * no server tool run, `global` inference.
+ */
+export function messageUsage(cache: CacheUsage, outputTokens: number, thinkingTokens = 0): Usage {
+  return {
+    ...cacheTokens(cache),
+    output_tokens: outputTokens,
+    output_tokens_details: { thinking_tokens: thinkingTokens },
+    server_tool_use: null,
+    service_tier: 'standard',
+    inference_geo: 'global',
+    speed: 'standard',
+  };
+}
+
+/**
+ * What the request says of how it was served: `speed` as asked (`fast`, else `standard`) and
+ * the region asked for (`inference_geo`, else `global`).
+ * @see https://platform.claude.com/docs/en/build-with-claude/fast-mode
+ * @see https://platform.claude.com/docs/en/build-with-claude/data-residency
+ */
+export function servedUsage(usage: Usage, body: Pick<MessagesRequest, 'speed' | 'inference_geo'>) {
+  usage.speed = body.speed === 'fast' ? 'fast' : 'standard';
+  if (body.inference_geo) usage.inference_geo = body.inference_geo;
 }
 
 /**
@@ -269,19 +307,28 @@ export interface MessageIdentity {
   model: string;
   /** With the context-management beta: the edits applied (README "Context editing"). */
   management?: ContextManagementResponse;
+  /** With `diagnostics` asked for: why the prompt cache missed (see DiagnosticsSchema). */
+  diagnostics?: Diagnostics;
 }
 
-/** The key list and order of a message. @see https://platform.claude.com/docs/en/api/messages */
+/** A refusal's details (a scripted one: no category, no explanation); null otherwise. */
+const stopDetails = (reason: StopReason): StopDetails | null =>
+  reason === 'refusal' ? { type: 'refusal', category: null, explanation: null } : null;
+
+/** The key list and order of a message (see MessageSchema). @see https://platform.claude.com/docs/en/api/messages */
 export function buildMessage(who: MessageIdentity, done: MessageDone, usage: Usage): Message {
   return {
+    model: who.model,
     id: who.id,
     type: 'message',
     role: 'assistant',
     content: done.content,
-    model: who.model,
+    container: null,
     stop_reason: done.stopReason,
     stop_sequence: done.stopSequence,
+    stop_details: stopDetails(done.stopReason),
     usage,
+    diagnostics: who.diagnostics ?? null,
     ...(who.management ? { context_management: who.management } : {}),
   };
 }
@@ -309,13 +356,11 @@ function deltaTemplate(index: number, kind: string, field: string): FrameTemplat
 const blockStart = (index: number, block: ResponseBlock) => {
   const empty =
     block.type === 'text'
-      ? block.citations
-        ? { type: 'text', text: '', citations: [] }
-        : { type: 'text', text: '' }
+      ? { type: 'text', text: '', citations: block.citations ? [] : null }
       : block.type === 'thinking'
         ? { type: 'thinking', thinking: '', signature: '' }
         : block.type === 'tool_use' || block.type === 'server_tool_use'
-          ? { type: block.type, id: block.id, name: block.name, input: {} }
+          ? { type: block.type, id: block.id, name: block.name, input: {}, caller: block.caller }
           : block.type === 'compaction' && block.signature === undefined
             ? { type: 'compaction', content: null }
             : block;
@@ -372,10 +417,21 @@ function blockDeltas(index: number, block: ResponseBlock) {
 }
 
 /**
- * message_start's usage: the steps (compaction's iterations) and the searches run come with
- * message_delta.
+ * message_start's usage: the prompt's tokens and one output token; the thinking, the searches
+ * run and the steps (compaction's iterations) come with message_delta.
  */
-const startUsage = ({ iterations: _, server_tool_use: __, ...usage }: Usage): Usage => usage;
+const startUsage = (usage: Usage): Usage => ({
+  input_tokens: usage.input_tokens,
+  cache_creation_input_tokens: usage.cache_creation_input_tokens,
+  cache_read_input_tokens: usage.cache_read_input_tokens,
+  cache_creation: usage.cache_creation,
+  output_tokens: Math.min(1, usage.output_tokens),
+  output_tokens_details: null,
+  server_tool_use: null,
+  service_tier: usage.service_tier,
+  inference_geo: usage.inference_geo,
+  speed: usage.speed,
+});
 
 /**
  * The event stream: message_start; per content block content_block_start, its deltas
@@ -398,14 +454,17 @@ export const messageStream = (
     const start = {
       type: 'message_start',
       message: {
+        model: who.model,
         id: who.id,
         type: 'message',
         role: 'assistant',
         content: [],
-        model: who.model,
+        container: null,
         stop_reason: null,
         stop_sequence: null,
-        usage: { ...startUsage(usage), output_tokens: Math.min(1, usage.output_tokens) },
+        stop_details: null,
+        usage: startUsage(usage),
+        diagnostics: who.diagnostics ?? null,
         // (the edits applied come with message_delta)
         ...(who.management ? { context_management: null } : {}),
       },
@@ -454,13 +513,19 @@ export const messageStream = (
       'message_delta',
       JSON.stringify({
         type: 'message_delta',
-        delta: { stop_reason: done.stopReason, stop_sequence: done.stopSequence },
+        delta: {
+          stop_reason: done.stopReason,
+          stop_sequence: done.stopSequence,
+          stop_details: stopDetails(done.stopReason),
+          container: null,
+        },
         usage: {
           input_tokens: usage.input_tokens,
           cache_creation_input_tokens: usage.cache_creation_input_tokens,
           cache_read_input_tokens: usage.cache_read_input_tokens,
           output_tokens: usage.output_tokens,
-          ...(usage.server_tool_use ? { server_tool_use: usage.server_tool_use } : {}),
+          output_tokens_details: usage.output_tokens_details ?? { thinking_tokens: 0 },
+          server_tool_use: usage.server_tool_use,
           ...(usage.iterations ? { iterations: usage.iterations } : {}),
         },
         ...(who.management ? { context_management: who.management } : {}),

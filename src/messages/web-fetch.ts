@@ -5,7 +5,7 @@ import { countTokens, truncateTokens } from '../platform/tokens.js';
 import { replyOfHash } from '../text/default-reply.js';
 import { type CitedSource, citeDocument } from './citations.js';
 import type { WEB_FETCH_ERRORS, WebFetchResult } from './schemas.js';
-import { readWebTool, type WebTool } from './web-search.js';
+import { checkResponseInclusion, readWebTool, type WebTool } from './web-search.js';
 
 /**
  * Upstream's web fetch tool (README "Web fetch"): the model fetches a URL the conversation
@@ -27,17 +27,105 @@ export interface WebFetchTool extends WebTool {
   citations: boolean;
   /** Tokens a fetched text is cut to. */
   maxContentTokens: number | undefined;
+  /** Where the URLs a fetch may take come from. */
+  sources: UrlSources;
+}
+
+/** Which of a kind of source a fetch may take URLs from: all, none, or by tool name. */
+export type SourceFilter =
+  | { mode: 'all' | 'none' }
+  | { mode: 'only' | 'except'; names: ReadonlySet<string> };
+
+/** `url_sources`: the users' texts, the client's tool results, the server tools' results. */
+export interface UrlSources {
+  user: boolean;
+  client: SourceFilter;
+  server: SourceFilter;
+}
+
+const ALL: SourceFilter = { mode: 'all' };
+export const ALL_SOURCES: UrlSources = { user: true, client: ALL, server: ALL };
+
+/** Whether a tool's results are a source the filter takes. */
+export const takesSource = (filter: SourceFilter, tool: string | undefined): boolean =>
+  filter.mode === 'all' ||
+  (filter.mode === 'only' && tool !== undefined && filter.names.has(tool)) ||
+  (filter.mode === 'except' && (tool === undefined || !filter.names.has(tool)));
+
+const quoted = (tags: readonly string[]) => tags.map((tag) => `'${tag}'`).join(', ');
+
+/**
+ * A fetch tool's `url_sources`, in upstream's (pydantic's) words when it is wrong: each key a
+ * union tagged by `type` (`user_input` takes `all` or `none`; the tool filters also `only` and
+ * `except`, with the names of tools of the request).
+ */
+function readUrlSources(value: unknown, at: PathSegment[], tools: ReadonlySet<string>): UrlSources {
+  if (value === undefined || value === null) return ALL_SOURCES;
+  if (!isJsonObject(value)) throw fieldError(at, 'Input should be a valid dictionary');
+  const keys = { user_input: ['all', 'none'], client_tool_results: [], server_tool_results: [] };
+  for (const key of Object.keys(value)) {
+    if (!Object.hasOwn(keys, key)) throw fieldError([...at, key], 'Extra inputs are not permitted');
+  }
+  const filter = (key: string, tags: readonly string[]): SourceFilter => {
+    const source = value[key];
+    if (source === undefined) return ALL;
+    const path = [...at, key];
+    if (!isJsonObject(source)) throw fieldError(path, 'Input should be a valid dictionary');
+    const tag = source.type;
+    if (typeof tag !== 'string' || !tags.includes(tag)) {
+      throw fieldError(
+        path,
+        `Input tag '${String(tag)}' found using 'type' does not match any of the expected tags: ${quoted(tags)}`,
+      );
+    }
+    const fields = tag === 'only' || tag === 'except' ? ['type', 'tools'] : ['type'];
+    for (const field of Object.keys(source)) {
+      if (!fields.includes(field)) {
+        throw fieldError([...path, tag, field], 'Extra inputs are not permitted');
+      }
+    }
+    if (tag === 'all' || tag === 'none') return { mode: tag };
+    const list = source.tools;
+    if (!Array.isArray(list)) throw fieldError([...path, tag, 'tools'], 'Field required');
+    const names = new Set<string>();
+    list.forEach((item: unknown, k) => {
+      const inner = [...path, tag, 'tools', k];
+      if (!isJsonObject(item)) throw fieldError(inner, 'Input should be a valid dictionary');
+      if (item.type !== 'tool_reference') {
+        throw fieldError([...inner, 'type'], "Input should be 'tool_reference'");
+      }
+      if (typeof item.name !== 'string') {
+        throw fieldError([...inner, 'name'], 'Input should be a valid string');
+      }
+      if (!tools.has(item.name)) {
+        throw fieldError([...inner, 'name'], `Tool '${item.name}' is not in tools`);
+      }
+      names.add(item.name);
+    });
+    return { mode: tag as 'only' | 'except', names };
+  };
+  const user = filter('user_input', ['all', 'none']);
+  const tags = ['all', 'none', 'only', 'except'];
+  return {
+    user: user.mode === 'all',
+    client: filter('client_tool_results', tags),
+    server: filter('server_tool_results', tags),
+  };
 }
 
 /** The longest URL upstream fetches; longer is `url_too_long`. */
 export const MAX_FETCH_URL_CHARS = 250;
 
 /**
- * A web fetch tool's settings: the web tools' own, `citations`, `max_content_tokens`, and the
- * later versions' `use_cache` and `response_inclusion` (taken on every version; they change
- * nothing here).
+ * A web fetch tool's settings: the web tools' own, `citations`, `max_content_tokens`,
+ * `url_sources` (naming tools of the request: `tools`), and the later versions' `use_cache`
+ * and `response_inclusion` (taken on every version; they change nothing here).
  */
-export function readWebFetchTool(tool: Record<string, unknown>, index: number): WebFetchTool {
+export function readWebFetchTool(
+  tool: Record<string, unknown>,
+  index: number,
+  tools: ReadonlySet<string>,
+): WebFetchTool {
   const read = readWebTool(tool, index, WEB_FETCH_NAME);
   const at = (...field: PathSegment[]): PathSegment[] => [
     'tools',
@@ -68,16 +156,13 @@ export function readWebFetchTool(tool: Record<string, unknown>, index: number): 
   if (cache !== undefined && cache !== null && typeof cache !== 'boolean') {
     throw fieldError(at('use_cache'), 'Input should be a valid boolean');
   }
-  const inclusion = tool.response_inclusion;
-  if (
-    inclusion !== undefined &&
-    inclusion !== null &&
-    inclusion !== 'full' &&
-    inclusion !== 'excluded'
-  ) {
-    throw fieldError(at('response_inclusion'), "Input should be 'full' or 'excluded'");
-  }
-  return { ...read, citations: cited, maxContentTokens: typeof max === 'number' ? max : undefined };
+  checkResponseInclusion(tool, at());
+  return {
+    ...read,
+    citations: cited,
+    maxContentTokens: typeof max === 'number' ? max : undefined,
+    sources: readUrlSources(tool.url_sources, at('url_sources'), tools),
+  };
 }
 
 /** http(s) URLs in a text, as a model reads them (without the punctuation that ends a sentence). */

@@ -143,10 +143,27 @@ export function readWebTool(tool: Record<string, unknown>, index: number, name: 
   };
 }
 
-/** A web search tool's settings: the web tools' own, and `user_location`. */
+/** A later tool version's `response_inclusion`: `full` or `excluded` (nothing changes here). */
+export function checkResponseInclusion(tool: Record<string, unknown>, at: PathSegment[]): void {
+  const inclusion = tool.response_inclusion;
+  if (
+    inclusion !== undefined &&
+    inclusion !== null &&
+    inclusion !== 'full' &&
+    inclusion !== 'excluded'
+  ) {
+    throw fieldError([...at, 'response_inclusion'], "Input should be 'full' or 'excluded'");
+  }
+}
+
+/**
+ * A web search tool's settings: the web tools' own, `user_location`, and the later versions'
+ * `response_inclusion` (which changes nothing here).
+ */
 export function readWebSearchTool(tool: Record<string, unknown>, index: number): WebSearchTool {
   const read = readWebTool(tool, index, WEB_SEARCH_NAME);
   const at = (field: string): PathSegment[] => ['tools', index, String(tool.type), field];
+  checkResponseInclusion(tool, ['tools', index, String(tool.type)]);
   const location = tool.user_location;
   if (location !== undefined && location !== null) {
     if (typeof location !== 'object' || Array.isArray(location)) {

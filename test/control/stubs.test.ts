@@ -118,7 +118,7 @@ describe('runtime stubs (/_emulator/replies)', () => {
       max_tokens: 50,
       messages: [{ role: 'user', content: plain }],
     });
-    expect(msg.json().content).toEqual([{ type: 'text', text: 'messages only' }]);
+    expect(msg.json().content).toEqual([{ type: 'text', text: 'messages only', citations: null }]);
     // The key is never echoed.
     const listed = (await t.inject({ url: '/_emulator/replies' })).body;
     expect(listed).not.toContain('key-b');
@@ -176,7 +176,9 @@ describe('runtime stubs (/_emulator/replies)', () => {
       max_tokens: 50,
       messages: [{ role: 'user', content: 'json please' }],
     });
-    expect(msg.json().content).toEqual([{ type: 'text', text: '{"ok":true,"n":3}' }]);
+    expect(msg.json().content).toEqual([
+      { type: 'text', text: '{"ok":true,"n":3}', citations: null },
+    ]);
   });
 
   it('refuse, naming the field: a regex RE2 cannot run, a bad JSON path, a video group, no reply', async () => {

@@ -30,3 +30,17 @@ export const ZERO_CACHE = {
   cache_read_input_tokens: 0,
   cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
 };
+
+/**
+ * What usage says besides its tokens when nothing else was asked: no thinking, no server tool
+ * run, the default region and speed.
+ */
+export const USAGE_REST = {
+  output_tokens_details: { thinking_tokens: 0 },
+  server_tool_use: null,
+  inference_geo: 'global',
+  speed: 'standard',
+} as const;
+
+/** What a message says besides its blocks, stop and usage: no container, no diagnostics. */
+export const MESSAGE_REST = { container: null, stop_details: null, diagnostics: null } as const;

@@ -35,7 +35,7 @@ describe('official @anthropic-ai/sdk against the emulator', () => {
       })
       .withResponse();
     const reply = generateReply('Say hello', 0);
-    expect(data.content).toEqual([{ type: 'text', text: reply.text }]);
+    expect(data.content).toEqual([{ type: 'text', text: reply.text, citations: null }]);
     expect(data.stop_reason).toBe('end_turn');
     expect(data.usage.output_tokens).toBe(reply.tokens);
     expect(request_id).toMatch(/^req_/);
@@ -100,14 +100,18 @@ describe('official @anthropic-ai/sdk against the emulator', () => {
       {
         type: 'message_start',
         message: {
+          model: 'claude-like',
           id: expect.stringMatching(/^msg_/),
           type: 'message',
           role: 'assistant',
           content: [],
-          model: 'claude-like',
+          container: null,
           stop_reason: null,
           stop_sequence: null,
-          usage: { ...whole.usage, output_tokens: 1 },
+          stop_details: null,
+          // (the thinking's tokens come with message_delta)
+          usage: { ...whole.usage, output_tokens: 1, output_tokens_details: null },
+          diagnostics: null,
         },
       },
       {
@@ -122,24 +126,41 @@ describe('official @anthropic-ai/sdk against the emulator', () => {
         delta: { type: 'signature_delta', signature: thinking.signature },
       },
       { type: 'content_block_stop', index: 0 },
-      { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } },
+      {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'text', text: '', citations: null },
+      },
       ...deltas(1, 'text_delta', 'text', text.text),
       { type: 'content_block_stop', index: 1 },
       {
         type: 'content_block_start',
         index: 2,
-        content_block: { type: 'tool_use', id: useId, name: 'get_weather', input: {} },
+        content_block: {
+          type: 'tool_use',
+          id: useId,
+          name: 'get_weather',
+          input: {},
+          caller: { type: 'direct' },
+        },
       },
       ...deltas(2, 'input_json_delta', 'partial_json', JSON.stringify(use.input)),
       { type: 'content_block_stop', index: 2 },
       {
         type: 'message_delta',
-        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        delta: {
+          stop_reason: 'tool_use',
+          stop_sequence: null,
+          stop_details: null,
+          container: null,
+        },
         usage: {
           input_tokens: whole.usage.input_tokens,
           cache_creation_input_tokens: 0,
           cache_read_input_tokens: 0,
           output_tokens: whole.usage.output_tokens,
+          output_tokens_details: whole.usage.output_tokens_details,
+          server_tool_use: null,
         },
       },
       { type: 'message_stop' },
@@ -232,7 +253,11 @@ describe('@anthropic-ai/sdk and injected faults', () => {
       max_tokens: 500,
       messages: [{ role: 'user', content: 'retry me' }],
     });
-    expect(message.content[0]).toEqual({ type: 'text', text: generateReply('retry me', 0).text });
+    expect(message.content[0]).toEqual({
+      type: 'text',
+      text: generateReply('retry me', 0).text,
+      citations: null,
+    });
     const { requests } = (await (await fetch(`${emulator.url}/_emulator/requests`)).json()) as {
       requests: Array<{ status: number }>;
     };

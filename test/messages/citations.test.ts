@@ -182,7 +182,9 @@ describe('citations', () => {
     });
     const refused = (await ask([TEXT_DOC, QUESTION])).json();
     expect(refused.stop_reason).toBe('refusal');
-    expect(refused.content).toEqual([{ type: 'text', text: 'No.' }]);
+    // (a scripted refusal names no category and explains nothing)
+    expect(refused.stop_details).toEqual({ type: 'refusal', category: null, explanation: null });
+    expect(refused.content).toEqual([{ type: 'text', text: 'No.', citations: null }]);
   });
 
   it('quote nothing of a text that is only half a character', async () => {
@@ -210,7 +212,7 @@ describe('citations', () => {
     const at = events.findIndex(
       (e) =>
         e.type === 'content_block_start' &&
-        (e.content_block as { citations?: unknown }).citations !== undefined,
+        Array.isArray((e.content_block as { citations?: unknown }).citations),
     );
     expect(events.slice(at, at + 3)).toEqual([
       {

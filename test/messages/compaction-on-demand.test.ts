@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_COMPACTION_PROMPT } from '../../src/messages/compaction.js';
 import { signCompaction } from '../../src/messages/signed-compaction.js';
 import { countTokens } from '../../src/platform/tokens.js';
-import { withAnthropic, ZERO_CACHE } from '../helpers/anthropic.js';
+import { MESSAGE_REST, USAGE_REST, withAnthropic, ZERO_CACHE } from '../helpers/anthropic.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -34,7 +34,13 @@ const SUMMARY =
   "Summary of the conversation so far: 4 messages (2 from the user, 2 from the assistant); tool calls: search ×1.\nThe user's latest message: Find the answer.";
 const BLOCK = { type: 'compaction', content: SUMMARY, signature: signCompaction(SUMMARY) };
 
-const noUsage = { input_tokens: 0, ...ZERO_CACHE, output_tokens: 0, service_tier: 'standard' };
+const noUsage = {
+  input_tokens: 0,
+  ...ZERO_CACHE,
+  output_tokens: 0,
+  service_tier: 'standard',
+  ...USAGE_REST,
+};
 
 const ask = (extra: object = {}, headers: Record<string, string> = BETA) =>
   t.messages(
@@ -71,14 +77,15 @@ describe('on-demand compaction: the request', () => {
     const res = await ask();
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
+      model: MODEL,
       id: expect.stringMatching(/^msg_/),
       type: 'message',
       role: 'assistant',
       content: [BLOCK],
-      model: MODEL,
       stop_reason: 'compaction',
       stop_sequence: null,
       usage: { ...noUsage, iterations: [await step(DEFAULT_COMPACTION_PROMPT)] },
+      ...MESSAGE_REST,
     });
   });
 
@@ -95,16 +102,26 @@ describe('on-demand compaction: the request', () => {
     const res = await ask({ stream: true });
     expect(res.statusCode).toBe(200);
     const start = {
+      model: MODEL,
       id: expect.stringMatching(/^msg_/),
       type: 'message',
       role: 'assistant',
       content: [],
-      model: MODEL,
       stop_reason: null,
       stop_sequence: null,
-      usage: noUsage,
+      usage: { ...noUsage, output_tokens_details: null },
+      ...MESSAGE_REST,
     };
-    const { service_tier: _, cache_creation: __, ...deltaUsage } = noUsage;
+    const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens } = noUsage;
+    const { output_tokens, output_tokens_details, server_tool_use } = noUsage;
+    const deltaUsage = {
+      input_tokens,
+      cache_creation_input_tokens,
+      cache_read_input_tokens,
+      output_tokens,
+      output_tokens_details,
+      server_tool_use,
+    };
     expect(parseSse(res.body)).toEqual([
       { event: 'message_start', data: { type: 'message_start', message: start } },
       {
@@ -117,7 +134,12 @@ describe('on-demand compaction: the request', () => {
         event: 'message_delta',
         data: {
           type: 'message_delta',
-          delta: { stop_reason: 'compaction', stop_sequence: null },
+          delta: {
+            stop_reason: 'compaction',
+            stop_sequence: null,
+            stop_details: null,
+            container: null,
+          },
           usage: { ...deltaUsage, iterations: [await step(DEFAULT_COMPACTION_PROMPT)] },
         },
       },

@@ -4,7 +4,13 @@ import { generateText, type ModelMessage } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_COMPACTION_PROMPT } from '../../src/messages/compaction.js';
 import { countTokens, truncateTokens } from '../../src/platform/tokens.js';
-import { withAnthropic, withEmulator, ZERO_CACHE } from '../helpers/anthropic.js';
+import {
+  MESSAGE_REST,
+  USAGE_REST,
+  withAnthropic,
+  withEmulator,
+  ZERO_CACHE,
+} from '../helpers/anthropic.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -103,6 +109,7 @@ describe('compaction: compact_20260112', () => {
       ...ZERO_CACHE,
       output_tokens: output,
       service_tier: 'standard',
+      ...USAGE_REST,
       iterations: [
         {
           type: 'message',
@@ -136,6 +143,7 @@ describe('compaction: compact_20260112', () => {
         ...ZERO_CACHE,
         output_tokens: output,
         service_tier: 'standard',
+        ...USAGE_REST,
         iterations: [
           {
             type: 'compaction',
@@ -223,11 +231,12 @@ describe('compaction: compact_20260112', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body).toEqual({
+      model: MODEL,
       id: body.id,
       type: 'message',
       role: 'assistant',
       content: [{ type: 'compaction', content: SUMMARY }],
-      model: MODEL,
+      ...MESSAGE_REST,
       stop_reason: 'compaction',
       stop_sequence: null,
       usage: {
@@ -235,6 +244,7 @@ describe('compaction: compact_20260112', () => {
         ...ZERO_CACHE,
         output_tokens: 0,
         service_tier: 'standard',
+        ...USAGE_REST,
         iterations: [
           {
             type: 'compaction',
@@ -335,12 +345,19 @@ describe('compaction: compact_20260112', () => {
     ]);
     expect(frames[5]?.data).toEqual({
       type: 'message_delta',
-      delta: { stop_reason: 'compaction', stop_sequence: null },
+      delta: {
+        stop_reason: 'compaction',
+        stop_sequence: null,
+        stop_details: null,
+        container: null,
+      },
       usage: {
         input_tokens: 0,
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,
         output_tokens: 0,
+        output_tokens_details: { thinking_tokens: 0 },
+        server_tool_use: null,
         iterations: json.usage.iterations,
       },
       context_management: { applied_edits: [] },
@@ -364,14 +381,15 @@ describe('compaction: compact_20260112', () => {
         data: {
           type: 'message_start',
           message: {
+            model: MODEL,
             id: expect.any(String),
             type: 'message',
             role: 'assistant',
             content: [],
-            model: MODEL,
+            ...MESSAGE_REST,
             stop_reason: null,
             stop_sequence: null,
-            usage: { ...startUsage, output_tokens: 1 },
+            usage: { ...startUsage, output_tokens: 1, output_tokens_details: null },
             context_management: null,
           },
         },
@@ -399,12 +417,19 @@ describe('compaction: compact_20260112', () => {
       event: 'message_delta',
       data: {
         type: 'message_delta',
-        delta: { stop_reason: json.stop_reason, stop_sequence: null },
+        delta: {
+          stop_reason: json.stop_reason,
+          stop_sequence: null,
+          stop_details: null,
+          container: null,
+        },
         usage: {
           input_tokens: json.usage.input_tokens,
           cache_creation_input_tokens: 0,
           cache_read_input_tokens: 0,
           output_tokens: json.usage.output_tokens,
+          output_tokens_details: { thinking_tokens: 0 },
+          server_tool_use: null,
           iterations,
         },
         context_management: { applied_edits: [] },

@@ -16,6 +16,11 @@ const image = (data: string, media_type = 'image/png') => ({
   type: 'image',
   source: { type: 'base64', media_type, data },
 });
+/** An image that asks for an error, not scaling, when it is over the size limit. */
+const oversized = (data: string) => ({
+  ...image(data),
+  transformations: { oversized_image: 'error' },
+});
 const count = async (content: unknown[]) => {
   const res = await t.messages(
     { model: 'm', messages: [{ role: 'user', content }] },
@@ -91,16 +96,6 @@ describe('images', () => {
       `messages.0.content.0.image.source.base64: image exceeds 5 MB maximum: ${Buffer.from(IMAGES.png320, 'base64').length + 5 * 1024 * 1024} bytes > 5242880 bytes`,
     ],
     [
-      'a side over 8000 px',
-      [image(png(8001, 100))],
-      'messages.0.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels',
-    ],
-    [
-      'a side over 2000 px among more than 20 images',
-      [...Array.from({ length: 20 }, () => image(IMAGES.png320)), image(png(2001, 100))],
-      'messages.0.content.20.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels',
-    ],
-    [
       'more than 100 images',
       Array.from({ length: 101 }, () => image(IMAGES.png320)),
       'messages: Too many images: 101 > 100',
@@ -119,6 +114,54 @@ describe('images', () => {
     const res = await t.messages(body);
     expect(res.statusCode, label).toBe(400);
     expect(res.json().error).toEqual({ type: 'invalid_request_error', message });
+  });
+
+  it.each([
+    [
+      'a side over 8000 px',
+      [oversized(png(8001, 100))],
+      8000,
+      'messages.0.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels',
+      ['messages.0.content.0'],
+    ],
+    [
+      'a side over 2000 px among more than 20 images',
+      [
+        ...Array.from({ length: 20 }, () => image(IMAGES.png320)),
+        oversized(png(2001, 100)),
+        oversized(png(100, 2500)),
+        // (one that asks to be scaled is not named)
+        { ...image(png(3000, 100)), transformations: { oversized_image: 'downsize' } },
+      ],
+      2000,
+      'messages.0.content.20.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels',
+      ['messages.0.content.20', 'messages.0.content.21'],
+    ],
+  ])(
+    'refuses %s when asked to (oversized_image: "error"), naming every such image',
+    async (label, content, max, message, paths) => {
+      const res = await t.messages({
+        model: 'm',
+        max_tokens: 10,
+        messages: [{ role: 'user', content }],
+      });
+      expect(res.statusCode, label).toBe(400);
+      expect(res.json().error).toEqual({
+        type: 'invalid_request_error',
+        message,
+        details: { error_code: 'image_dimensions_too_large', max_side_length_pixels: max, paths },
+      });
+    },
+  );
+
+  it('scales an image over the size limit down by default (oversized_image: "downsize"), counted as scaled', async () => {
+    for (const transformations of [undefined, null, {}, { oversized_image: 'downsize' }]) {
+      const big = {
+        ...image(png(8001, 100)),
+        ...(transformations === undefined ? {} : { transformations }),
+      };
+      expect(await withText(big)).toBe(imageTokens(8001, 100));
+    }
   });
 
   it('are read inside tool results', async () => {

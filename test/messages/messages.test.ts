@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens, truncateTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
+import { USAGE_REST } from '../helpers/anthropic.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';
 import type { GroupRequest } from '../helpers/groups.js';
 
@@ -28,6 +29,7 @@ const usage = (input: number, output: number, creation = 0, read = 0, c1h = 0) =
   cache_creation: { ephemeral_5m_input_tokens: creation - c1h, ephemeral_1h_input_tokens: c1h },
   output_tokens: output,
   service_tier: 'standard',
+  ...USAGE_REST,
 });
 
 describe('POST /messages-api/v1/messages', () => {
@@ -41,25 +43,44 @@ describe('POST /messages-api/v1/messages', () => {
     expect(res.headers['request-id']).toBe('req_1');
     const reply = generateReply('Hello there', 0);
     expect(res.json()).toEqual({
+      model: 'claude-like',
       id: 'msg_1',
       type: 'message',
       role: 'assistant',
-      content: [{ type: 'text', text: reply.text }],
-      model: 'claude-like',
+      content: [{ type: 'text', text: reply.text, citations: null }],
+      container: null,
       stop_reason: 'end_turn',
       stop_sequence: null,
+      stop_details: null,
       // 3 (message framing) + 4 ("Hello there")
       usage: usage(7, reply.tokens),
+      diagnostics: null,
     });
+    // (upstream's order, as captured answers have it)
     expect(Object.keys(res.json())).toEqual([
+      'model',
       'id',
       'type',
       'role',
       'content',
-      'model',
+      'container',
       'stop_reason',
       'stop_sequence',
+      'stop_details',
       'usage',
+      'diagnostics',
+    ]);
+    expect(Object.keys(res.json().usage)).toEqual([
+      'input_tokens',
+      'cache_creation_input_tokens',
+      'cache_read_input_tokens',
+      'cache_creation',
+      'output_tokens',
+      'output_tokens_details',
+      'server_tool_use',
+      'service_tier',
+      'inference_geo',
+      'speed',
     ]);
   });
 
@@ -155,23 +176,50 @@ describe('POST /messages-api/v1/messages', () => {
     expect(res.json().content[0].text).toBe(generateReply('Name a colour', 0).text);
   });
 
-  it('takes the standard container, inference_geo and speed fields and answers as without them', async () => {
+  it('takes the standard container, inference_geo, speed and diagnostics fields; usage says the speed and region asked for', async () => {
     const base = { model: 'm', max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }] };
     const plain = (await post(base)).json();
-    for (const extra of [
-      { container: 'container_011', inference_geo: 'us', speed: 'fast' },
-      {
-        container: {
-          id: null,
-          skills: [{ skill_id: 'pptx', type: 'anthropic', version: 'latest' }],
+    for (const [extra, served] of [
+      [
+        { container: 'container_011', inference_geo: 'us', speed: 'fast' },
+        { inference_geo: 'us', speed: 'fast' },
+      ],
+      [
+        {
+          container: {
+            id: null,
+            skills: [{ skill_id: 'pptx', type: 'anthropic', version: 'latest' }],
+          },
         },
-      },
-      { container: null, inference_geo: null, speed: null },
-    ]) {
+        {},
+      ],
+      [{ container: null, inference_geo: null, speed: null, diagnostics: null }, {}],
+      // (opting in on a first turn: nothing to compare with)
+      [{ speed: 'standard', diagnostics: { previous_message_id: null } }, {}],
+    ] as const) {
       const res = await post({ ...base, ...extra });
       expect(res.statusCode).toBe(200);
-      expect({ ...res.json(), id: plain.id }).toEqual(plain);
+      expect({ ...res.json(), id: plain.id }).toEqual({
+        ...plain,
+        usage: { ...plain.usage, ...served },
+      });
     }
+  });
+
+  it('with diagnostics.previous_message_id, says it cannot tell why the cache missed a prompt that read nothing from it', async () => {
+    const body = {
+      model: 'm',
+      max_tokens: 10,
+      system: [{ type: 'text', text: 'abcd '.repeat(1100), cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: 'Hi' }],
+      diagnostics: { previous_message_id: 'msg_0' },
+    };
+    const missed = (await post(body)).json();
+    expect(missed.usage.cache_read_input_tokens).toBe(0);
+    expect(missed.diagnostics).toEqual({ cache_miss_reason: { type: 'unavailable' } });
+    const read = (await post(body)).json();
+    expect(read.usage.cache_read_input_tokens).toBe(1100);
+    expect(read.diagnostics).toBeNull();
   });
 
   it('takes an empty last assistant message (no prefill) and refuses an empty earlier one', async () => {

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { withAnthropic } from '../helpers/anthropic.js';
+import { MESSAGE_REST, USAGE_REST, withAnthropic } from '../helpers/anthropic.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -51,7 +51,9 @@ describe('max_tokens: 0 (cache pre-warming)', () => {
         cache_creation: { ephemeral_5m_input_tokens: written, ephemeral_1h_input_tokens: 0 },
         output_tokens: 0,
         service_tier: 'standard',
+        ...USAGE_REST,
       },
+      ...MESSAGE_REST,
     });
     const next = await t.messages(
       warm({ max_tokens: 50, messages: [{ role: 'user', content: 'the real question' }] }),
@@ -93,14 +95,25 @@ describe('max_tokens: 0 (cache pre-warming)', () => {
     expect((await t.messages(warm(), {})).json().content).toEqual([]);
     // the stub is still there for the next request that generates
     const next = await t.messages(warm({ max_tokens: 50 }), {});
-    expect(next.json().content).toEqual([{ type: 'text', text: 'stubbed' }]);
+    expect(next.json().content).toEqual([{ type: 'text', text: 'stubbed', citations: null }]);
   });
 
   it('with the compaction beta, lists its one step in usage.iterations', async () => {
     const res = await t.messages(warm(), { headers: { 'anthropic-beta': 'compact-2026-01-12' } });
     const usage = res.json().usage;
-    const { service_tier: _, iterations, ...tokens } = usage;
-    expect(iterations).toEqual([{ type: 'message', ...tokens, model: 'claude-like' }]);
+    const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens } = usage;
+    const { cache_creation, output_tokens, iterations } = usage;
+    expect(iterations).toEqual([
+      {
+        type: 'message',
+        input_tokens,
+        cache_creation_input_tokens,
+        cache_read_input_tokens,
+        cache_creation,
+        output_tokens,
+        model: 'claude-like',
+      },
+    ]);
   });
 
   it('takes adaptive thinking and tool_choice auto', async () => {

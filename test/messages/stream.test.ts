@@ -36,20 +36,35 @@ describe('streamed messages', () => {
         data: {
           type: 'message_start',
           message: {
+            model: 'm',
             id: 'msg_1',
             type: 'message',
             role: 'assistant',
             content: [],
-            model: 'm',
+            container: null,
             stop_reason: null,
             stop_sequence: null,
-            usage: { ...usage, output_tokens: 1, service_tier: 'standard' },
+            stop_details: null,
+            usage: {
+              ...usage,
+              output_tokens: 1,
+              output_tokens_details: null,
+              server_tool_use: null,
+              service_tier: 'standard',
+              inference_geo: 'global',
+              speed: 'standard',
+            },
+            diagnostics: null,
           },
         },
       },
       {
         event: 'content_block_start',
-        data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+        data: {
+          type: 'content_block_start',
+          index: 0,
+          content_block: { type: 'text', text: '', citations: null },
+        },
       },
       { event: 'ping', data: { type: 'ping' } },
       ...splitTokens(reply.text, TOKENS_PER_DELTA).map((text) => ({
@@ -61,12 +76,19 @@ describe('streamed messages', () => {
         event: 'message_delta',
         data: {
           type: 'message_delta',
-          delta: { stop_reason: 'end_turn', stop_sequence: null },
+          delta: {
+            stop_reason: 'end_turn',
+            stop_sequence: null,
+            stop_details: null,
+            container: null,
+          },
           usage: {
             input_tokens: 7,
             cache_creation_input_tokens: 0,
             cache_read_input_tokens: 0,
             output_tokens: reply.tokens,
+            output_tokens_details: { thinking_tokens: 0 },
+            server_tool_use: null,
           },
         },
       },
@@ -127,6 +149,8 @@ describe('streamed messages', () => {
       expect(delta.delta).toEqual({
         stop_reason: plain.stop_reason,
         stop_sequence: plain.stop_sequence,
+        stop_details: null,
+        container: null,
       });
       expect(delta.usage.output_tokens).toBe(plain.usage.output_tokens);
       expect(events.at(-1)?.event).toBe('message_stop');

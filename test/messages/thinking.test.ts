@@ -105,7 +105,7 @@ describe('extended thinking', () => {
     [
       'an unknown thinking type',
       { thinking: { type: 'deep' } },
-      'thinking.type: must be one of "enabled", "disabled", "adaptive"',
+      'thinking.type: must be one of "enabled", "disabled", "adaptive", "between_tools"',
     ],
   ])('refuses %s', async (_label, extra, message) => {
     const res = await ask(extra);
@@ -228,6 +228,40 @@ describe('extended thinking', () => {
       'thinking',
       'text',
     ]);
+  });
+
+  it('with between_tools, does not think before its first answer, and thinks after tool results', async () => {
+    const tools = [{ name: 'calc', input_schema: { type: 'object', properties: {} } }];
+    const base = { model: 'claude-sonnet-5', max_tokens: 4096, tools };
+    const thinking = { type: 'between_tools' };
+    const question = { role: 'user', content: 'Use calc please' };
+    const first = (await t.messages({ ...base, thinking, messages: [question] })).json();
+    expect(first.content.map((b: { type: string }) => b.type)).toEqual(['text', 'tool_use']);
+    expect(first.usage.output_tokens_details).toEqual({ thinking_tokens: 0 });
+    const call = first.content[1];
+    const next = await t.messages({
+      ...base,
+      thinking,
+      messages: [
+        question,
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: '4' }] },
+      ],
+    });
+    expect(next.statusCode, next.body).toBe(200);
+    const [thought, text] = next.json().content;
+    expect([thought.type, text.type]).toEqual(['thinking', 'text']);
+    expect(next.json().usage.output_tokens_details).toEqual({
+      thinking_tokens: countTokens(thought.thinking),
+    });
+    // (a model without thinking refuses it as it refuses the others)
+    const old = await t.messages({
+      ...base,
+      model: 'claude-3-5-haiku-latest',
+      thinking,
+      messages: [question],
+    });
+    expect(old.json().error.message).toBe("'claude-3-5-haiku-latest' does not support thinking.");
   });
 
   it('lets the budget exceed max_tokens with the interleaved-thinking beta and tools', async () => {
@@ -390,10 +424,16 @@ describe('streamed thinking and tool use', () => {
       ),
       delta(0, { type: 'signature_delta', signature: thinking.signature }),
       stop(0),
-      start(1, { type: 'text', text: '' }),
+      start(1, { type: 'text', text: '', citations: null }),
       ...splitTokens(text.text, 4).map((piece) => delta(1, { type: 'text_delta', text: piece })),
       stop(1),
-      start(2, { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }),
+      start(2, {
+        type: 'tool_use',
+        id: 'toolu_1',
+        name: 'lookup',
+        input: {},
+        caller: { type: 'direct' },
+      }),
       ...splitTokens(JSON.stringify(use.input), 4).map((piece) =>
         delta(2, { type: 'input_json_delta', partial_json: piece }),
       ),
@@ -402,12 +442,19 @@ describe('streamed thinking and tool use', () => {
         event: 'message_delta',
         data: {
           type: 'message_delta',
-          delta: { stop_reason: 'tool_use', stop_sequence: null },
+          delta: {
+            stop_reason: 'tool_use',
+            stop_sequence: null,
+            stop_details: null,
+            container: null,
+          },
           usage: {
             input_tokens: json.usage.input_tokens,
             cache_creation_input_tokens: 0,
             cache_read_input_tokens: 0,
             output_tokens: json.usage.output_tokens,
+            output_tokens_details: json.usage.output_tokens_details,
+            server_tool_use: null,
           },
         },
       },

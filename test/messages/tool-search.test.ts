@@ -54,23 +54,30 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
   it('searches for a deferred tool before calling it, in the same reply', async () => {
     const message = (await ask()).json();
     expect(message.content).toEqual([
-      { type: 'text', text: 'I will use the get_weather tool for this.' },
+      { type: 'text', text: 'I will use the get_weather tool for this.', citations: null },
       {
         type: 'server_tool_use',
         id: 'srvtoolu_1',
         name: 'tool_search_tool_regex',
         input: { pattern: '^(?:get_weather)$' },
+        caller: { type: 'direct' },
       },
       {
         type: 'tool_search_tool_result',
         tool_use_id: 'srvtoolu_1',
         content: references('get_weather'),
       },
-      { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+      {
+        type: 'tool_use',
+        id: 'toolu_1',
+        name: 'get_weather',
+        input: { city: 'Paris' },
+        caller: { type: 'direct' },
+      },
     ]);
     expect(message.stop_reason).toBe('tool_use');
     // Not metered as a server tool's use; the definition found is read as input.
-    expect(message.usage.server_tool_use).toBeUndefined();
+    expect(message.usage.server_tool_use).toBeNull();
     const counted = (
       await t.messages(
         {
@@ -115,6 +122,7 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
       id: 'srvtoolu_1',
       name: 'tool_search_tool_bm25',
       input: { query: 'get weather' },
+      caller: { type: 'direct' },
     });
     // get_weather: "get" and "weather" in its name (3 each); get_time: "get" in its name (3) and
     // "weather" in its description (1).
@@ -179,7 +187,13 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
       });
     const found = (await client('get_weather')).json();
     expect(found.content).toEqual([
-      { type: 'tool_use', id: 'toolu_3', name: 'get_weather', input: { city: 'Paris' } },
+      {
+        type: 'tool_use',
+        id: 'toolu_3',
+        name: 'get_weather',
+        input: { city: 'Paris' },
+        caller: { type: 'direct' },
+      },
     ]);
     const unknown = await client('get_news');
     expect(unknown.statusCode).toBe(400);
@@ -208,6 +222,7 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
         id: 'srvtoolu_2',
         name: 'tool_search_tool_regex',
         input: { pattern: '^(?:a_get|b_get|c_get|d_get|e_get|get)$', limit: 6 },
+        caller: { type: 'direct' },
       },
     ]);
     expect(all.content.filter((b: Block) => b.type === 'tool_use')).toHaveLength(6);
@@ -292,6 +307,7 @@ describe('tool search (tool_search_tool_regex / _bm25)', () => {
         id: 'srvtoolu_1',
         name: 'tool_search_tool_regex',
         input: { pattern: 'weather|tools|please' },
+        caller: { type: 'direct' },
       },
       {
         type: 'tool_search_tool_result',

@@ -2,7 +2,10 @@ import { Ajv } from 'ajv';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/platform/tokens.js';
 import { generateReply } from '../../src/text/default-reply.js';
+import { MESSAGE_REST, USAGE_REST } from '../helpers/anthropic.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+const DIRECT = { type: 'direct' };
 
 let t: TestApp;
 beforeEach(async () => {
@@ -63,14 +66,14 @@ describe('tool use', () => {
       { path: '/count_tokens' },
     );
     expect(body).toEqual({
+      model: 'm',
       id: 'msg_1',
       type: 'message',
       role: 'assistant',
       content: [
-        { type: 'text', text: preface },
-        { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input },
+        { type: 'text', text: preface, citations: null },
+        { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input, caller: DIRECT },
       ],
-      model: 'm',
       stop_reason: 'tool_use',
       stop_sequence: null,
       usage: {
@@ -80,7 +83,9 @@ describe('tool use', () => {
         cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
         output_tokens: countTokens(preface) + tokensOf({ name: 'get_weather', input }),
         service_tier: 'standard',
+        ...USAGE_REST,
       },
+      ...MESSAGE_REST,
     });
     // The same request gets the same call.
     expect((await ask('What should I wear in Paris?')).json().content[1].input).toEqual(input);
@@ -114,10 +119,13 @@ describe('tool use', () => {
         id: expect.stringMatching(/^toolu_/),
         name: 'get_time',
         input: expect.any(Object),
+        caller: DIRECT,
       },
     ]);
     const none = (await ask('Hello', { tool_choice: { type: 'none' } })).json();
-    expect(none.content).toEqual([{ type: 'text', text: generateReply('Hello', 0).text }]);
+    expect(none.content).toEqual([
+      { type: 'text', text: generateReply('Hello', 0).text, citations: null },
+    ]);
     expect(none.stop_reason).toBe('end_turn');
   });
 
@@ -181,7 +189,7 @@ describe('tool use', () => {
     const body = (await ask('Hello', { max_tokens: 12 })).json();
     expect(body.stop_reason).toBe('max_tokens');
     expect(body.content).toEqual([
-      { type: 'text', text: 'I will use the get_weather tool for this.' },
+      { type: 'text', text: 'I will use the get_weather tool for this.', citations: null },
     ]);
     expect(countTokens('I will use the get_weather tool for this.')).toBeLessThan(12);
     // the call was being written when the limit came, as upstream counts it
@@ -257,11 +265,17 @@ describe('tool use', () => {
       id: 'srvtoolu_1',
       name: 'web_search',
       input: { query: 'search the web' },
+      caller: DIRECT,
     });
   });
 
   it('takes a history with the blocks of upstream tools, counted as their JSON', async () => {
-    const results = { type: 'web_search_result', url: 'https://example.com', title: 'Example' };
+    const results = {
+      type: 'web_search_result',
+      url: 'https://example.com',
+      title: 'Example',
+      encrypted_content: 'AAAA',
+    };
     const used = [
       { type: 'text', text: 'Let me search.' },
       {

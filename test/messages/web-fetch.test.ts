@@ -15,6 +15,11 @@ afterEach(() => t.app.close());
 const WEB_FETCH = { type: 'web_fetch_20250910', name: 'web_fetch' };
 const WEB_SEARCH = { type: 'web_search_20250305', name: 'web_search' };
 const URL_ = 'https://example.com/blog/my-first-post';
+/** A fetched page as a history sends it back. */
+const PAGE = {
+  type: 'document',
+  source: { type: 'text', media_type: 'text/plain', data: 'A post.' },
+};
 const QUESTION = `Summarize ${URL_}.`;
 /** The emulator clock's start (test/helpers/app.ts T0). */
 const RETRIEVED = '2026-01-01T00:00:00.000Z';
@@ -44,6 +49,7 @@ const error = (id: string, code: string) => ({
   type: 'web_fetch_tool_result',
   tool_use_id: id,
   content: { type: 'web_fetch_tool_result_error', error_code: code },
+  caller: { type: 'direct' },
 });
 
 describe('web fetch (web_fetch_20250910)', () => {
@@ -57,8 +63,14 @@ describe('web fetch (web_fetch_20250910)', () => {
       'text',
     ]);
     expect(content.slice(0, 2)).toEqual([
-      { type: 'text', text: 'I will use the web_fetch tool for this.' },
-      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: { url: URL_ } },
+      { type: 'text', text: 'I will use the web_fetch tool for this.', citations: null },
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_1',
+        name: 'web_fetch',
+        input: { url: URL_ },
+        caller: { type: 'direct' },
+      },
     ]);
     const data = dataOf(content);
     expect(content[2]).toEqual({
@@ -74,6 +86,7 @@ describe('web fetch (web_fetch_20250910)', () => {
         },
         retrieved_at: RETRIEVED,
       },
+      caller: { type: 'direct' },
     });
     expect(data).toMatch(/^[A-Z].*[.!?]$/);
     // The same URL, the same page.
@@ -178,7 +191,7 @@ describe('web fetch (web_fetch_20250910)', () => {
       error('srvtoolu_1', 'url_not_in_prior_context'),
       error('srvtoolu_2', 'max_uses_exceeded'),
     ]);
-    expect(message.usage.server_tool_use).toBeUndefined();
+    expect(message.usage.server_tool_use).toBeNull();
   });
 
   it('with no URL in the conversation it is not called on auto; forced, its call has no URL', async () => {
@@ -188,7 +201,13 @@ describe('web fetch (web_fetch_20250910)', () => {
       await ask({ tool_choice: { type: 'tool', name: 'web_fetch' } }, 'Hello there')
     ).json();
     expect(forced.content.slice(0, 2)).toEqual([
-      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: {} },
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_1',
+        name: 'web_fetch',
+        input: {},
+        caller: { type: 'direct' },
+      },
       error('srvtoolu_1', 'invalid_tool_input'),
     ]);
   });
@@ -222,6 +241,7 @@ describe('web fetch (web_fetch_20250910)', () => {
       id: 'srvtoolu_2',
       name: 'web_fetch',
       input: { url: pages.at(-1)?.url },
+      caller: { type: 'direct' },
     });
     expect(content[2]?.content).toMatchObject({ type: 'web_fetch_result', url: pages.at(-1)?.url });
   });
@@ -251,6 +271,7 @@ describe('web fetch (web_fetch_20250910)', () => {
       id: 'srvtoolu_2',
       name: 'web_fetch',
       input: { url: first },
+      caller: { type: 'direct' },
     });
     expect(content[5]?.text).toMatch(/^Based on the search results: /);
     // Two search quotes, then the fetched page's (document 0: the request has none).
@@ -304,6 +325,7 @@ describe('web fetch (web_fetch_20250910)', () => {
       type: 'web_fetch_tool_result',
       tool_use_id: 'srvtoolu_1',
       content: { type: 'web_fetch_result', url: URL_ },
+      caller: { type: 'direct' },
     });
     expect(next.usage.server_tool_use).toEqual({ web_search_requests: 0, web_fetch_requests: 1 });
     const without = await t.messages({
@@ -370,11 +392,18 @@ describe('web fetch (web_fetch_20250910)', () => {
         {
           role: 'assistant',
           content: [
-            { type: 'server_tool_use', id: 'srvtoolu_a', name: 'web_fetch', input: { url: URL_ } },
+            {
+              type: 'server_tool_use',
+              id: 'srvtoolu_a',
+              name: 'web_fetch',
+              input: { url: URL_ },
+              caller: { type: 'direct' },
+            },
             {
               type: 'web_fetch_tool_result',
               tool_use_id: 'srvtoolu_a',
-              content: { type: 'web_fetch_result', url: 'javascript:alert(1)', content: {} },
+              content: { type: 'web_fetch_result', url: 'javascript:alert(1)', content: PAGE },
+              caller: { type: 'direct' },
             },
           ],
         },
@@ -387,7 +416,13 @@ describe('web fetch (web_fetch_20250910)', () => {
   it('on any, with no URL to take, still calls it (with no URL); the answer speaks of the page', async () => {
     const message = (await ask({ tool_choice: { type: 'any' } }, 'Hello there')).json();
     expect(message.content.slice(0, 2)).toEqual([
-      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: {} },
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_1',
+        name: 'web_fetch',
+        input: {},
+        caller: { type: 'direct' },
+      },
       error('srvtoolu_1', 'invalid_tool_input'),
     ]);
     expect(message.content[2].text).toMatch(/^Based on the page: /);
@@ -399,11 +434,15 @@ describe('web fetch (web_fetch_20250910)', () => {
       id: 'srvtoolu_a',
       name: 'web_fetch',
       input: { url: URL_ },
+      caller: { type: 'direct' },
     };
     const result = (type: string) => ({
       type,
       tool_use_id: 'srvtoolu_a',
-      content: { type: 'web_fetch_result', url: URL_, content: {} },
+      content:
+        type === 'web_search_tool_result'
+          ? []
+          : { type: 'web_fetch_result', url: URL_, content: PAGE },
     });
     const history = (content: unknown[]) =>
       t.messages({

@@ -58,14 +58,21 @@ describe('web search (web_search_20250305)', () => {
       'text',
     ]);
     expect(content.slice(0, 2)).toEqual([
-      { type: 'text', text: 'I will use the web_search tool for this.' },
-      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: QUERY } },
+      { type: 'text', text: 'I will use the web_search tool for this.', citations: null },
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_1',
+        name: 'web_search',
+        input: { query: QUERY },
+        caller: { type: 'direct' },
+      },
     ]);
     const pages = pagesOf(content);
     expect(content[2]).toEqual({
       type: 'web_search_tool_result',
       tool_use_id: 'srvtoolu_1',
       content: pages,
+      caller: { type: 'direct' },
     });
     // Three pages on the reserved example domains, named after the query.
     expect(pages).toHaveLength(3);
@@ -86,6 +93,7 @@ describe('web search (web_search_20250305)', () => {
     expect(content[3]).toEqual({
       type: 'text',
       text: expect.stringMatching(/^Based on the search results: \S/),
+      citations: null,
     });
     const quotes = quotesOf(content);
     expect(quotes).toHaveLength(2);
@@ -122,7 +130,7 @@ describe('web search (web_search_20250305)', () => {
       web_fetch_requests: 0,
     });
     // No search, no server_tool_use.
-    expect(unsearched.usage.server_tool_use).toBeUndefined();
+    expect(unsearched.usage.server_tool_use).toBeNull();
     expect(unsearched.content.map((b: Block) => b.type)).toEqual(['text']);
   });
 
@@ -151,6 +159,7 @@ describe('web search (web_search_20250305)', () => {
       id: 'srvtoolu_1',
       name: 'web_search',
       input: { query: 'hello' },
+      caller: { type: 'direct' },
     });
   });
 
@@ -179,6 +188,7 @@ describe('web search (web_search_20250305)', () => {
       type: 'web_search_tool_result',
       tool_use_id: 'srvtoolu_2',
       content: [],
+      caller: { type: 'direct' },
     });
     expect(content.map((b) => b.type)).toEqual([
       'text',
@@ -332,18 +342,29 @@ describe('web search (web_search_20250305)', () => {
     const question = 'Use web_search and get_weather for Oslo.';
     const first = (await ask({ tools }, question)).json();
     expect(first.content).toEqual([
-      { type: 'text', text: 'I will use the web_search and get_weather tools for this.' },
+      {
+        type: 'text',
+        text: 'I will use the web_search and get_weather tools for this.',
+        citations: null,
+      },
       {
         type: 'server_tool_use',
         id: 'srvtoolu_1',
         name: 'web_search',
         input: { query: 'use web_search and get_weather for oslo' },
+        caller: { type: 'direct' },
       },
-      { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } },
+      {
+        type: 'tool_use',
+        id: 'toolu_1',
+        name: 'get_weather',
+        input: { city: 'Oslo' },
+        caller: { type: 'direct' },
+      },
     ]);
     expect(first.stop_reason).toBe('tool_use');
     // Not run yet: not counted.
-    expect(first.usage.server_tool_use).toBeUndefined();
+    expect(first.usage.server_tool_use).toBeNull();
     const messages = [
       { role: 'user', content: question },
       { role: 'assistant', content: first.content },
@@ -359,6 +380,7 @@ describe('web search (web_search_20250305)', () => {
       type: 'web_search_tool_result',
       tool_use_id: 'srvtoolu_1',
       content: pagesOf(content),
+      caller: { type: 'direct' },
     });
     expect(pagesOf(content)[0]?.url).toBe(
       'https://wiki.example.net/use-web-search-and-get-weather-for-oslo',
@@ -418,19 +440,32 @@ describe('web search (web_search_20250305)', () => {
     const message = (await ask({ tools: [{ ...WEB_SEARCH, max_uses: 1 }] }, 'Search twice')).json();
     const content = message.content as Block[];
     expect(content.slice(0, 5)).toEqual([
-      { type: 'text', text: 'Searching twice.' },
-      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'first' } },
-      { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: pagesOf(content) },
+      { type: 'text', text: 'Searching twice.', citations: null },
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_1',
+        name: 'web_search',
+        input: { query: 'first' },
+        caller: { type: 'direct' },
+      },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_1',
+        content: pagesOf(content),
+        caller: { type: 'direct' },
+      },
       {
         type: 'server_tool_use',
         id: 'srvtoolu_2',
         name: 'web_search',
         input: { query: 'second' },
+        caller: { type: 'direct' },
       },
       {
         type: 'web_search_tool_result',
         tool_use_id: 'srvtoolu_2',
         content: { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' },
+        caller: { type: 'direct' },
       },
     ]);
     expect(pagesOf(content)[0]?.url).toMatch(/\/first$/);
@@ -453,11 +488,13 @@ describe('web search (web_search_20250305)', () => {
         id: 'srvtoolu_1',
         name: 'web_search',
         input: { query: 'q'.repeat(501) },
+        caller: { type: 'direct' },
       },
       {
         type: 'web_search_tool_result',
         tool_use_id: 'srvtoolu_1',
         content: { type: 'web_search_tool_result_error', error_code: 'query_too_long' },
+        caller: { type: 'direct' },
       },
     ]);
     expect(message.content.map((b: Block) => b.type)).toEqual([
@@ -465,16 +502,16 @@ describe('web search (web_search_20250305)', () => {
       'web_search_tool_result',
       'text',
     ]);
-    expect(message.usage.server_tool_use).toBeUndefined();
+    expect(message.usage.server_tool_use).toBeNull();
   });
 
   it('cuts at max_tokens like any reply: a search that does not fit is not run', async () => {
     const message = (await ask({ max_tokens: 12 })).json();
     expect(message.content).toEqual([
-      { type: 'text', text: 'I will use the web_search tool for this.' },
+      { type: 'text', text: 'I will use the web_search tool for this.', citations: null },
     ]);
     expect(message.stop_reason).toBe('max_tokens');
-    expect(message.usage.server_tool_use).toBeUndefined();
+    expect(message.usage.server_tool_use).toBeNull();
     // Room for the call and part of the answer: the search runs, the answer is cut, no quotes.
     const cut = (await ask({ max_tokens: 40 })).json();
     expect(cut.content.map((b: Block) => b.type)).toEqual([
@@ -494,6 +531,7 @@ describe('web search (web_search_20250305)', () => {
       id: 'srvtoolu_x',
       name: 'web_search',
       input: { query: 'q' },
+      caller: { type: 'direct' },
     };
     const refused = {
       type: 'error',
@@ -552,6 +590,7 @@ describe('web search (web_search_20250305)', () => {
     expect(next.json().content[0]).toMatchObject({
       type: 'web_search_tool_result',
       tool_use_id: 'srvtoolu_1',
+      caller: { type: 'direct' },
     });
     expect(next.json().usage.server_tool_use).toEqual({
       web_search_requests: 1,
@@ -583,8 +622,15 @@ describe('web search (web_search_20250305)', () => {
             id: `srvtoolu_${i}`,
             name: 'web_search',
             input: { query: `q${i}` },
+            caller: { type: 'direct' },
           })),
-          { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} },
+          {
+            type: 'tool_use',
+            id: 'toolu_1',
+            name: 'lookup',
+            input: {},
+            caller: { type: 'direct' },
+          },
         ],
       },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] },
@@ -647,7 +693,7 @@ describe('web search (web_search_20250305)', () => {
       'web_search_tool_result',
       'text',
     ]);
-    expect(stopped.content[3]).toEqual({ type: 'text', text: 'Based on the ' });
+    expect(stopped.content[3]).toEqual({ type: 'text', text: 'Based on the ', citations: null });
     expect(stopped.stop_reason).toBe('stop_sequence');
     expect(stopped.stop_sequence).toBe('search results');
     expect(stopped.usage.server_tool_use).toEqual({
@@ -711,12 +757,34 @@ describe('web search (web_search_20250305)', () => {
     const message = (await ask({}, 'An odd search')).json();
     const invalid = { type: 'web_search_tool_result_error', error_code: 'invalid_tool_input' };
     expect(message.content.slice(0, 4)).toEqual([
-      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
-      { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: invalid },
-      { type: 'server_tool_use', id: 'srvtoolu_2', name: 'web_search', input: { q: 1 } },
-      { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_2', content: invalid },
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_1',
+        name: 'web_search',
+        input: {},
+        caller: { type: 'direct' },
+      },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_1',
+        content: invalid,
+        caller: { type: 'direct' },
+      },
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_2',
+        name: 'web_search',
+        input: { q: 1 },
+        caller: { type: 'direct' },
+      },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_2',
+        content: invalid,
+        caller: { type: 'direct' },
+      },
     ]);
-    expect(message.usage.server_tool_use).toBeUndefined();
+    expect(message.usage.server_tool_use).toBeNull();
     const back = await t.messages({
       model: 'm',
       max_tokens: 1024,
@@ -756,7 +824,13 @@ describe('web search (web_search_20250305)', () => {
     expect(starts[1]).toEqual({
       type: 'content_block_start',
       index: 1,
-      content_block: { type: 'server_tool_use', id: 'srvtoolu_2', name: 'web_search', input: {} },
+      content_block: {
+        type: 'server_tool_use',
+        id: 'srvtoolu_2',
+        name: 'web_search',
+        input: {},
+        caller: { type: 'direct' },
+      },
     });
     const partial = events
       .filter((e) => e.type === 'content_block_delta' && e.index === 1)
@@ -771,15 +845,17 @@ describe('web search (web_search_20250305)', () => {
     expect(events.filter((e) => e.type === 'content_block_delta' && e.index === 2)).toEqual([]);
     const start = events.find((e) => e.type === 'message_start');
     expect(start?.message).toMatchObject({ usage: { output_tokens: 1 } });
-    expect((start?.message as { usage: object } | undefined)?.usage).not.toHaveProperty(
-      'server_tool_use',
-    );
+    // (the searches run come with message_delta)
+    expect((start?.message as { usage: object } | undefined)?.usage).toMatchObject({
+      server_tool_use: null,
+    });
     const delta = events.find((e) => e.type === 'message_delta');
     expect(delta?.usage).toEqual({
       input_tokens: json.usage.input_tokens,
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
       output_tokens: json.usage.output_tokens,
+      output_tokens_details: { thinking_tokens: 0 },
       server_tool_use: { web_search_requests: 1, web_fetch_requests: 0 },
     });
   });

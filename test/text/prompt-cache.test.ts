@@ -6,6 +6,7 @@ import {
   CHAT_BOUNDARIES_LAST,
   PromptCache,
 } from '../../src/text/prompt-cache.js';
+import { USAGE_REST } from '../helpers/anthropic.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -74,6 +75,7 @@ const split = (input: number, creation: number, read: number, oneHour = 0) => ({
   },
   output_tokens: expect.any(Number),
   service_tier: 'standard',
+  ...USAGE_REST,
 });
 
 describe("the gateway's prompt-caching rules", () => {

@@ -252,7 +252,13 @@ describe('agent rules', () => {
       })
     ).json();
     expect(message.content).toEqual([
-      { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } },
+      {
+        type: 'tool_use',
+        id: 'toolu_1',
+        name: 'get_weather',
+        input: { city: 'Oslo' },
+        caller: { type: 'direct' },
+      },
     ]);
     expect(message.stop_reason).toBe('tool_use');
     const chat = (
@@ -320,10 +326,12 @@ describe('agent rules', () => {
     ).json();
     expect(body.content.slice(0, 2)).toEqual([
       { type: 'thinking', thinking: 'First, plan.', signature: expect.any(String) },
-      { type: 'text', text: 'Done.' },
+      { type: 'text', text: 'Done.', citations: null },
     ]);
     // Without thinking on, the same rule answers text only.
-    expect((await message('plan it')).json().content).toEqual([{ type: 'text', text: 'Done.' }]);
+    expect((await message('plan it')).json().content).toEqual([
+      { type: 'text', text: 'Done.', citations: null },
+    ]);
   });
 
   it('script an agent end to end: a sequence answers each call with its next step, reset starts over', async () => {
@@ -395,7 +403,9 @@ describe('agent rules', () => {
         },
       ],
     });
-    expect(after.json().content).toEqual([{ type: 'text', text: 'Weather noted.' }]);
+    expect(after.json().content).toEqual([
+      { type: 'text', text: 'Weather noted.', citations: null },
+    ]);
   });
 
   it.each([
