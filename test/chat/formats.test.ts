@@ -503,4 +503,50 @@ describe('other current parameters', () => {
     expect((await ask({ service_tier: 'flex' })).json().service_tier).toBe('flex');
     expect((await ask({})).json().service_tier).toBeUndefined();
   });
+
+  it('serves fast mode (service_tier "fast") as priority, and says so', async () => {
+    expect((await ask({ service_tier: 'fast' })).json().service_tier).toBe('priority');
+    const streamed = parseSse((await ask({ service_tier: 'fast', stream: true })).body);
+    expect(streamed[1]?.data).toMatchObject({ service_tier: 'priority' });
+  });
+
+  it('takes the newer fields, each closed list checked', async () => {
+    const text = (breakpoint: object) => ({
+      role: 'user',
+      content: [{ type: 'text', text: 'Hi', prompt_cache_breakpoint: breakpoint }],
+    });
+    const res = await ask({
+      messages: [text({ mode: 'explicit', ttl: '12h' })],
+      prompt_cache_options: { mode: 'explicit', ttl: '30m' },
+      moderation: { model: 'omni-moderation-latest', policy: { input: { mode: 'block' } } },
+      web_search_options: {
+        search_context_size: 'high',
+        user_location: { type: 'approximate', approximate: { city: 'Oslo' } },
+      },
+    });
+    expect(res.statusCode).toBe(200);
+    for (const [extra, param, values] of [
+      [
+        { messages: [text({ mode: 'implicit' })] },
+        'messages[0].content[0].prompt_cache_breakpoint.mode',
+        '"explicit"',
+      ],
+      [{ prompt_cache_options: { ttl: '1h' } }, 'prompt_cache_options.ttl', '"30m"'],
+      [
+        { moderation: { model: 'm', policy: { output: { mode: 'warn' } } } },
+        'moderation.policy.output.mode',
+        '"score", "block"',
+      ],
+      [
+        { audio: { voice: 'alloy', format: 'ogg' } },
+        'audio.format',
+        '"wav", "aac", "mp3", "flac", "opus", "pcm16"',
+      ],
+    ] as const) {
+      const refused = await ask(extra);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().error).toMatchObject({ param, code: 'invalid_value' });
+      expect(refused.json().error.message).toContain(values);
+    }
+  });
 });
