@@ -67,6 +67,7 @@ import {
   type ToolSearchContext,
 } from './tool-search.js';
 import {
+  ALL_SOURCES,
   normalUrl,
   readWebFetchTool,
   takesSource,
@@ -125,6 +126,11 @@ export interface MessagesPrompt {
   documents: number;
   /** Searches the last assistant turn started, which the reply is to run first. */
   pending?: PendingCall[];
+  /**
+   * With a fetch tool: the URLs it may fetch, those of the sources its `url_sources` takes
+   * (the turn's `urls` are every URL the model reads, which it may try).
+   */
+  fetchable?: readonly string[];
 }
 
 /** What a `compact_20260112` edit asks for. */
@@ -1394,8 +1400,8 @@ export function readPrompt(
     ...(fetch
       ? {
           urls: [
-            ...(fetch.sources.user ? urlsIn(facts.prompt, MAX_CONTEXT_URLS) : []),
-            ...conversationUrls(body.messages, fetch.sources),
+            ...urlsIn(facts.prompt, MAX_CONTEXT_URLS),
+            ...conversationUrls(body.messages, ALL_SOURCES),
           ],
         }
       : {}),
@@ -1415,7 +1421,18 @@ export function readPrompt(
     ...(summarize ? { summarize } : {}),
     ...(reader.cited.length > 0 ? { cited: reader.cited } : {}),
     ...(search ? { search } : {}),
-    ...(fetch ? { fetch } : {}),
+    ...(fetch
+      ? {
+          fetch,
+          fetchable:
+            fetch.sources === ALL_SOURCES
+              ? (turn.urls ?? [])
+              : [
+                  ...(fetch.sources.user ? urlsIn(facts.prompt, MAX_CONTEXT_URLS) : []),
+                  ...conversationUrls(body.messages, fetch.sources),
+                ],
+        }
+      : {}),
     ...(toolSearch && toolSearches
       ? { toolSearch: { tool: toolSearch, tools: toolSearches, deferred, discovered } }
       : {}),

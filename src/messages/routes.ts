@@ -181,7 +181,7 @@ export const messagesRoutes =
                     ...(prompt.fetch ? { fetch: prompt.fetch } : {}),
                     ...(prompt.toolSearch ? { toolSearch: prompt.toolSearch } : {}),
                     pending: prompt.pending ?? [],
-                    urls: prompt.turn.urls ?? [],
+                    urls: prompt.fetchable ?? prompt.turn.urls ?? [],
                     documents: prompt.documents,
                     now: new Date(request.receivedAt).toISOString(),
                   }

@@ -43,7 +43,7 @@ export interface ServerContext {
   fetch?: WebFetchTool;
   /** The calls the last turn left to run (beside a client's tool). */
   pending: readonly PendingCall[];
-  /** The URLs the conversation holds (a fetch may take them). */
+  /** The URLs a fetch may take: those of the conversation `url_sources` takes. */
   urls: readonly string[];
   /** The request's documents: a fetched page's citation index follows them. */
   documents: number;

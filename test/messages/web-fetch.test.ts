@@ -21,6 +21,8 @@ const PAGE = {
   source: { type: 'text', media_type: 'text/plain', data: 'A post.' },
 };
 const QUESTION = `Summarize ${URL_}.`;
+/** A client tool. */
+const LOOKUP = { name: 'lookup', input_schema: { type: 'object', properties: {} } };
 /** The emulator clock's start (test/helpers/app.ts T0). */
 const RETRIEVED = '2026-01-01T00:00:00.000Z';
 
@@ -426,6 +428,63 @@ describe('web fetch (web_fetch_20250910)', () => {
       error('srvtoolu_1', 'invalid_tool_input'),
     ]);
     expect(message.content[2].text).toMatch(/^Based on the page: /);
+  });
+
+  it('takes URLs only from the sources url_sources names: the users, the tools it names', async () => {
+    const only = (sources: object) => ({ tools: [{ ...WEB_FETCH, url_sources: sources }, LOOKUP] });
+    const fetched = async (
+      sources: object,
+      content: unknown = QUESTION,
+      history: object[] = [],
+    ) => {
+      const res = await t.messages({
+        model: 'm',
+        max_tokens: 1024,
+        ...only(sources),
+        tool_choice: { type: 'tool', name: 'web_fetch' },
+        messages: [...history, { role: 'user', content }],
+      });
+      const blocks = res.json().content as Block[];
+      return blocks.find((b) => b.type === 'web_fetch_tool_result')?.content;
+    };
+    expect(await fetched({ user_input: { type: 'all' } })).toMatchObject({ url: URL_ });
+    expect(await fetched({ user_input: { type: 'none' } })).toEqual({
+      type: 'web_fetch_tool_result_error',
+      error_code: 'url_not_in_prior_context',
+    });
+    // A URL a client tool returned (the model tries it whatever the sources): fetched from the
+    // tools named (only) or not left out (except), else refused as not in the context.
+    const history = [
+      { role: 'user', content: 'Look it up.' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_l', name: 'lookup', input: {} }],
+      },
+    ];
+    const result = [{ type: 'tool_result', tool_use_id: 'toolu_l', content: `See ${URL_}` }];
+    const named = [{ type: 'tool_reference', name: 'lookup' }];
+    for (const [sources, taken] of [
+      [{}, true],
+      [{ client_tool_results: { type: 'only', tools: named } }, true],
+      [{ client_tool_results: { type: 'except', tools: named } }, false],
+      [{ client_tool_results: { type: 'none' } }, false],
+    ] as const) {
+      const content = await fetched(sources, result, history);
+      expect(content, JSON.stringify(sources)).toMatchObject(
+        taken ? { url: URL_ } : { error_code: 'url_not_in_prior_context' },
+      );
+    }
+    const unknown = await t.messages({
+      model: 'm',
+      max_tokens: 10,
+      ...only({
+        server_tool_results: { type: 'only', tools: [{ type: 'tool_reference', name: 'nope' }] },
+      }),
+      messages: [{ role: 'user', content: QUESTION }],
+    });
+    expect(unknown.json().error.message).toBe(
+      "tools.0.web_fetch_20250910.url_sources.server_tool_results.only.tools.0.name: Tool 'nope' is not in tools",
+    );
   });
 
   it('refuses a history whose web tool blocks do not pair up', async () => {
