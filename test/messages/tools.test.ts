@@ -269,6 +269,59 @@ describe('tool use', () => {
     });
   });
 
+  it('takes the browser and computer toolsets (no name; configs by member), counted as their JSON, and never calls a member', async () => {
+    const browser = {
+      type: 'browser_toolset_20260801',
+      configs: { navigate: { enabled: true }, javascript_exec: { enabled: false } },
+    };
+    const computer = { type: 'computer_toolset_20260801', configs: null };
+    const count = async (tools: object[]) =>
+      (
+        await t.messages(
+          { model: 'm', tools, messages: [{ role: 'user', content: 'Open the page' }] },
+          { path: '/count_tokens' },
+        )
+      ).json().input_tokens as number;
+    expect((await count([WEATHER, browser, computer])) - (await count([WEATHER]))).toBe(
+      countTokens(JSON.stringify(browser)) + countTokens(JSON.stringify(computer)),
+    );
+    const res = await ask('Open the page', { tools: [browser, computer] });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().content.map((b: { type: string }) => b.type)).toEqual(['text']);
+    const refused = await ask('x', {
+      tools: [{ type: 'computer_toolset_20260801', configs: { navigate: {} } }],
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.message).toMatch(/^tools\.0\.configs\.navigate: /);
+  });
+
+  it('refuses an Anthropic-defined tool under another name, and a caller of no list', async () => {
+    const refused = async (tool: object) => (await ask('x', { tools: [tool] })).json().error;
+    expect(await refused({ type: 'bash_20250124', name: 'shell' })).toEqual({
+      type: 'invalid_request_error',
+      message: "tools.0.bash_20250124.name: Input should be 'bash'",
+    });
+    expect(await refused({ type: 'text_editor_20250124', name: 'edit' })).toEqual({
+      type: 'invalid_request_error',
+      message: "tools.0.text_editor_20250124.name: Input should be 'str_replace_editor'",
+    });
+    expect(
+      await refused({
+        type: 'web_search_20250305',
+        name: 'web_search',
+        allowed_callers: ['direct', 'code_execution_20240101'],
+      }),
+    ).toEqual({
+      type: 'invalid_request_error',
+      message:
+        "tools.0.web_search_20250305.allowed_callers.1: Input should be 'direct', 'code_execution_20250825', 'code_execution_20260120' or 'code_execution_20260521'",
+    });
+    expect(await refused({ type: 'code_execution_20250825' })).toEqual({
+      type: 'invalid_request_error',
+      message: 'tools.0.code_execution_20250825.name: Field required',
+    });
+  });
+
   it('takes a history with the blocks of upstream tools, counted as their JSON', async () => {
     const results = {
       type: 'web_search_result',
