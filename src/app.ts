@@ -15,6 +15,7 @@ import type { DestinationStream } from 'pino';
 import { chatGroup } from './chat/index.js';
 import { type Config, resolveConfig } from './config.js';
 import { controlRoutes } from './control/index.js';
+import { Stats } from './harness/stats.js';
 import { messagesGroup } from './messages/index.js';
 import { Keyring } from './platform/auth.js';
 import type { Clock } from './platform/clock.js';
@@ -240,6 +241,7 @@ export async function buildApp(
       text,
       setTimer: deps.setTimer,
       metrics,
+      stats: hooks.stats as Stats,
       recordingsDir: config.recordingsDir,
       knownHosts: [
         config.host,
@@ -307,6 +309,7 @@ async function openPlatform(config: Config, deps: Deps): Promise<Platform> {
       : undefined,
     ...(shared ? { begin: shared.begin } : {}),
     metrics: undefined,
+    stats: features.add(new Stats()),
     upstream: undefined,
     refusedUpload: {
       maxBytes: config.refusedUploadMaxBytes,

@@ -125,6 +125,12 @@ export function chatRoutes(options: ChatRoutesOptions): {
           )
         : 0;
     const usage = chatUsage(plan, cached);
+    request.usageTokens = {
+      input: usage.prompt_tokens,
+      cacheRead: cached,
+      cacheCreation: 0,
+      output: usage.completion_tokens,
+    };
     if (!pacing) return buildChatCompletion(who, body, plan, usage);
     return sendTextStream({
       request,

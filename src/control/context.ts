@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import type { Stats } from '../harness/stats.js';
 import type { Clock, SetTimer } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { Faults } from '../platform/faults.js';
@@ -29,6 +30,8 @@ export interface ControlOptions {
   /** Wall-clock timers, for `journal/wait`. */
   setTimer: SetTimer;
   metrics: Metrics;
+  /** Traffic by emulator second (`/_emulator/stats`). */
+  stats: Stats;
   /**
    * Names a browser page may reach the emulator by to change its state when no admin token is
    * set, besides localhost and IP addresses: HOST, PUBLIC_BASE_URL's host, the machine's name.
@@ -65,7 +68,7 @@ export function sessionOf(request: FastifyRequest, named?: string): string | und
   return session;
 }
 
-const SessionField = Type.Optional(Type.String({ pattern: SESSION_PATTERN }));
+export const SessionField = Type.Optional(Type.String({ pattern: SESSION_PATTERN }));
 
 /** `?session=`: narrows a read, or a removal, to one session, as the session header does. */
 export const SessionQuery = Type.Object({ session: SessionField }, { additionalProperties: false });

@@ -12,6 +12,7 @@ export const RESETTABLE = [
   'journal',
   'callbacks',
   'limits',
+  'stats',
   'clock',
 ];
 

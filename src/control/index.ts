@@ -16,6 +16,7 @@ import { fixtureRoutes } from './fixtures.js';
 import { healthRoutes, openapiRoute } from './health.js';
 import { journalRoutes } from './journal.js';
 import { metricsRoutes } from './metrics.js';
+import { statsRoutes } from './stats.js';
 import { stubRoutes } from './stubs.js';
 import { taskListRoute, taskRoutes } from './tasks.js';
 import { UI_PATHS, uiRoutes } from './ui.js';
@@ -165,6 +166,7 @@ export const controlRoutes =
     stubRoutes(app, options);
     fixtureRoutes(app, options);
     metricsRoutes(app, options);
+    statsRoutes(app, options);
     driftRoutes(app, options);
     await app.register(uiRoutes(adminToken !== undefined));
     openapiRoute(app);

@@ -147,6 +147,8 @@ const classOf = (status: number, aborted: boolean): number =>
   aborted ? 3 : status >= 500 ? 2 : status >= 400 ? 1 : 0;
 
 export class Stats {
+  /** The part of the emulator `/_emulator/reset?only=stats` names. */
+  readonly name = 'stats';
   private all = new Series();
   /** Per session, least recently active first. */
   private sessions = new Map<string, Series>();
@@ -189,11 +191,14 @@ export class Stats {
     for (const series of this.seriesOf(session)) series.opened(group, second, by);
   }
 
-  reset(session?: string): void {
-    if (session === undefined) {
-      this.all = new Series();
-      this.sessions.clear();
-    } else this.sessions.delete(session);
+  reset(): void {
+    this.all = new Series();
+    this.sessions.clear();
+  }
+
+  /** Forgets one session's own statistics (they stay counted in all sessions'). */
+  resetSession(session: string): void {
+    this.sessions.delete(session);
   }
 
   /**

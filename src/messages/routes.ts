@@ -38,6 +38,7 @@ import {
   PREWARMED,
   planMessage,
   servedUsage,
+  usageTokens,
   withWebUsage,
 } from './service.js';
 
@@ -129,6 +130,7 @@ export const messagesRoutes =
             body.max_tokens,
           );
           servedUsage(usage, body);
+          request.usageTokens = usageTokens(usage);
           return answer(
             request,
             reply,
@@ -149,6 +151,7 @@ export const messagesRoutes =
           const usage = messageUsage(read, 0);
           if (prompt.iterations) usage.iterations = [iteration(read, 0, body.model)];
           servedUsage(usage, body);
+          request.usageTokens = usageTokens(usage);
           return buildMessage(diagnosed(who, body, read), PREWARMED, usage);
         }
         // Past a compaction's trigger, the reply is written from tools, system and a summary.
@@ -206,6 +209,7 @@ export const messagesRoutes =
         }
         if (done.web) withWebUsage(usage, done.web);
         servedUsage(usage, body);
+        request.usageTokens = usageTokens(usage);
         return answer(
           request,
           reply,

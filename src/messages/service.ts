@@ -1,6 +1,7 @@
 import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
 import type { Ids } from '../platform/ids.js';
 import type { MatchContext } from '../platform/match.js';
+import type { UsageTokens } from '../platform/request.js';
 import {
   type FrameTemplate,
   frameTemplate,
@@ -286,6 +287,14 @@ export function servedUsage(usage: Usage, body: Pick<MessagesRequest, 'speed' | 
   usage.speed = body.speed === 'fast' ? 'fast' : 'standard';
   if (body.inference_geo) usage.inference_geo = body.inference_geo;
 }
+
+/** A message's usage as the stats count it (input without the cache's, as messages has it). */
+export const usageTokens = (usage: Usage): UsageTokens => ({
+  input: usage.input_tokens,
+  cacheRead: usage.cache_read_input_tokens ?? 0,
+  cacheCreation: usage.cache_creation_input_tokens ?? 0,
+  output: usage.output_tokens,
+});
 
 /**
  * Usage with the web searches a reply ran: counted in `server_tool_use`, and the pages they

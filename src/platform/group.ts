@@ -27,6 +27,7 @@ import {
   pathOf,
   refuseContinue,
   reqIdField,
+  type UsageTokens,
 } from './request.js';
 import { journalBody, redactUrl } from './secrets.js';
 import { ownerIn, readSession } from './session.js';
@@ -98,6 +99,20 @@ export interface GroupSpec {
   retryAfterMs?: boolean;
 }
 
+/** Where finished requests and streams are counted by emulator second (`/_emulator/stats`). */
+export interface StatsSink {
+  request(r: {
+    group: GroupName;
+    session: string;
+    at: number;
+    status: number;
+    aborted: boolean;
+    durationMs: number;
+    tokens?: UsageTokens | undefined;
+  }): void;
+  stream(group: GroupName, session: string, at: number, by: 1 | -1): void;
+}
+
 /** The platform pieces every group's request hooks use. */
 export interface GatewayHooks {
   clock: Clock;
@@ -109,6 +124,8 @@ export interface GatewayHooks {
   rateLimiter: RateLimiter | undefined;
   /** Requests and streams counted for `/_emulator/metrics`. */
   metrics: Metrics | undefined;
+  /** Requests and streams by emulator second, for `/_emulator/stats` (harness/stats.ts). */
+  stats: StatsSink | undefined;
   /** Record, replay or proxy (UPSTREAM_MODE), when on. */
   upstream: Upstream | undefined;
   /**
@@ -311,7 +328,7 @@ function matchTargets({
 /** The journal entry of a request, and the metrics' count of it. */
 function groupJournal(
   app: FastifyInstance,
-  hooks: Pick<GatewayHooks, 'journal' | 'metrics'>,
+  hooks: Pick<GatewayHooks, 'journal' | 'metrics' | 'stats'>,
   { name, facts }: Pick<GroupDescriptor, 'name' | 'facts'>,
 ): GroupJournal {
   const { journal } = hooks;
@@ -321,6 +338,16 @@ function groupJournal(
     },
     record(request, status, durationMs, stream) {
       hooks.metrics?.request(name, status);
+      hooks.stats?.request({
+        group: name,
+        session: request.session,
+        at: request.receivedAt,
+        status,
+        // (status 0: the emulator cut it, a fault's disconnect or hang: no answer either)
+        aborted: stream?.aborted === true || status === 0,
+        durationMs,
+        tokens: request.usageTokens,
+      });
       const capture = request.streamCapture;
       // (the credentials of the URLs it carries hidden, in what the journal keeps of it)
       const kept =
@@ -358,7 +385,7 @@ function groupJournal(
 
 /** What the group's routes and streams call back on a request (`request.gateway`). */
 function groupRuntime(
-  hooks: Pick<GatewayHooks, 'begin' | 'metrics'>,
+  hooks: Pick<GatewayHooks, 'begin' | 'metrics' | 'stats' | 'clock'>,
   name: GroupName,
   targetOf: (request: FastifyRequest) => MatchTarget,
   { record, settle }: GroupJournal,
@@ -369,6 +396,9 @@ function groupRuntime(
     target: targetOf,
     streamEnded(seconds, completed) {
       hooks.metrics?.stream(name, seconds, completed);
+    },
+    streamOpen(request, by) {
+      hooks.stats?.stream(name, request.session, hooks.clock.now(), by);
     },
     completed(request, reply) {
       if (request.journaled) return;

@@ -19,6 +19,8 @@ declare module 'fastify' {
     receivedAt: number;
     /** The request body as received, kept for the journal. */
     rawBody: string | undefined;
+    /** The answer's tokens as its API reports them, when it has a usage (for the stats). */
+    usageTokens: UsageTokens | undefined;
     /** The JSON answer as sent, for the journal. */
     responseBody: string | Buffer | undefined;
     /** The first bytes of an event stream answer, for the journal. */
@@ -78,6 +80,8 @@ export interface GatewayRuntime {
   target(request: FastifyRequest): MatchTarget;
   /** A stream ended after `seconds` of wall time (for the metrics). */
   streamEnded(seconds: number, completed: boolean): void;
+  /** A stream of this request began (`by` 1) or ended (-1), for the stats' open streams. */
+  streamOpen(request: FastifyRequest, by: 1 | -1): void;
   /**
    * Shared state: journals a stream about to end, before its last bytes go (so its entry is
    * stored once the client has the whole answer). Undefined in memory.
@@ -96,6 +100,14 @@ export const pathOf = (url: string) => {
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
 };
+
+/** Tokens as each API reports them (messages' input without the cache's; chat's prompt). */
+export interface UsageTokens {
+  input: number;
+  cacheRead: number;
+  cacheCreation: number;
+  output: number;
+}
 
 /** What stands for a credential wherever one would be shown: log, journal, recordings, views. */
 export const REDACTED = '[REDACTED]';
@@ -172,6 +184,7 @@ export function setupRequests(app: FastifyInstance): void {
   app.decorateRequest('fault', undefined);
   app.decorateRequest('source', 'emulator');
   app.decorateRequest('responseBody', undefined);
+  app.decorateRequest('usageTokens', undefined);
   app.decorateRequest('streamCapture', undefined);
   app.decorateRequest('pendingFault', undefined);
   app.decorateRequest('streamFault', undefined);

@@ -59,6 +59,7 @@ export async function sendTextStream(stream: TextStream): Promise<FastifyReply> 
   const started = streaming.monotonic();
   const capture = new StreamCapture();
   request.streamCapture = capture;
+  request.gateway?.streamOpen(request, 1);
   const result = await sendSse(reply, stream.produce, {
     capture,
     wait: streaming.wait,
@@ -72,6 +73,7 @@ export async function sendTextStream(stream: TextStream): Promise<FastifyReply> 
     cutAfterBytes: fault !== undefined && 'afterBytes' in fault ? fault.afterBytes : undefined,
     beforeEnd: () => request.gateway?.beforeEnd?.(request, reply),
   });
+  request.gateway?.streamOpen(request, -1);
   if (!result.completed) request.gateway?.streamAborted(request, reply, result);
   request.gateway?.streamEnded((streaming.monotonic() - started) / 1000, result.completed);
   return reply;

@@ -207,6 +207,25 @@ export class VideoService implements Feature {
     return this.store.countByStatus(now);
   }
 
+  /** How many tasks are in each status at `now`: all of them, or one session's. */
+  async statusCounts(now: number, session?: string): Promise<Record<TaskStatus, number>> {
+    const counts: Record<TaskStatus, number> = {
+      submitted: 0,
+      processing: 0,
+      succeed: 0,
+      failed: 0,
+    };
+    if (session === undefined) {
+      for (const [status, n] of await this.store.countByStatus(now)) {
+        if (status in counts) counts[status as TaskStatus] += n;
+      }
+      return counts;
+    }
+    const { tasks } = await this.store.newest(Number.POSITIVE_INFINITY, session);
+    for (const task of tasks) counts[statusAt(task, now).status]++;
+    return counts;
+  }
+
   /**
    * The tasks held (of one session, when given), oldest first, as they are at `now` (the
    * control surface): the newest `limit` of them, and how many there are.

@@ -95,7 +95,7 @@ describe('Stats', () => {
     expect(count('a')).toEqual({ '2xx': 1, '4xx': 0, '5xx': 0, aborted: 0 });
     expect(count('b')).toEqual({ '2xx': 1, '4xx': 0, '5xx': 1, aborted: 0 });
     expect(count('nobody')).toEqual(empty.requests);
-    stats.reset('b');
+    stats.resetSession('b');
     expect(count('b')).toEqual(empty.requests);
     expect(count()?.['2xx']).toBe(2);
     stats.reset();
