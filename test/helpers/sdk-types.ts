@@ -200,12 +200,12 @@ const takesAnyString = (shape: Shape): boolean =>
 /**
  * Every string literal of a request type, each where it is first met: depth first, required
  * fields before optional ones, every object type expanded once (a block type's literals are
- * tried in the first place it can be, not in each).
+ * tried in the first place it can be, not in each; two types alike, such as each tool's
+ * `allowed_callers`, each in its own).
  */
 export function literalSites(root: Shape): LiteralSite[] {
   const sites: LiteralSite[] = [];
   const seen = new Set<Shape>();
-  const found = new Set<string>();
   const label = (steps: Step[]) =>
     steps
       .map((step) => ('prop' in step ? `.${step.prop}` : 'item' in step ? '[]' : ''))
@@ -213,11 +213,9 @@ export function literalSites(root: Shape): LiteralSite[] {
       .replace(/^\./, '');
   const walk = (shape: Shape, steps: Step[], field: Shape = shape) => {
     if (shape.kind === 'literal') {
-      const path = label(steps);
-      // (the same field of a like type elsewhere in the same place: once)
-      if (typeof shape.value === 'string' && !found.has(`${path}=${shape.value}`)) {
-        found.add(`${path}=${shape.value}`);
-        sites.push({ path, steps, value: shape.value, closed: !takesAnyString(field) });
+      if (typeof shape.value === 'string') {
+        const closed = !takesAnyString(field);
+        sites.push({ path: label(steps), steps, value: shape.value, closed });
       }
       return;
     }
