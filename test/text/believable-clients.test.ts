@@ -96,7 +96,9 @@ describe('a tool loop: "What is the weather in Paris?" calls get_weather with {"
 
   it('@anthropic-ai/sdk: tool_use, then the answer to its result', async () => {
     const client = anthropicSdk();
-    const tools = [{ name: 'get_weather', description: 'Weather now', input_schema: weatherSchema }];
+    const tools = [
+      { name: 'get_weather', description: 'Weather now', input_schema: weatherSchema },
+    ];
     const ask = { role: 'user' as const, content: PARIS };
     const turn = await client.messages.create({
       model: 'claude-like',
