@@ -25,7 +25,10 @@ const TOP = positiveNumber('--top', flags.top, 12);
 const filter = positionals[0];
 
 interface CpuProfile {
-  nodes: Array<{ id: number; callFrame: { functionName: string; url: string } }>;
+  nodes: Array<{
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+  }>;
   samples: number[];
   startTime: number;
   endTime: number;
@@ -41,7 +44,8 @@ function selfTimes(profile: CpuProfile, requests: number): Array<[string, number
     // (waiting is not CPU)
     if (!frame || frame.functionName === '(idle)') continue;
     const file = frame.url.split('/').pop() ?? '';
-    const name = `${frame.functionName || '(anonymous)'}${file ? ` ${file}` : ''}`;
+    const where = file ? ` ${file}:${frame.lineNumber + 1}` : '';
+    const name = `${frame.functionName || '(anonymous)'}${where}`;
     times.set(name, (times.get(name) ?? 0) + interval / requests);
   }
   return [...times].sort((a, b) => b[1] - a[1]);

@@ -266,8 +266,15 @@ export const cacheTokens = (cache: CacheUsage) => ({
  * no server tool run, `global` inference.
  */
 export function messageUsage(cache: CacheUsage, outputTokens: number, thinkingTokens = 0): Usage {
+  // One literal of one shape (a spread of cacheTokens' object made each a slow copy: 7 µs).
   return {
-    ...cacheTokens(cache),
+    input_tokens: cache.input,
+    cache_creation_input_tokens: cache.creation,
+    cache_read_input_tokens: cache.read,
+    cache_creation: {
+      ephemeral_5m_input_tokens: cache.creation5m,
+      ephemeral_1h_input_tokens: cache.creation1h,
+    },
     output_tokens: outputTokens,
     output_tokens_details: { thinking_tokens: thinkingTokens },
     server_tool_use: null,
