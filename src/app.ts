@@ -104,6 +104,7 @@ class OneLinePerRequest extends LogController {
     request.gateway?.completed(request, reply);
     if (!this.logs && !error) return;
     const line = {
+      reqId: request.id,
       method: request.method,
       url: redactUrl(request.url),
       statusCode: reply.statusCode,
@@ -574,9 +575,9 @@ async function createFastify(
       ...(await logStream(config.logFormat, deps.logStream, config.logLevel === 'silent')),
     },
     logController: new OneLinePerRequest(perRequestLogs),
-    // Request-scoped child loggers only when per-request lines are on (info and below).
-    childLoggerFactory: (logger, bindings, options) =>
-      perRequestLogs ? logger.child(bindings, options) : logger,
+    // No child logger per request (it cost a logger and its bindings' JSON each time): every
+    // per-request line names its request itself (`reqId`, reqIdField), in the same place.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT,
     // close() ends open connections and streams at once instead of waiting for them.
     forceCloseConnections: true,

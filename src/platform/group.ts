@@ -419,6 +419,7 @@ function groupRuntime(
       }
       request.log.warn(
         {
+          ...reqIdField(request),
           method: request.method,
           url: redactUrl(request.url),
           statusCode: 200,

@@ -231,12 +231,10 @@ function checkEncoding(request: FastifyRequest): void {
 }
 
 /**
- * The request id for a log line: `{ reqId }` when the request's logger does not already carry
- * it (below `info` no request gets a child logger of its own, see app.ts), else nothing, so that
- * a line never has the key twice.
+ * The request id for a log line about a request: requests get no child logger of their own (see
+ * app.ts), so each such line names its request itself.
  */
-export const reqIdField = (request: FastifyRequest): { reqId?: string } =>
-  request.log === request.server.log ? { reqId: request.id } : {};
+export const reqIdField = (request: FastifyRequest): { reqId: string } => ({ reqId: request.id });
 
 /** Requests refused before their body was read: they never get a `100 Continue`. */
 const refused = new WeakSet<object>();

@@ -4,7 +4,7 @@ import { betasOf } from '../messages/prompt.js';
 import { type SetTimer, sleepWith, type Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
-import { holdOpen, pathOf, StreamCapture } from '../platform/request.js';
+import { holdOpen, pathOf, reqIdField, StreamCapture } from '../platform/request.js';
 import {
   credentialsOf,
   redactCredentials,
@@ -162,7 +162,11 @@ export class Upstream {
     if (response === 'cut') return true;
     if (response === 'too large') {
       request.log.warn(
-        { url: redactUrl(request.url), maxBytes: this.options.maxRecordedBytes },
+        {
+          ...reqIdField(request),
+          url: redactUrl(request.url),
+          maxBytes: this.options.maxRecordedBytes,
+        },
         'answer not recorded: larger than RECORDING_MAX_BYTES',
       );
       return true;
@@ -181,7 +185,11 @@ export class Upstream {
     );
     if (!kept) {
       request.log.warn(
-        { url: redactUrl(request.url), maxFileBytes: recordings.maxFileBytes },
+        {
+          ...reqIdField(request),
+          url: redactUrl(request.url),
+          maxFileBytes: recordings.maxFileBytes,
+        },
         'answer not recorded: its recording file would be larger than a start-up reads',
       );
     }
