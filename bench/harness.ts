@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_RULES } from './scenarios.js';
+import { addBenchStubs, BENCH_RULES } from './scenarios.js';
 
 /** A FIXTURES_DIR with the bench's scripted replies (media falls back to the shipped clip). */
 export function benchFixtures(): string {
@@ -46,11 +46,13 @@ export async function startServer(
   env: Record<string, string>,
   readyPath: string,
   stderr: 'inherit' | 'pipe' = 'inherit',
+  /** Node flags besides tsx's (a profiler's). */
+  nodeArgs: string[] = [],
 ): Promise<Server> {
   const port = await freePort();
   const child = fork(script, scriptArgs, {
     env: { ...process.env, ...env, PORT: String(port) },
-    execArgv: script.endsWith('.ts') ? ['--import', 'tsx'] : [],
+    execArgv: [...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), ...nodeArgs],
     stdio: ['ignore', 'ignore', stderr, 'ipc'],
   });
   children.add(child);
@@ -86,4 +88,22 @@ export function rssKiB(pid: number | undefined): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * The emulator as users run it: LOG_LEVEL=info (one line per request, to its stdout, which the
+ * bench does not read) and the shipped fixtures; the bench's 256-token reply is a stub.
+ * `nodeArgs`: Node flags (a profiler's).
+ */
+export async function startShippedEmulator(nodeArgs: string[] = []): Promise<Server> {
+  const server = await startServer(
+    'dist/server.bundle.js',
+    [],
+    { LOG_LEVEL: 'info' },
+    '/_emulator/ready',
+    'inherit',
+    nodeArgs,
+  );
+  await addBenchStubs(server.base);
+  return server;
 }

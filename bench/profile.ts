@@ -6,14 +6,13 @@
  * (start-up included, spread over the requests), beside the process's whole CPU per request. Profiling slows the process down: the figures
  * say where the time goes, `npm run bench` says how fast it is.
  */
-import { fork } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { cpuMicros, freePort } from './harness.js';
-import { addBenchStubs, SCENARIOS, type Scenario } from './scenarios.js';
+import { cpuMicros, startShippedEmulator } from './harness.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
 import { positiveNumber } from './stats.js';
 
 const { values: flags, positionals } = parseArgs({
@@ -53,22 +52,7 @@ function selfTimes(profile: CpuProfile, requests: number): Array<[string, number
 
 async function profile(s: Scenario): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
-  const port = await freePort();
-  const child = fork('dist/server.bundle.js', [], {
-    env: { ...process.env, PORT: String(port), LOG_LEVEL: 'info' },
-    execArgv: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${base}/_emulator/ready`)).ok) break;
-    } catch {
-      if (i > 400) throw new Error('the emulator never came up');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  await addBenchStubs(base);
+  const { base, child } = await startShippedEmulator(['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   const own = { ...s, ...(await s.prepare?.(base)) };
   const before = cpuMicros(child.pid);
   const result = await autocannon({

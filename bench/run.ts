@@ -21,8 +21,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { benchFixtures, cpuMicros, rssKiB, type Server, startServer } from './harness.js';
-import { addBenchStubs, SCENARIOS, type Scenario } from './scenarios.js';
+import {
+  benchFixtures,
+  cpuMicros,
+  rssKiB,
+  type Server,
+  startServer,
+  startShippedEmulator,
+} from './harness.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
 import { startup } from './startup.js';
 import { median, pairedRatios, positiveNumber, roundOrder } from './stats.js';
 
@@ -50,21 +57,6 @@ function startEmulator(
   bundle = 'dist/server.bundle.js',
 ): Promise<Server> {
   return startServer(bundle, [], { LOG_LEVEL: 'warn', FIXTURES_DIR, ...env }, '/_emulator/ready');
-}
-
-/**
- * The emulator as users run it: LOG_LEVEL=info (one line per request, to its stdout, which the
- * bench does not read) and the shipped fixtures; the bench's 256-token reply is a stub.
- */
-async function startShippedEmulator(): Promise<Server> {
-  const server = await startServer(
-    'dist/server.bundle.js',
-    [],
-    { LOG_LEVEL: 'info' },
-    '/_emulator/ready',
-  );
-  await addBenchStubs(server.base);
-  return server;
 }
 
 const request = (s: Scenario) => ({

@@ -1,5 +1,5 @@
 /**
- * Traffic statistics by emulator second (README "Dashboard"): for each API group, requests by
+ * Traffic statistics by emulator second (README "Stats"): for each API group, requests by
  * status class, a latency histogram, tokens as each API reports them, and the most streams open
  * at once; kept for the last STATS_SECONDS seconds of the emulator clock, per session and for
  * all sessions, in slots made when a second first has traffic. Memory does not grow with
@@ -8,7 +8,9 @@
  * buckets its second used (a few hundred bytes).
  */
 
-export type StatsGroup = 'chat' | 'messages' | 'video';
+import type { GroupName, StatsRequest, StatsSink } from '../platform/group.js';
+
+export type StatsGroup = GroupName;
 export const STATS_GROUPS: readonly StatsGroup[] = ['chat', 'messages', 'video'];
 export const STATUS_CLASSES = ['2xx', '4xx', '5xx', 'aborted'] as const;
 export type StatusClass = (typeof STATUS_CLASSES)[number];
@@ -18,26 +20,7 @@ export const STATS_SECONDS = 3600;
 /** Sessions whose own statistics are kept (beyond: they count in all sessions' only). */
 export const STATS_SESSIONS = 16;
 
-/** Tokens as each API reports them (messages' input without the cache's; chat's prompt). */
-export interface Tokens {
-  input: number;
-  cacheRead: number;
-  cacheCreation: number;
-  output: number;
-}
-
-/** One finished request, as a group reports it. */
-export interface StatsRequest {
-  group: StatsGroup;
-  session: string;
-  /** Emulator time of its arrival (ms): it counts in that second. */
-  at: number;
-  status: number;
-  /** A client that went away before the answer ended. */
-  aborted: boolean;
-  durationMs: number;
-  tokens?: Tokens | undefined;
-}
+export type { StatsRequest };
 
 /**
  * Latency buckets: [0, 0.1 ms), then each 2^(1/4) (about 19 %) wider than the one before, up
@@ -146,7 +129,7 @@ function addTo(pairs: number[], bucket: number, n: number): void {
 const classOf = (status: number, aborted: boolean): number =>
   aborted ? 3 : status >= 500 ? 2 : status >= 400 ? 1 : 0;
 
-export class Stats {
+export class Stats implements StatsSink {
   /** The part of the emulator `/_emulator/reset?only=stats` names. */
   readonly name = 'stats';
   private all = new Series();

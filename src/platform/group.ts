@@ -101,16 +101,21 @@ export interface GroupSpec {
 
 /** Where finished requests and streams are counted by emulator second (`/_emulator/stats`). */
 export interface StatsSink {
-  request(r: {
-    group: GroupName;
-    session: string;
-    at: number;
-    status: number;
-    aborted: boolean;
-    durationMs: number;
-    tokens?: UsageTokens | undefined;
-  }): void;
+  request(r: StatsRequest): void;
   stream(group: GroupName, session: string, at: number, by: 1 | -1): void;
+}
+
+/** One finished request, as the stats count it. */
+export interface StatsRequest {
+  group: GroupName;
+  session: string;
+  /** Emulator time of its arrival (ms): it counts in that second. */
+  at: number;
+  status: number;
+  /** A client that went away before the answer ended (or no answer: a fault's cut). */
+  aborted: boolean;
+  durationMs: number;
+  tokens?: UsageTokens | undefined;
 }
 
 /** The platform pieces every group's request hooks use. */

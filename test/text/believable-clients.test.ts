@@ -1,6 +1,5 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
-import Anthropic from '@anthropic-ai/sdk';
 import { zodOutputFormat } from '@anthropic-ai/sdk/helpers/zod';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
@@ -10,6 +9,7 @@ import { zodResponseFormat } from 'openai/helpers/zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
+import { anthropicClient } from '../helpers/anthropic.js';
 
 /**
  * Values an agent's own code can run on (README "How replies are chosen", believable values),
@@ -26,13 +26,7 @@ const Person = z.object({ name: z.string(), age: z.number() });
 const ALICE = { name: 'Alice', age: 30 };
 const PARIS = 'What is the weather in Paris?';
 
-const anthropicSdk = () =>
-  new Anthropic({
-    apiKey: 'sk-local',
-    baseURL: `${emulator.url}/messages-api`,
-    defaultHeaders: { 'msgapi-version': '2023-06-01' },
-    maxRetries: 0,
-  });
+const anthropicSdk = () => anthropicClient(emulator);
 const openaiSdk = () =>
   new OpenAI({ apiKey: 'sk-local', baseURL: `${emulator.url}/v1`, maxRetries: 0 });
 const aiAnthropic = () =>
