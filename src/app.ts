@@ -27,7 +27,7 @@ import { Features } from './platform/features.js';
 import { type GatewayHooks, type GroupDescriptor, setupGatewayGroup } from './platform/group.js';
 import type { Ids } from './platform/ids.js';
 import { Journal } from './platform/journal.js';
-import { stdoutDestination } from './platform/log-destination.js';
+import { type RequestLine, requestLineOf, stdoutDestination } from './platform/log-destination.js';
 import { Metrics } from './platform/metrics.js';
 import { registerOpenapi } from './platform/openapi.js';
 import { MemoryRateLimiter } from './platform/rate-limit.js';
@@ -90,6 +90,9 @@ export { BODY_LIMIT };
  * `onResponse` hook per request would only repeat the call.
  */
 class OneLinePerRequest extends LogController {
+  /** The info line written directly (log-destination.ts), once the logger is known; null: through pino. */
+  private line: RequestLine | null | undefined;
+
   constructor(private readonly logs: boolean) {
     super();
   }
@@ -103,6 +106,19 @@ class OneLinePerRequest extends LogController {
   ): void {
     request.gateway?.completed(request, reply);
     if (!this.logs && !error) return;
+    if (!error) {
+      this.line ??= requestLineOf(reply.log) ?? null;
+      if (this.line) {
+        this.line(
+          request.id,
+          request.method,
+          redactUrl(request.url),
+          reply.statusCode,
+          reply.elapsedTime,
+        );
+        return;
+      }
+    }
     const line = {
       reqId: request.id,
       method: request.method,
