@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicAgent } from '../../examples/anthropic-agent.js';
@@ -7,13 +7,16 @@ import { openaiAgent } from '../../examples/openai-agent.js';
 import { vercelAi } from '../../examples/vercel-ai.js';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
 import { signThinking } from '../../src/text/agent.js';
+import { codeBlocks, manualPages } from '../helpers/manual.js';
 
 /**
- * The README's agent examples are the files in examples/, shown verbatim; each runs here
- * against a started emulator, through the real client library, unmodified.
+ * The examples of the README and docs/*.md are the files in examples/, shown verbatim (between
+ * `<!-- example: <file> -->` and `<!-- /example -->`, written by `npm run readme:examples`);
+ * each runs here against a started emulator, through the real client library, unmodified. An
+ * `<!-- excerpt: <file> -->` block shows some of a file's lines, in its order.
  */
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const pages = manualPages();
 const example = (name: string) =>
   readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8')
     .trim()
@@ -33,15 +36,59 @@ const FILM = {
   required: ['title', 'year'],
 };
 
-describe('README agent examples', () => {
-  it.each([
-    'openai-agent.ts',
-    'anthropic-agent.ts',
-    'vercel-ai.ts',
-    'langchain.ts',
-    'in-tests.test.ts',
-  ])('%s is in the README verbatim', (name) => {
-    expect(README).toContain(example(name));
+/** The blocks marked `<!-- <kind>: <file> -->` ... `<!-- /<kind> -->` in every page. */
+const marked = (kind: 'example' | 'excerpt') =>
+  pages.flatMap((page) =>
+    [
+      ...page.text.matchAll(
+        new RegExp(`<!-- ${kind}: ([\\w.-]+) -->\\n([\\s\\S]*?)\\n<!-- /${kind} -->`, 'g'),
+      ),
+    ].map(([, file = '', shown = '']) => ({ page: page.path, file, blocks: codeBlocks(shown) })),
+  );
+const lines = (code: string) =>
+  code
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+
+describe('the examples of the README and docs/', () => {
+  it('shows every file of examples/ once, verbatim, on its page', () => {
+    const shown = marked('example').map(({ page, file, blocks }) => ({
+      page,
+      file,
+      blocks: blocks.map(({ lang, code }) => ({ lang, verbatim: code === example(file) })),
+    }));
+    const ts = [{ lang: 'ts', verbatim: true }];
+    expect(shown.sort((a, b) => a.file.localeCompare(b.file))).toEqual([
+      { page: 'docs/agents.md', file: 'anthropic-agent.ts', blocks: ts },
+      { page: 'docs/use-in-tests.md', file: 'in-tests.test.ts', blocks: ts },
+      { page: 'docs/agents.md', file: 'langchain.ts', blocks: ts },
+      { page: 'docs/agents.md', file: 'openai-agent.ts', blocks: ts },
+      { page: 'docs/agents.md', file: 'vercel-ai.ts', blocks: ts },
+    ]);
+    expect(shown.map(({ file }) => file)).toEqual(
+      readdirSync(new URL('../../examples/', import.meta.url)).sort(),
+    );
+  });
+
+  it("shows excerpts made only of their file's lines, in the file's order", () => {
+    const excerpts = marked('excerpt').map(({ page, file, blocks }) => {
+      const source = lines(example(file));
+      let at = 0;
+      const missing = blocks.flatMap(({ code }) =>
+        lines(code).filter((line) => {
+          const found = source.indexOf(line, at);
+          if (found === -1) return true;
+          at = found + 1;
+          return false;
+        }),
+      );
+      return { page, file, blocks: blocks.length, missing };
+    });
+    expect(excerpts).toEqual([
+      { page: 'README.md', file: 'vercel-ai.ts', blocks: 1, missing: [] },
+      { page: 'README.md', file: 'langchain.ts', blocks: 1, missing: [] },
+    ]);
   });
 
   it('OpenAI SDK: runTools ends with an answer from the tool, parse gives a typed film', async () => {

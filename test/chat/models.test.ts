@@ -53,10 +53,10 @@ describe.each(['/v1', '/openai/v1'])('GET %s/models through the official SDK', (
   });
 });
 
-describe("the README's model table", () => {
+describe("the docs' model table", () => {
   it('is the code table, row for row, defaults included', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.split('### Model limits')[1]?.split('\n## ')[0] ?? '';
+    const page = readFileSync(new URL('../../docs/limits.md', import.meta.url), 'utf8');
+    const section = page.split('\n## Model limits\n')[1]?.split('\n## ')[0] ?? '';
     const rows = section
       .split('\n')
       .filter((line) => /^\| (chat|messages) \|/.test(line))
