@@ -2,8 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicAgent } from '../../examples/anthropic-agent.js';
+import { anthropicSdk } from '../../examples/anthropic-sdk.js';
 import { langchain } from '../../examples/langchain.js';
 import { openaiAgent } from '../../examples/openai-agent.js';
+import { openaiSdk } from '../../examples/openai-sdk.js';
 import { vercelAi } from '../../examples/vercel-ai.js';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
 import { signThinking } from '../../src/text/agent.js';
@@ -61,9 +63,11 @@ describe('the examples of the README and docs/', () => {
     const ts = [{ lang: 'ts', verbatim: true }];
     expect(shown.sort((a, b) => a.file.localeCompare(b.file))).toEqual([
       { page: 'docs/agents.md', file: 'anthropic-agent.ts', blocks: ts },
+      { page: 'README.md', file: 'anthropic-sdk.ts', blocks: ts },
       { page: 'docs/use-in-tests.md', file: 'in-tests.test.ts', blocks: ts },
       { page: 'docs/agents.md', file: 'langchain.ts', blocks: ts },
       { page: 'docs/agents.md', file: 'openai-agent.ts', blocks: ts },
+      { page: 'README.md', file: 'openai-sdk.ts', blocks: ts },
       { page: 'docs/agents.md', file: 'vercel-ai.ts', blocks: ts },
     ]);
     expect(shown.map(({ file }) => file)).toEqual(
@@ -89,6 +93,34 @@ describe('the examples of the README and docs/', () => {
       { page: 'README.md', file: 'vercel-ai.ts', blocks: 1, missing: [] },
       { page: 'README.md', file: 'langchain.ts', blocks: 1, missing: [] },
     ]);
+  });
+
+  it("the README's OpenAI SDK example: a completion, and a stream with its usage", async () => {
+    const { text, streamed, usage } = await openaiSdk(emulator.url);
+    expect(text).toEqual(expect.any(String));
+    expect(text?.length).toBeGreaterThan(0);
+    expect(streamed.length).toBeGreaterThan(0);
+    expect(usage).toEqual({
+      prompt_tokens: expect.any(Number),
+      completion_tokens: expect.any(Number),
+      total_tokens: (usage?.prompt_tokens ?? 0) + (usage?.completion_tokens ?? 0),
+      prompt_tokens_details: expect.any(Object),
+      completion_tokens_details: expect.any(Object),
+    });
+  });
+
+  it("the README's Anthropic SDK example: the cache written then read, and a stream", async () => {
+    const { first, second, streamed, final } = await anthropicSdk(emulator.url);
+    const written = first.cache_creation_input_tokens ?? 0;
+    expect(written).toBeGreaterThanOrEqual(1024);
+    expect({ ...second }).toEqual({
+      ...first,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: written,
+      cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+    });
+    expect(final.content).toEqual([{ type: 'text', text: streamed, citations: null }]);
+    expect(final.stop_reason).toBe('end_turn');
   });
 
   it('OpenAI SDK: runTools ends with an answer from the tool, parse gives a typed film', async () => {
