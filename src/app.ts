@@ -295,6 +295,7 @@ async function openPlatform(config: Config, deps: Deps): Promise<Platform> {
   const hashKey = (key: string) => keyring.ownerOf(key);
   const hooks: GatewayHooks = {
     clock,
+    monotonic: deps.monotonic,
     setTimer: deps.setTimer,
     keyring,
     journal: features.add(
