@@ -113,6 +113,16 @@ function stacked(rows: number[][]): number[][] {
   return out;
 }
 
+/**
+ * The prompt tokens of a step, the cache's included: chat's `prompt_tokens` hold the cached
+ * ones; messages' `input_tokens` do not (they come beside it, read and created).
+ */
+const promptTokens = (step: Step) =>
+  shown().reduce((total, group) => {
+    const t = step.groups[group].tokens;
+    return total + (group === 'chat' ? t.input : t.input + t.cache_read + t.cache_creation);
+  }, 0);
+
 const rateRows = () => CLASSES.map((c) => steps.map((s) => sum(s, (g) => g.requests[c]) / stepS));
 
 const bars = uPlot.paths.bars?.({ size: [0.7, 40] });
@@ -172,7 +182,7 @@ const SPECS: ChartSpec[] = [
       );
       const share = steps.map((s) => {
         const read = sum(s, (g) => g.tokens.cache_read);
-        const prompt = read + sum(s, (g) => g.tokens.input + g.tokens.cache_creation);
+        const prompt = promptTokens(s);
         return prompt === 0 ? null : Math.round((1000 * read) / prompt) / 10;
       });
       return [times(), ...rows, share];
