@@ -47,6 +47,32 @@ describe("a stream's timeline in the journal", () => {
     });
   });
 
+  it('times the first content of a messages stream after its ttft, not its opening events', async () => {
+    t = await buildTestApp({ streamTtftMs: 300, streamChunkDelayMs: 20 }, undefined, false);
+    const res = await t.inject({
+      method: 'POST',
+      url: '/messages-api/v1/messages',
+      headers: { 'x-api-key': 'test-key', 'msgapi-version': '2023-06-01' },
+      payload: {
+        model: 'm',
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: 'user', content: 'Hello there' }],
+      },
+    });
+    expect(res.statusCode).toBe(200);
+    const timeline = (await detail(t)).timeline;
+    // message_start, content_block_start and ping at once; the first delta after 300 ms.
+    expect(timeline.writes.slice(0, 3)).toEqual([
+      { at_ms: 0, frames: 3 },
+      { at_ms: 300, frames: 1 },
+      { at_ms: 320, frames: 1 },
+    ]);
+    expect(timeline.first_content_ms).toBe(300);
+    expect(timeline.frames).toBe(res.body.split('\n\n').filter((f) => f !== '').length);
+    expect(timeline.cut).toBeNull();
+  });
+
   it('shows where a stream_error fault cut it', async () => {
     t = await buildTestApp({}, undefined, false);
     await t.inject({
