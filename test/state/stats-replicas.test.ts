@@ -114,4 +114,50 @@ describe('stats across replicas', () => {
     await a.inject({ method: 'POST', url: '/_emulator/reset?only=stats' });
     expect((await stats(b, query)).steps).toEqual(await new Stats().steps(T0, 30, 10));
   });
+
+  it("streams every replica's steps: B's live stats carry what A answered", async () => {
+    await redis.flush();
+    const a = await replica();
+    const b = await replica();
+    const url = `${await b.app.listen({ port: 0, host: '127.0.0.1' })}/_emulator/stats/stream?window_s=10&step_s=5`;
+    const res = await fetch(url);
+    const reader = (res.body as ReadableStream<Uint8Array>)
+      .pipeThrough(new TextDecoderStream())
+      .getReader();
+    let text = '';
+    const next = async () => {
+      for (;;) {
+        const end = text.indexOf('\n\n');
+        if (end !== -1) {
+          const frame = text.slice(0, end);
+          text = text.slice(end + 2);
+          return {
+            event: /^event: (.*)$/m.exec(frame)?.[1],
+            data: JSON.parse(/^data: (.*)$/m.exec(frame)?.[1] as string),
+          };
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error('the stream ended');
+        text += value;
+      }
+    };
+    try {
+      expect((await next()).event).toBe('window');
+      expect((await a.chat(hi)).statusCode).toBe(200);
+      const during = (await stats(a, '?window_s=5&step_s=5')).steps[0];
+      expect(during.groups.chat.requests).toEqual({ '2xx': 1, '4xx': 0, '5xx': 0, aborted: 0 });
+      await b.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { ms: 5000 } });
+      expect(await next()).toEqual({
+        event: 'step',
+        data: {
+          now: T0 + 5000,
+          step_s: 5,
+          step: during,
+          tasks: { submitted: 0, processing: 0, succeed: 0, failed: 0 },
+        },
+      });
+    } finally {
+      await reader.cancel();
+    }
+  });
 });
