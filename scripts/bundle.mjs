@@ -5,7 +5,7 @@
  * The compiled `dist/*.js` stay the library (`import { startEmulator } from 'gateway-emulator'`).
  * Also builds the dashboard into dist/ui.
  */
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 await build({
@@ -45,5 +45,9 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
-for (const file of ['index.html', 'app.css', 'favicon.svg'])
-  copyFileSync(`ui/${file}`, `dist/ui/${file}`);
+for (const file of ['index.html', 'favicon.svg']) copyFileSync(`ui/${file}`, `dist/ui/${file}`);
+// The charts' library (uPlot, bundled into app.js above) brings its stylesheet: served with ours.
+writeFileSync(
+  'dist/ui/app.css',
+  `${readFileSync('node_modules/uplot/dist/uPlot.min.css', 'utf8')}\n${readFileSync('ui/app.css', 'utf8')}`,
+);

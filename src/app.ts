@@ -203,7 +203,8 @@ export async function buildApp(
   config: Config,
   deps: Deps = createDeps(),
 ): Promise<FastifyInstance> {
-  const platform = await openPlatform(config, deps);
+  // (`app` is read by the platform only once requests come)
+  const platform = await openPlatform(config, deps, () => app.log);
   const { shared, clock, features, scheduler, hooks } = platform;
   // `app` is made below, once the groups it answers for are known; these read it only later.
   const text = textEngine(config, platform, () => app.log);
@@ -224,6 +225,7 @@ export async function buildApp(
     scheduler,
     drain: (graceMs = config.shutdownGraceMs) => {
       hooks.journal.close(); // its waits and live streams would hold the drain to its deadline
+      (hooks.stats as Stats).close(); // and so would the live stats streams
       return drain(app.server, [video.callbacks], graceMs, deps);
     },
   } satisfies EmulatorInternals);
@@ -295,7 +297,11 @@ export async function buildApp(
  * The state store (STATE_URL: every store in Redis, shared by the replicas, README "Running
  * several replicas"), emulator time, and the stores every group's request hooks use.
  */
-async function openPlatform(config: Config, deps: Deps): Promise<Platform> {
+async function openPlatform(
+  config: Config,
+  deps: Deps,
+  log: () => FastifyBaseLogger,
+): Promise<Platform> {
   const shared = config.stateUrl
     ? // Loaded only then: memory users never load the Redis clients (ioredis, BullMQ).
       await (await import('./state/index.js')).openSharedState(
@@ -311,6 +317,7 @@ async function openPlatform(config: Config, deps: Deps): Promise<Platform> {
   const hashKey = (key: string) => keyring.ownerOf(key);
   const hooks: GatewayHooks = {
     clock,
+    monotonic: deps.monotonic,
     setTimer: deps.setTimer,
     keyring,
     journal: features.add(
@@ -326,7 +333,11 @@ async function openPlatform(config: Config, deps: Deps): Promise<Platform> {
       : undefined,
     ...(shared ? { begin: shared.begin } : {}),
     metrics: undefined,
-    stats: features.add(new Stats()),
+    stats: features.add(
+      new Stats(
+        shared?.stats((err) => log().warn({ err }, 'stats of a turn not stored: not counted')),
+      ),
+    ),
     upstream: undefined,
     refusedUpload: {
       maxBytes: config.refusedUploadMaxBytes,

@@ -3,6 +3,8 @@
  * Everything shown is set as text (never as HTML): request bodies are client input.
  */
 
+import { startCharts } from './charts.js';
+
 const TOKEN_KEY = 'gateway-emulator-admin-token';
 let token = sessionStorage.getItem(TOKEN_KEY) ?? '';
 const needsToken = document.body.dataset.token === 'required';
@@ -198,7 +200,12 @@ async function showDetail(id: string): Promise<void> {
   const detail = $('#detail');
   try {
     const entry = await api<
-      Entry & { response: unknown; response_truncated: boolean; response_withheld: boolean }
+      Entry & {
+        response: unknown;
+        response_truncated: boolean;
+        response_withheld: boolean;
+        timeline: Timeline | null;
+      }
     >('GET', `/journal/${encodeURIComponent(id)}`);
     const parts: HTMLElement[] = [
       h('h3', {}, `${entry.method} ${entry.url}`),
@@ -207,6 +214,7 @@ async function showDetail(id: string): Promise<void> {
         {},
         `${entry.status} · ${entry.group} · session ${entry.session} · ${entry.duration_ms} ms · ${stamp(entry.at)}`,
       ),
+      ...(entry.timeline ? [h('h4', {}, 'Timeline'), timelineOf(entry.timeline)] : []),
       h('h4', {}, 'Request headers'),
       h('pre', {}, pretty(entry.headers)),
       h('h4', {}, 'Request body'),
@@ -233,6 +241,133 @@ async function showDetail(id: string): Promise<void> {
   } catch (err) {
     report(err);
   }
+}
+
+// ---- a stream's timeline ----
+
+interface Timeline {
+  writes: Array<{ at_ms: number; frames: number }>;
+  writes_dropped: number;
+  frames: number;
+  first_content_ms: number | null;
+  cut: { kind: 'stream_error' | 'after_bytes'; at_ms: number } | null;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
+  const el = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, String(value));
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+const ms = (n: number) => `${n.toLocaleString('en', { maximumFractionDigits: 1 })} ms`;
+
+/**
+ * A stream's writes on a time axis from the request's arrival: a tick per frame (the frames of
+ * one write side by side), the first content frame, the longest gap, and a fault's cut.
+ */
+function timelineOf(t: Timeline): HTMLElement {
+  const width = 600;
+  const height = 86;
+  const left = 8;
+  const right = width - 8;
+  const end = Math.max(t.cut?.at_ms ?? 0, t.writes.at(-1)?.at_ms ?? 0, 1);
+  const x = (at: number) => left + ((right - left) * at) / end;
+  const chart = svg('svg', {
+    viewBox: `0 0 ${width} ${height}`,
+    role: 'img',
+    'aria-label': `Timeline of ${t.frames} frames over ${ms(end)}`,
+  });
+  const axis = 58;
+  let gap = { from: 0, to: 0 };
+  let before: number | undefined;
+  for (const write of t.writes) {
+    if (before !== undefined && write.at_ms - before > gap.to - gap.from) {
+      gap = { from: before, to: write.at_ms };
+    }
+    before = write.at_ms;
+  }
+  if (gap.to > gap.from) {
+    chart.append(
+      svg('rect', {
+        class: 'gap',
+        x: x(gap.from),
+        y: 14,
+        width: Math.max(1, x(gap.to) - x(gap.from)),
+        height: axis - 14,
+      }),
+    );
+  }
+  chart.append(svg('line', { class: 'axis', x1: left, x2: right, y1: axis, y2: axis }));
+  for (let i = 0; i <= 4; i++) {
+    const at = (end * i) / 4;
+    chart.append(svg('line', { class: 'axis', x1: x(at), x2: x(at), y1: axis, y2: axis + 4 }));
+    chart.append(
+      svg(
+        'text',
+        {
+          class: 'tick-label',
+          x: x(at),
+          y: axis + 16,
+          'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle',
+        },
+        ms(at),
+      ),
+    );
+  }
+  for (const write of t.writes) {
+    for (let k = 0; k < write.frames; k++) {
+      const line = svg('line', {
+        class: 'frame',
+        'data-at': write.at_ms,
+        x1: x(write.at_ms) + k * 1.5,
+        x2: x(write.at_ms) + k * 1.5,
+        y1: axis - 22,
+        y2: axis,
+      });
+      line.append(svg('title', {}, `frame at ${ms(write.at_ms)}`));
+      chart.append(line);
+    }
+  }
+  if (t.first_content_ms !== null) {
+    const at = x(t.first_content_ms);
+    chart.append(svg('line', { class: 'first', x1: at, x2: at, y1: 12, y2: axis }));
+    chart.append(svg('text', { class: 'label', x: at + 3, y: 22 }, 'first content'));
+  }
+  if (t.cut) {
+    const at = x(t.cut.at_ms);
+    chart.append(svg('line', { class: 'cut', x1: at, x2: at, y1: 4, y2: axis }));
+    chart.append(
+      svg(
+        'text',
+        { class: 'label', x: at - 3, y: 10, 'text-anchor': 'end' },
+        t.cut.kind === 'stream_error' ? 'cut: stream_error' : 'cut: disconnect after_bytes',
+      ),
+    );
+  }
+  const facts: Array<[string, string]> = [
+    [
+      'Frames',
+      `${t.frames} in ${t.writes.length} writes${t.writes_dropped > 0 ? ` (+${t.writes_dropped} writes not timed)` : ''}`,
+    ],
+    [
+      'First content frame',
+      t.first_content_ms === null ? '–' : `${ms(t.first_content_ms)} after arrival`,
+    ],
+    ['Longest gap', gap.to > gap.from ? `${ms(gap.to - gap.from)} (from ${ms(gap.from)})` : '–'],
+    ['Last frame', ms(t.writes.at(-1)?.at_ms ?? 0)],
+  ];
+  if (t.cut)
+    facts.push([
+      'Cut',
+      `${t.cut.kind === 'stream_error' ? 'stream_error fault' : 'disconnect after_bytes'} at ${ms(t.cut.at_ms)}`,
+    ]);
+  const list = h('dl', {});
+  for (const [name, value] of facts) list.append(h('dt', {}, name), h('dd', {}, value));
+  const box = h('div', { class: 'timeline' });
+  box.append(chart, list);
+  return box;
 }
 
 for (const id of ['#filter-group', '#filter-status', '#filter-path', '#filter-session']) {
@@ -585,3 +720,13 @@ if (needsToken && token === '') askToken();
 void refreshAll();
 void follow();
 setInterval(poll, 1000);
+startCharts({
+  headers: (): Record<string, string> | undefined => {
+    if (needsToken && token === '') return undefined;
+    return token === '' ? {} : { 'x-emulator-admin-token': token };
+  },
+  report,
+  live: (text) => {
+    $('#stats-live').textContent = text;
+  },
+});

@@ -57,6 +57,7 @@ export const chatStream = (
     let started = false;
     const pause = () => {
       const ms = started ? pacing.betweenMs : pacing.firstMs;
+      if (!started) sink.content();
       started = true;
       return ms;
     };

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { GROUPS, requestMatchFields } from '../platform/match.js';
+import { STREAM_TIMELINE_WRITES } from '../platform/request.js';
 import { Literals } from '../platform/schema-helpers.js';
 import { SESSION_PATTERN } from '../platform/session.js';
 import { BlockedTermSchema, ReplyRuleSchema } from '../text/fixtures.js';
@@ -72,6 +73,36 @@ export const JournalDetailSchema = Type.Object({
     description:
       'a stream answered to a request whose body held a URL credential: not kept (null), for it may echo the credential in pieces',
   }),
+  timeline: Type.Union(
+    [
+      Type.Object({
+        writes: Type.Array(
+          Type.Object({
+            at_ms: Type.Number({ description: 'ms from the arrival of the request' }),
+            frames: Type.Integer({ minimum: 0, description: 'frames this write carried' }),
+          }),
+          { maxItems: STREAM_TIMELINE_WRITES },
+        ),
+        writes_dropped: Type.Integer({
+          minimum: 0,
+          description: `writes past the first ${STREAM_TIMELINE_WRITES}, not timed`,
+        }),
+        frames: Type.Integer({ minimum: 0, description: 'frames written in all' }),
+        first_content_ms: Type.Union([Type.Number(), Type.Null()], {
+          description: 'from the arrival to the write of the first content frame',
+        }),
+        cut: Type.Union([
+          Type.Object({
+            kind: Type.Union([Type.Literal('stream_error'), Type.Literal('after_bytes')]),
+            at_ms: Type.Number(),
+          }),
+          Type.Null(),
+        ]),
+      }),
+      Type.Null(),
+    ],
+    { description: "an event stream's writes in time (null: not a stream)" },
+  ),
 });
 
 export const CacheListSchema = Type.Object({

@@ -8,7 +8,9 @@
  * buckets its second used (a few hundred bytes).
  */
 
+import type { Feature } from '../platform/features.js';
 import type { GroupName, StatsRequest, StatsSink } from '../platform/group.js';
+import { after, type Maybe } from '../platform/maybe.js';
 
 export type StatsGroup = GroupName;
 export const STATS_GROUPS: readonly StatsGroup[] = ['chat', 'messages', 'video'];
@@ -19,6 +21,8 @@ export type StatusClass = (typeof STATUS_CLASSES)[number];
 export const STATS_SECONDS = 3600;
 /** Sessions whose own statistics are kept (beyond: they count in all sessions' only). */
 export const STATS_SESSIONS = 16;
+/** Live stats streams (`/_emulator/stats/stream`) at once. */
+export const MAX_STATS_WATCHERS = 100;
 
 export type { StatsRequest };
 
@@ -30,7 +34,7 @@ const FIRST_EDGE_MS = 0.1;
 const PER_DOUBLING = 4;
 const BUCKETS = 1 + Math.ceil(PER_DOUBLING * Math.log2(600_000 / FIRST_EDGE_MS));
 
-function bucketOf(ms: number): number {
+export function bucketOf(ms: number): number {
   if (!(ms >= FIRST_EDGE_MS)) return 0;
   return Math.min(BUCKETS - 1, 1 + Math.floor(PER_DOUBLING * Math.log2(ms / FIRST_EDGE_MS)));
 }
@@ -43,7 +47,7 @@ function middleOf(bucket: number): number {
 }
 
 /** One second of one group's traffic. */
-interface Slot {
+export interface Slot {
   second: number;
   statuses: number[];
   /** Latency bucket and count pairs, for the buckets this second used. */
@@ -52,7 +56,7 @@ interface Slot {
   openMax: number;
 }
 
-const newSlot = (second: number): Slot => ({
+export const newSlot = (second: number): Slot => ({
   second,
   statuses: [0, 0, 0, 0],
   latency: [],
@@ -60,8 +64,27 @@ const newSlot = (second: number): Slot => ({
   openMax: 0,
 });
 
+/** The seconds of one session (or all) a step is read from, and the streams open now. */
+export interface SlotSource {
+  find(group: StatsGroup, second: number): Slot | undefined;
+  openNow(group: StatsGroup): number;
+}
+
+/**
+ * Where the seconds are kept: in this process (MemoryStatsStore), or in the shared store for
+ * every replica (state/stats.ts). Counting is a call that returns at once; reading may wait.
+ */
+export interface StatsStore {
+  request(r: StatsRequest): void;
+  stream(group: StatsGroup, session: string, at: number, by: 1 | -1): void;
+  /** The seconds `from` to `to` (inclusive) of one session, or all; undefined: none kept. */
+  source(session: string | undefined, from: number, to: number): Maybe<SlotSource | undefined>;
+  reset(): Maybe<void>;
+  resetSession(session: string): Maybe<void>;
+}
+
 /** One session's (or all sessions') seconds, per group, and its streams open now. */
-class Series {
+class Series implements SlotSource {
   private readonly slots = new Map<StatsGroup, Array<Slot | undefined>>();
   private readonly open = new Map<StatsGroup, number>();
 
@@ -126,12 +149,11 @@ function addTo(pairs: number[], bucket: number, n: number): void {
   pairs.push(bucket, n);
 }
 
-const classOf = (status: number, aborted: boolean): number =>
+export const classOf = (status: number, aborted: boolean): number =>
   aborted ? 3 : status >= 500 ? 2 : status >= 400 ? 1 : 0;
 
-export class Stats implements StatsSink {
-  /** The part of the emulator `/_emulator/reset?only=stats` names. */
-  readonly name = 'stats';
+/** The seconds in this process's memory. */
+export class MemoryStatsStore implements StatsStore {
   private all = new Series();
   /** Per session, least recently active first. */
   private sessions = new Map<string, Series>();
@@ -184,28 +206,95 @@ export class Stats implements StatsSink {
     this.sessions.delete(session);
   }
 
+  source(session: string | undefined): SlotSource | undefined {
+    return session === undefined ? this.all : this.sessions.get(session);
+  }
+}
+
+/**
+ * Traffic statistics (README "Stats", docs/dashboard.md): counted into a store, in memory or
+ * shared, and read as steps.
+ */
+export class Stats implements StatsSink, Feature {
+  /** The part of the emulator `/_emulator/reset?only=stats` names. */
+  readonly name = 'stats';
+
+  constructor(private readonly store: StatsStore = new MemoryStatsStore()) {}
+
+  request(r: StatsRequest): void {
+    this.store.request(r);
+  }
+
+  /** A stream began (`by` 1) or ended (-1) at emulator time `at`. */
+  stream(group: StatsGroup, session: string, at: number, by: 1 | -1): void {
+    this.store.stream(group, session, at, by);
+  }
+
+  reset(): Maybe<void> {
+    return this.store.reset();
+  }
+
+  /** Live stats streams: how each is ended at shutdown. */
+  private readonly watchers = new Set<() => void>();
+  private closed = false;
+
+  /**
+   * A live stats stream begins (`end` ends it at shutdown); returns how to stop. Undefined when
+   * MAX_STATS_WATCHERS already watch, `closed` once a shutdown has begun.
+   */
+  watch(end: () => void): (() => void) | 'closed' | undefined {
+    if (this.closed) return 'closed';
+    if (this.watchers.size >= MAX_STATS_WATCHERS) return undefined;
+    this.watchers.add(end);
+    return () => {
+      this.watchers.delete(end);
+    };
+  }
+
+  /** Ends the live streams as a shutdown begins (a dashboard left open must not hold it). */
+  close(): void {
+    this.closed = true;
+    const ends = [...this.watchers];
+    this.watchers.clear();
+    for (const end of ends) end();
+  }
+
+  /** Forgets one session's own statistics (they stay counted in all sessions'). */
+  resetSession(session: string): Maybe<void> {
+    return this.store.resetSession(session);
+  }
+
   /**
    * The steps of `stepS` seconds that end with the one holding `now` (the current, unfinished
-   * one included), `windowS` seconds in all, oldest first; for one session or all.
+   * one included, unless `closedOnly`: then the one before it ends them), `windowS` seconds in
+   * all, oldest first; for one session or all.
    */
-  steps(now: number, windowS: number, stepS: number, session?: string): StatsStep[] {
-    const series = session === undefined ? this.all : this.sessions.get(session);
+  steps(
+    now: number,
+    windowS: number,
+    stepS: number,
+    session?: string,
+    closedOnly = false,
+  ): Maybe<StatsStep[]> {
     const count = Math.ceil(windowS / stepS);
-    const lastStart = Math.floor(now / 1000 / stepS) * stepS;
-    const out: StatsStep[] = [];
-    for (let i = count - 1; i >= 0; i--) {
-      const start = lastStart - i * stepS;
-      const groups = {} as Record<StatsGroup, GroupStep>;
-      for (const group of STATS_GROUPS)
-        groups[group] = stepOf(series, group, start, stepS, i === 0);
-      out.push({ at: start * 1000, groups });
-    }
-    return out;
+    const lastStart = (Math.floor(now / 1000 / stepS) - (closedOnly ? 1 : 0)) * stepS;
+    const first = lastStart - (count - 1) * stepS;
+    return after(this.store.source(session, first, lastStart + stepS - 1), (series) => {
+      const out: StatsStep[] = [];
+      for (let i = count - 1; i >= 0; i--) {
+        const start = lastStart - i * stepS;
+        const groups = {} as Record<StatsGroup, GroupStep>;
+        for (const group of STATS_GROUPS)
+          groups[group] = stepOf(series, group, start, stepS, i === 0 && !closedOnly);
+        out.push({ at: start * 1000, groups });
+      }
+      return out;
+    });
   }
 }
 
 function stepOf(
-  series: Series | undefined,
+  series: SlotSource | undefined,
   group: StatsGroup,
   start: number,
   stepS: number,

@@ -494,6 +494,7 @@ export const messageStream = (
       if (index === 0) sink.event('ping', '{"type":"ping"}');
       // A quote's citations come first, one citations_delta each, then its text.
       for (const citation of (block.type === 'text' && block.citations) || []) {
+        sink.content();
         const pause = started ? pacing.betweenMs : pacing.firstMs;
         started = true;
         if (pause > 0 || sink.due) yield pause;
@@ -510,6 +511,7 @@ export const messageStream = (
       for (const { text, tokens, template } of blockDeltas(index, block)) {
         // The signature is one delta, whatever its length; other texts go 4 tokens a delta.
         const pieces = tokens === 0 ? onePiece(text) : jsonPieces(text, tokens);
+        sink.content();
         // Unpaced, a text's deltas go out as one run of frames, made once per reply text (a
         // signature's one delta, cut afresh for each stream, has nothing worth remembering).
         if (unpaced && tokens > 0 && !sink.due && sink.pieces(template, pieces)) continue;

@@ -121,6 +121,8 @@ export interface StatsRequest {
 /** The platform pieces every group's request hooks use. */
 export interface GatewayHooks {
   clock: Clock;
+  /** A monotonic clock in ms (where a stream's timeline starts: the request's arrival). */
+  monotonic: () => number;
   /** Wall-clock timers (a `delay` fault's wait, a `hang`'s bound). */
   setTimer: SetTimer;
   keyring: Keyring;
@@ -379,6 +381,7 @@ function groupJournal(
         bodyBytes: kept?.bytes,
         response: withheld ? undefined : capture ? capture.bytes() : request.responseBody,
         responseTruncated: !withheld && capture?.truncated === true,
+        timeline: capture?.timeline(),
         responseWithheld: withheld,
         fault: request.fault,
         aborted: stream?.aborted === true,
@@ -454,6 +457,7 @@ function addArrivalHooks(
 
   app.addHook('onRequest', (request, reply, done) => {
     request.receivedAt = clock.now();
+    request.arrivedMono = hooks.monotonic();
     request.gateway = runtime;
     if (spec.requestIdHeader) reply.header(spec.requestIdHeader, request.id);
     // What needs no state first (the key, the session, the group's headers): refused before the

@@ -11,7 +11,7 @@ import {
   selectPath,
 } from './match.js';
 import { after, type Maybe } from './maybe.js';
-import { pathOf, REDACTED } from './request.js';
+import { pathOf, REDACTED, type StreamTimeline } from './request.js';
 import {
   isSecretName,
   readEscapes,
@@ -51,6 +51,8 @@ export interface JournalInput {
   response: string | Buffer | undefined;
   /** The stream went on past what `response` holds. */
   responseTruncated: boolean;
+  /** A stream's writes in time, kept apart from its bytes. */
+  timeline?: StreamTimeline | undefined;
   /** A stream's answer not kept: its request carried a URL credential it may echo in pieces. */
   responseWithheld?: boolean;
   fault: string | undefined;
@@ -183,12 +185,44 @@ export interface Verified {
   nearMisses: NearMiss[];
 }
 
+/** A stream's timeline as shown (times in ms from the request's arrival). */
+export interface TimelineView {
+  writes: Array<{ at_ms: number; frames: number }>;
+  writes_dropped: number;
+  frames: number;
+  first_content_ms: number | null;
+  cut: { kind: 'stream_error' | 'after_bytes'; at_ms: number } | null;
+}
+
 /** One entry with what was answered. */
 export type JournalDetail = JournalEntry & {
   response: unknown;
   response_truncated: boolean;
   response_withheld: boolean;
+  timeline: TimelineView | null;
 };
+
+/** A timeline as shown: each write with the frames it carried; the first content's time. */
+function timelineView(t: StreamTimeline): TimelineView {
+  const writes: TimelineView['writes'] = [];
+  let before = 0;
+  let firstContent: number | null = null;
+  for (let i = 0; i < t.writes.length; i += 2) {
+    const at = t.writes[i] as number;
+    const upTo = t.writes[i + 1] as number;
+    writes.push({ at_ms: at, frames: upTo - before });
+    // The write that carried the first content frame (or the first with frames, without one).
+    if (firstContent === null && upTo > (t.contentFrame ?? 0)) firstContent = at;
+    before = upTo;
+  }
+  return {
+    writes,
+    writes_dropped: t.writesDropped,
+    frames: t.frames,
+    first_content_ms: firstContent,
+    cut: t.cut ? { kind: t.cut.kind, at_ms: t.cut.atMs } : null,
+  };
+}
 
 /** Near misses a failed verification lists. */
 const NEAR_MISSES = 5;
@@ -297,6 +331,7 @@ export class Journal implements Feature {
       response: response === undefined ? undefined : firstOf(response),
       // A cut stream counts as longer than the limit, so it reads as truncated.
       responseBytes: input.responseTruncated ? JOURNAL_BODY_LIMIT + 1 : (response?.length ?? 0),
+      ...(input.timeline ? { timeline: input.timeline } : {}),
       fault: input.fault,
       ...(input.responseWithheld ? { responseWithheld: true } : {}),
       aborted: input.aborted,
@@ -361,6 +396,7 @@ export class Journal implements Feature {
         response: text === undefined ? null : shownAnswer(text, truncated),
         response_truncated: truncated,
         response_withheld: e.responseWithheld === true,
+        timeline: e.timeline ? timelineView(e.timeline) : null,
       };
     }
     return undefined;

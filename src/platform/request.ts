@@ -17,6 +17,8 @@ declare module 'fastify' {
     session: string;
     /** Emulator time at arrival: the one clock reading a request's work uses. */
     receivedAt: number;
+    /** The monotonic clock at arrival (ms), where a stream's timeline starts. */
+    arrivedMono: number;
     /** The request body as received, kept for the journal. */
     rawBody: string | undefined;
     /** The answer's tokens as its API reports them, when it has a usage (for the stats). */
@@ -46,12 +48,72 @@ declare module 'fastify' {
  */
 export const STREAM_CAPTURE_BYTES = 4000;
 
-/** The first bytes of a stream as sent, for the journal: one buffer, copied into. */
+/**
+ * The writes of a stream whose time is kept (its timeline), apart from the bytes: each write is
+ * two numbers, so a stream's timeline is at most 16 KB however long it runs. A constant, as
+ * STREAM_CAPTURE_BYTES is: what the journal keeps of one request.
+ */
+export const STREAM_TIMELINE_WRITES = 1000;
+
+/** How a stream was cut short on purpose: a `stream_error` fault's frame, or `after_bytes`. */
+export type StreamCut = 'stream_error' | 'after_bytes';
+
+/** A stream's timeline, as the journal keeps it (README "Dashboard", docs/dashboard.md). */
+export interface StreamTimeline {
+  /** Per write to the socket: ms from the request's arrival, then frames written so far. */
+  writes: number[];
+  /** Writes past STREAM_TIMELINE_WRITES, not timed. */
+  writesDropped: number;
+  /** Frames written in all (an error frame of a fault included). */
+  frames: number;
+  /** The frame the first content (a delta) is, when the stream has one. */
+  contentFrame: number | undefined;
+  cut: { kind: StreamCut; atMs: number } | undefined;
+}
+
+/**
+ * The first bytes of a stream as sent, for the journal: one buffer, copied into; and the time
+ * of each write (`wrote`), two numbers pushed per write into a bounded array.
+ */
 export class StreamCapture {
   private readonly buffer = Buffer.allocUnsafe(STREAM_CAPTURE_BYTES);
   private used = 0;
   /** Every byte sent, kept or not. */
   seen = 0;
+  private readonly writes: number[] = [];
+  private writesDropped = 0;
+  private frames = 0;
+  private cutBy: StreamTimeline['cut'];
+  /** The frame the first content is (set by the producer through the sink). */
+  contentFrame: number | undefined;
+
+  /** `arrivedMono`: the monotonic clock at the request's arrival. */
+  constructor(private readonly arrivedMono = 0) {}
+
+  /** A write went to the socket at `mono` (the monotonic clock), `frames` written so far. */
+  wrote(mono: number, frames: number): void {
+    this.frames = frames;
+    if (this.writes.length < 2 * STREAM_TIMELINE_WRITES) {
+      this.writes.push(Math.round((mono - this.arrivedMono) * 10) / 10, frames);
+    } else {
+      this.writesDropped++;
+    }
+  }
+
+  /** The stream was cut short by a fault at `mono`. */
+  cut(kind: StreamCut, mono: number): void {
+    this.cutBy = { kind, atMs: Math.round((mono - this.arrivedMono) * 10) / 10 };
+  }
+
+  timeline(): StreamTimeline {
+    return {
+      writes: this.writes,
+      writesDropped: this.writesDropped,
+      frames: this.frames,
+      contentFrame: this.contentFrame,
+      cut: this.cutBy,
+    };
+  }
 
   add(bytes: Buffer): void {
     this.seen += bytes.length;
@@ -180,6 +242,7 @@ export function setupRequests(app: FastifyInstance): void {
   app.decorateRequest('keyHash', '');
   app.decorateRequest('session', DEFAULT_SESSION);
   app.decorateRequest('receivedAt', 0);
+  app.decorateRequest('arrivedMono', 0);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('fault', undefined);
   app.decorateRequest('source', 'emulator');

@@ -148,6 +148,10 @@ export class SseSink {
   events = 0;
   /** Events a fault lets through; past it events are dropped (`stopped`). */
   limit = Number.POSITIVE_INFINITY;
+  /** The frame the first content is (`content`), for the stream's timeline. */
+  contentFrame: number | undefined;
+  /** Frames written outside the event count (the closing one, a fault's error). */
+  private uncounted = 0;
   private chunk: Buffer = EMPTY;
   private used = 0;
   private done: Buffer[] = [];
@@ -163,6 +167,16 @@ export class SseSink {
   /** A fault has cut the stream: later events are dropped, the producer may stop. */
   get stopped(): boolean {
     return this.events >= this.limit;
+  }
+
+  /** Frames written so far, every kind. */
+  get frames(): number {
+    return this.events + this.uncounted;
+  }
+
+  /** The next frame is the stream's first content (a delta), for its timeline. */
+  content(): void {
+    this.contentFrame ??= this.events + this.uncounted;
   }
 
   /** Enough is pending that the producer should yield and let it go out. */
@@ -246,11 +260,15 @@ export class SseSink {
    * stream, whose error takes its place.
    */
   closing(frame: string): void {
-    if (this.limit === Number.POSITIVE_INFINITY) this.text(frame);
+    if (this.limit === Number.POSITIVE_INFINITY) {
+      this.uncounted++;
+      this.text(frame);
+    }
   }
 
   /** Bytes written outside the event count (a fault's error). */
   raw(frame: string): void {
+    this.uncounted++;
     this.text(frame);
   }
 
@@ -366,8 +384,18 @@ export interface SseOptions {
   fault?: { afterEvents: number; error: string } | undefined;
   /** An `after_bytes` fault: the connection is cut once this many bytes were sent. */
   cutAfterBytes?: number | undefined;
-  /** Keeps a copy of the first bytes sent (the journal shows them). */
-  capture?: { add(bytes: Buffer): void };
+  /** Keeps a copy of the first bytes sent (the journal shows them), and the writes' times. */
+  capture?: StreamRecord;
+}
+
+/** What a stream's capture keeps (request.ts StreamCapture): bytes, and each write's time. */
+export interface StreamRecord {
+  add(bytes: Buffer): void;
+  /** A write went out at `mono` (the monotonic clock), `frames` written so far. */
+  wrote?(mono: number, frames: number): void;
+  /** A fault cut the stream at `mono`. */
+  cut?(kind: 'stream_error' | 'after_bytes', mono: number): void;
+  contentFrame?: number | undefined;
 }
 
 /**
@@ -443,6 +471,7 @@ export function sendSse(
       if (settled) return;
       settled = true;
       if (reason !== undefined) result.reason ??= reason;
+      if (capture) capture.contentFrame = sink.contentFrame;
       // A pause under way must not keep the stream (its chunk, its producer) until it ends.
       paused?.cancel();
       if (turn) clearImmediate(turn);
@@ -482,6 +511,12 @@ export function sendSse(
           res.write(piece);
           result.bytes += piece.length;
         }
+        if (capture) capture.contentFrame = sink.contentFrame;
+        if (capture?.cut) {
+          const mono = options.monotonic();
+          capture.wrote?.(mono, sink.frames);
+          capture.cut('after_bytes', mono);
+        }
         result.reason = 'cut by fault';
         res.socket?.end();
         return undefined;
@@ -501,6 +536,8 @@ export function sendSse(
       }
       if (parts.length === 0) return true;
       keep(parts);
+      // The write's time: one clock reading and two numbers per write, for the timeline.
+      capture?.wrote?.(options.monotonic(), sink.frames);
       let ok = true;
       if (parts.length === 1) {
         const part = parts[0] as Buffer;
@@ -587,6 +624,13 @@ export function sendSse(
         return;
       }
       keep(parts);
+      // (set before the end: the journal may take the capture as the response finishes)
+      if (capture) capture.contentFrame = sink.contentFrame;
+      if (capture?.wrote && parts.length > 0) {
+        const mono = options.monotonic();
+        capture.wrote(mono, sink.frames);
+        if (options.fault) capture.cut?.('stream_error', mono);
+      }
       for (const part of parts) result.bytes += part.length;
       const gate = options.beforeEnd?.();
       if (gate === undefined) finish(parts);

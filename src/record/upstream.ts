@@ -428,7 +428,7 @@ export class Upstream {
 
   /** Keeps the first bytes of a stream for the journal, as the emulator's own streams do. */
   private capture(request: FastifyRequest): (bytes: Buffer) => void {
-    const capture = new StreamCapture();
+    const capture = new StreamCapture(request.arrivedMono);
     request.streamCapture = capture;
     return (bytes) => capture.add(bytes);
   }

@@ -15,6 +15,7 @@ import { RedisRateLimiter } from './rate-limit.js';
 import { connectState, type StateStore } from './redis.js';
 import { RedisRuleBook } from './rule-book.js';
 import { RedisSequences } from './sequences.js';
+import { RedisStatsStore } from './stats.js';
 import { RedisTasks } from './tasks.js';
 
 /** Sequence counters kept at most in the shared store (rule and session pairs). */
@@ -38,6 +39,8 @@ export interface SharedState {
   rateLimiter(rpm: number): RedisRateLimiter;
   promptCache(options: PromptCacheOptions): RedisPromptCache;
   tasks(maxTasks: number): RedisTasks;
+  /** The traffic stats of every replica; a lost batch is told to `onError`. */
+  stats(onError: (err: unknown) => void): RedisStatsStore;
   callbacks(
     guard: CallbackGuard,
     options: CallbackOptions,
@@ -90,6 +93,7 @@ export async function openSharedState(settings: SharedSettings, base: Clock): Pr
     rateLimiter: (rpm) => new RedisRateLimiter(store, rpm),
     promptCache: (options) => new RedisPromptCache(store, options),
     tasks: (maxTasks) => new RedisTasks(store, maxTasks),
+    stats: (onError) => new RedisStatsStore(store, onError),
     callbacks: (guard, options, setTimer, service) =>
       new SharedCallbacks(
         bull,

@@ -57,7 +57,7 @@ export async function sendTextStream(stream: TextStream): Promise<FastifyReply> 
   const { request, reply, streaming } = stream;
   const fault = request.streamFault;
   const started = streaming.monotonic();
-  const capture = new StreamCapture();
+  const capture = new StreamCapture(request.arrivedMono);
   request.streamCapture = capture;
   request.gateway?.streamOpen(request, 1);
   const result = await sendSse(reply, stream.produce, {

@@ -4,7 +4,7 @@ import { buildTestApp, T0, type TestApp, testDeps } from '../helpers/app.js';
 let t: TestApp;
 afterEach(() => t.app.close());
 
-// One process's statistics (kept in each process, also with STATE_URL: see README "Dashboard").
+// One process's statistics (in memory; with STATE_URL, test/state/stats-replicas.test.ts).
 const build = () => buildTestApp({}, testDeps(), false);
 const stats = async (query = '', headers: Record<string, string> = {}) => {
   const res = await t.inject({ url: `/_emulator/stats${query}`, headers });

@@ -1,10 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  MemoryStatsStore,
   STATS_SECONDS,
   STATS_SESSIONS,
   Stats,
   type StatsRequest,
+  type StatsStore,
 } from '../../src/harness/stats.js';
+import { connectState, type StateStore } from '../../src/state/redis.js';
+import { RedisStatsStore } from '../../src/state/stats.js';
+import { type RedisServer, startRedis } from '../helpers/redis.js';
 
 const T0 = 1_800_000_000_000; // a whole second of emulator time (ms)
 const ok = (at: number, extra: Partial<StatsRequest> = {}): StatsRequest => ({
@@ -24,9 +29,35 @@ const empty = {
   open_streams: 0,
 };
 
-describe('Stats', () => {
-  it('sums each step by status class, rate, tokens and latency percentiles, per group', () => {
-    const stats = new Stats();
+let redis: RedisServer;
+const stores: StateStore[] = [];
+let prefix = 0;
+beforeAll(async () => {
+  redis = await startRedis();
+}, 20_000);
+afterAll(() => redis.close());
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+});
+
+/** The stats over a store of each kind: one contract (the Redis one on a prefix of its own). */
+const backends: Record<string, () => Promise<StatsStore>> = {
+  memory: async () => new MemoryStatsStore(),
+  redis: async () => {
+    prefix++;
+    const store = await connectState(redis.url, `stats${prefix}`, 2000);
+    await new Promise<void>((resolve) => store.onReady(resolve));
+    stores.push(store);
+    return new RedisStatsStore(store, (err) => {
+      throw err;
+    });
+  },
+};
+
+describe.each(Object.keys(backends))('Stats in %s', (backend) => {
+  const newStats = async () => new Stats(await (backends[backend] as () => Promise<StatsStore>)());
+  it('sums each step by status class, rate, tokens and latency percentiles, per group', async () => {
+    const stats = await newStats();
     stats.request(ok(T0, { durationMs: 1 }));
     stats.request(ok(T0 + 1500, { status: 404, durationMs: 100 }));
     stats.request(ok(T0 + 2000, { status: 503, durationMs: 100 }));
@@ -37,7 +68,7 @@ describe('Stats', () => {
         tokens: { input: 10, cacheRead: 90, cacheCreation: 5, output: 20 },
       }),
     );
-    const [step] = stats.steps(T0 + 4999, 5, 5);
+    const [step] = await stats.steps(T0 + 4999, 5, 5);
     expect(step).toEqual({
       at: T0,
       groups: {
@@ -60,71 +91,74 @@ describe('Stats', () => {
     });
   });
 
-  it('reads a percentile within its bucket (about 10 %) of the true value', () => {
-    const stats = new Stats();
+  it('reads a percentile within its bucket (about 10 %) of the true value', async () => {
+    const stats = await newStats();
     for (let ms = 1; ms <= 1000; ms++) stats.request(ok(T0, { durationMs: ms }));
-    const { p50, p95, p99 } = stats.steps(T0, 1, 1)[0]?.groups.chat.latency_ms ?? {};
+    const { p50, p95, p99 } = (await stats.steps(T0, 1, 1))[0]?.groups.chat.latency_ms ?? {};
     expect(Math.abs((p50 as number) / 500 - 1)).toBeLessThan(0.1);
     expect(Math.abs((p95 as number) / 950 - 1)).toBeLessThan(0.1);
     expect(Math.abs((p99 as number) / 990 - 1)).toBeLessThan(0.1);
   });
 
-  it('lays the window on the clock: steps end with the one holding now (unfinished), oldest first', () => {
-    const stats = new Stats();
+  it('lays the window on the clock: steps end with the one holding now (unfinished), oldest first', async () => {
+    const stats = await newStats();
     stats.request(ok(T0 + 3000));
     stats.request(ok(T0 + 12_000));
-    const steps = stats.steps(T0 + 13_000, 15, 5);
+    const steps = await stats.steps(T0 + 13_000, 15, 5);
     expect(steps.map((s) => [s.at - T0, s.groups.chat.requests['2xx']])).toEqual([
       [0, 1],
       [5000, 0],
       [10_000, 1],
     ]);
     // A clock advance moves the window: what was in it is now before it.
-    expect(stats.steps(T0 + 3_600_000, 60, 60).map((s) => s.groups.chat.requests['2xx'])).toEqual([
-      0,
-    ]);
+    expect(
+      (await stats.steps(T0 + 3_600_000, 60, 60)).map((s) => s.groups.chat.requests['2xx']),
+    ).toEqual([0]);
   });
 
-  it('keeps each session apart, and all of them together', () => {
-    const stats = new Stats();
+  it('keeps each session apart, and all of them together', async () => {
+    const stats = await newStats();
     stats.request(ok(T0, { session: 'a' }));
     stats.request(ok(T0, { session: 'b' }));
     stats.request(ok(T0, { session: 'b', status: 500 }));
-    const count = (session?: string) => stats.steps(T0, 1, 1, session)[0]?.groups.chat.requests;
-    expect(count()).toEqual({ '2xx': 2, '4xx': 0, '5xx': 1, aborted: 0 });
-    expect(count('a')).toEqual({ '2xx': 1, '4xx': 0, '5xx': 0, aborted: 0 });
-    expect(count('b')).toEqual({ '2xx': 1, '4xx': 0, '5xx': 1, aborted: 0 });
-    expect(count('nobody')).toEqual(empty.requests);
-    stats.resetSession('b');
-    expect(count('b')).toEqual(empty.requests);
-    expect(count()?.['2xx']).toBe(2);
-    stats.reset();
-    expect(count()).toEqual(empty.requests);
+    const count = async (session?: string) =>
+      (await stats.steps(T0, 1, 1, session))[0]?.groups.chat.requests;
+    expect(await count()).toEqual({ '2xx': 2, '4xx': 0, '5xx': 1, aborted: 0 });
+    expect(await count('a')).toEqual({ '2xx': 1, '4xx': 0, '5xx': 0, aborted: 0 });
+    expect(await count('b')).toEqual({ '2xx': 1, '4xx': 0, '5xx': 1, aborted: 0 });
+    expect(await count('nobody')).toEqual(empty.requests);
+    await stats.resetSession('b');
+    expect(await count('b')).toEqual(empty.requests);
+    expect((await count())?.['2xx']).toBe(2);
+    await stats.reset();
+    expect(await count()).toEqual(empty.requests);
   });
 
-  it('counts streams open at once: the most within a step, and those still open now', () => {
-    const stats = new Stats();
+  it('counts streams open at once: the most within a step, and those still open now', async () => {
+    const stats = await newStats();
     stats.stream('messages', 's', T0, 1);
     stats.stream('messages', 's', T0 + 100, 1);
     stats.stream('messages', 's', T0 + 200, -1);
-    const open = (now: number, session?: string) =>
-      stats.steps(now, 1, 1, session).map((s) => s.groups.messages.open_streams);
-    expect(open(T0)).toEqual([2]);
+    const open = async (now: number, session?: string) =>
+      (await stats.steps(now, 1, 1, session)).map((s) => s.groups.messages.open_streams);
+    expect(await open(T0)).toEqual([2]);
     // One stream is still open seconds later, with nothing else happening.
-    expect(open(T0 + 5000)).toEqual([1]);
-    expect(open(T0 + 5000, 's')).toEqual([1]);
+    expect(await open(T0 + 5000)).toEqual([1]);
+    expect(await open(T0 + 5000, 's')).toEqual([1]);
     stats.stream('messages', 's', T0 + 6000, -1);
-    expect(open(T0 + 7000)).toEqual([0]);
+    expect(await open(T0 + 7000)).toEqual([0]);
   });
 
-  it('is bounded: one hour of seconds, and the most recently active sessions', () => {
-    const stats = new Stats();
+  it('is bounded: one hour of seconds, and the most recently active sessions', async () => {
+    const stats = await newStats();
     for (let s = 0; s < STATS_SECONDS + 10; s++) stats.request(ok(T0 + s * 1000));
-    const steps = stats.steps(T0 + (STATS_SECONDS + 9) * 1000, STATS_SECONDS, 1);
+    const steps = await stats.steps(T0 + (STATS_SECONDS + 9) * 1000, STATS_SECONDS, 1);
     expect(steps).toHaveLength(STATS_SECONDS);
     expect(steps.every((s) => s.groups.chat.requests['2xx'] === 1)).toBe(true);
     for (let i = 0; i <= STATS_SESSIONS; i++) stats.request(ok(T0, { session: `s${i}` }));
-    expect(stats.steps(T0, 1, 1, 's0')[0]?.groups.chat.requests['2xx']).toBe(0);
-    expect(stats.steps(T0, 1, 1, `s${STATS_SESSIONS}`)[0]?.groups.chat.requests['2xx']).toBe(1);
+    expect((await stats.steps(T0, 1, 1, 's0'))[0]?.groups.chat.requests['2xx']).toBe(0);
+    expect(
+      (await stats.steps(T0, 1, 1, `s${STATS_SESSIONS}`))[0]?.groups.chat.requests['2xx'],
+    ).toBe(1);
   });
 });
