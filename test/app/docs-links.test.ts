@@ -8,12 +8,6 @@ import { anchors, links, manualPages, repoUrl } from '../helpers/manual.js';
  * names one, a heading (or `<a id>`) of that page, as GitHub renders them.
  */
 
-/**
- * A page another branch writes (the dashboard's charts and stream timelines): linked already,
- * checked like any other once it exists. The only link allowed to point at a missing file.
- */
-const EXPECTED_TO_COME = new Set(['docs/dashboard.md']);
-
 const pages = manualPages();
 
 function problems(): string[] {
@@ -26,8 +20,7 @@ function problems(): string[] {
         file === '' ? page.path : posix.normalize(posix.join(posix.dirname(page.path), file));
       const where = `${page.path}:${line}: ${target}`;
       if (!existsSync(repoUrl(path))) {
-        if (!EXPECTED_TO_COME.has(path) || anchor !== undefined)
-          found.push(`${where}: no file ${path}`);
+        found.push(`${where}: no file ${path}`);
         continue;
       }
       if (anchor === undefined) continue;
@@ -54,7 +47,7 @@ describe('the manual (README.md and docs/*.md)', () => {
         .filter((target) => target.startsWith('docs/') && target.endsWith('.md')),
     );
     const docs = pages.map((page) => page.path).filter((path) => path.startsWith('docs/'));
-    expect([...new Set([...docs, ...EXPECTED_TO_COME])].sort()).toEqual([...linked].sort());
+    expect([...docs].sort()).toEqual([...linked].sort());
   });
 
   it('reads anchors as GitHub makes them', () => {
