@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import type { Faults } from '../harness/faults.js';
+import type { Journal } from '../harness/journal.js';
+import { MatchError } from '../harness/match.js';
+import type { Metrics } from '../harness/metrics.js';
 import type { Stats } from '../harness/stats.js';
 import type { Clock, SetTimer } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
-import type { Faults } from '../platform/faults.js';
-import type { Journal } from '../platform/journal.js';
-import { MatchError } from '../platform/match.js';
-import type { Metrics } from '../platform/metrics.js';
 import { readSession, SESSION_HEADER, SESSION_PATTERN } from '../platform/session.js';
 import type { DriftReport } from '../record/drift.js';
 import type { TextEngine } from '../text/index.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import { defaultKind, MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../harness/faults.js';
 import { GatewayError } from '../platform/errors.js';
-import { defaultKind, MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../platform/faults.js';
 import { DEFAULT_SESSION } from '../platform/session.js';
 import {
   type ControlApp,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { GROUPS, requestMatchFields } from '../platform/match.js';
+import { GROUPS, requestMatchFields } from '../harness/match.js';
 import { Literals } from '../platform/schema-helpers.js';
 import { SESSION_PATTERN } from '../platform/session.js';
 import { BlockedTermSchema, ReplyRuleSchema } from '../text/fixtures.js';

@@ -8,7 +8,8 @@
  * buckets its second used (a few hundred bytes).
  */
 
-import type { GroupName, StatsRequest, StatsSink } from '../platform/group.js';
+import type { GroupName } from '../platform/group.js';
+import type { StatsRequest, StatsSink } from './pipeline.js';
 
 export type StatsGroup = GroupName;
 export const STATS_GROUPS: readonly StatsGroup[] = ['chat', 'messages', 'video'];
