@@ -20,6 +20,7 @@ import { Journal } from './harness/journal.js';
 import { Metrics } from './harness/metrics.js';
 import { type GatewayHooks, setupGatewayGroup } from './harness/pipeline.js';
 import { MemoryRateLimiter } from './harness/rate-limit.js';
+import { SESSION_HEADER, SESSION_PATTERN, setupSessions } from './harness/session.js';
 import { Stats } from './harness/stats.js';
 import { messagesGroup } from './messages/index.js';
 import { resigned } from './messages/resign.js';
@@ -214,6 +215,7 @@ export async function buildApp(
     },
   } satisfies EmulatorInternals);
   setupRequests(app);
+  setupSessions(app);
   app.addHook('onClose', async () => {
     await features.close();
     // The store last: the features' own closing may still use it.
@@ -231,7 +233,10 @@ export async function buildApp(
     });
   }
 
-  registerOpenapi(app, { name: FAULT_HEADER, maxDelayMs: MAX_DELAY_MS });
+  registerOpenapi(app, {
+    fault: { name: FAULT_HEADER, maxDelayMs: MAX_DELAY_MS },
+    session: { name: SESSION_HEADER, pattern: SESSION_PATTERN },
+  });
 
   await app.register(
     controlRoutes({

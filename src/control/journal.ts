@@ -6,9 +6,9 @@ import {
   MAX_JOURNAL_WAITS,
   MAX_JOURNAL_WATCHERS,
 } from '../harness/journal.js';
+import { SESSION_PATTERN } from '../harness/session.js';
 import { GatewayError } from '../platform/errors.js';
 import { holdOpen, reqIdField } from '../platform/request.js';
-import { SESSION_PATTERN } from '../platform/session.js';
 import {
   type ControlApp,
   type ControlOptions,

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { GROUPS, requestMatchFields } from '../harness/match.js';
+import { SESSION_PATTERN } from '../harness/session.js';
 import { Literals } from '../platform/schema-helpers.js';
-import { SESSION_PATTERN } from '../platform/session.js';
 import { BlockedTermSchema, ReplyRuleSchema } from '../text/fixtures.js';
 import { TaskRecordSchema } from '../video/schemas.js';
 

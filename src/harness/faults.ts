@@ -5,7 +5,6 @@
 
 import type { Feature } from '../platform/features.js';
 import { after } from '../platform/maybe.js';
-import { DEFAULT_SESSION } from '../platform/session.js';
 import {
   MemoryRuleBook,
   type RuleBook,
@@ -21,6 +20,7 @@ import {
   shownMatch,
   storableMatch,
 } from './match.js';
+import { DEFAULT_SESSION } from './session.js';
 
 export type FaultKind = 'error' | 'disconnect' | 'stream_error' | 'delay' | 'hang';
 

@@ -15,7 +15,6 @@ import { whenReady } from '../platform/maybe.js';
 import { BODY_LIMIT, holdOpen, pathOf, reqIdField, type UsageTokens } from '../platform/request.js';
 import type { GatewayRuntime } from '../platform/runtime.js';
 import { journalBody, redactUrl } from '../platform/secrets.js';
-import { ownerIn, readSession } from '../platform/session.js';
 import {
   FAULT_HEADER,
   type Fault,
@@ -30,6 +29,7 @@ import { JOURNAL_BODY_LIMIT, type Journal } from './journal.js';
 import { type MatchContext, type MatchTarget, matchWork, regexScan } from './match.js';
 import type { Metrics } from './metrics.js';
 import { formatDuration, type RateDecision, type RateLimiter } from './rate-limit.js';
+import { ownerIn, readSession } from './session.js';
 
 declare module '../platform/runtime.js' {
   interface GatewayRuntime {

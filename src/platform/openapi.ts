@@ -5,7 +5,6 @@ import Fastify, {
   type FastifyRequest,
   type RouteOptions,
 } from 'fastify';
-import { SESSION_HEADER, SESSION_PATTERN } from './session.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -63,17 +62,20 @@ const SECURITY_SCHEMES = {
 };
 
 /**
- * What the document says of the fault header, which is the harness's (harness/faults.ts): app.ts
- * hands it over, as plumbing knows no feature.
+ * What the document says of the harness's own headers (harness/faults.ts, harness/session.ts):
+ * app.ts hands it over, as plumbing knows no feature.
  */
-export interface FaultHeaderDoc {
-  name: string;
-  /** The longest `delay=<ms>`. */
-  maxDelayMs: number;
+export interface HarnessHeaders {
+  fault: {
+    name: string;
+    /** The longest `delay=<ms>`. */
+    maxDelayMs: number;
+  };
+  session: { name: string; pattern: string };
 }
 
 /** The emulator's request headers, as reusable parameters. */
-const parametersOf = (fault: FaultHeaderDoc) => ({
+const parametersOf = ({ fault, session }: HarnessHeaders) => ({
   MsgapiVersion: {
     name: 'msgapi-version',
     in: 'header',
@@ -92,12 +94,12 @@ const parametersOf = (fault: FaultHeaderDoc) => ({
     },
   },
   Session: {
-    name: SESSION_HEADER,
+    name: session.name,
     in: 'header',
     required: false,
     description:
       'Scopes tasks, prompt cache, faults, stubs and journal to a session; requests without it belong to the default session. 1 to 200 printable ASCII characters without spaces (else 400).',
-    schema: { type: 'string', pattern: SESSION_PATTERN },
+    schema: { type: 'string', pattern: session.pattern },
   },
   StreamDelay: {
     name: 'x-emulator-stream-delay-ms',
@@ -563,14 +565,14 @@ function docsRoutes(app: FastifyInstance): void {
  * Registers the document generator, and the docs UI at `/_emulator/docs`. Neither the UI nor
  * the document needs the admin token: the document holds no data.
  */
-export function registerOpenapi(app: FastifyInstance, fault: FaultHeaderDoc): void {
+export function registerOpenapi(app: FastifyInstance, headers: HarnessHeaders): void {
   const routes: RouteOptions[] = [];
   app.addHook('onRoute', (route) => {
     routes.push(route);
   });
   let document: Promise<Record<string, unknown>> | undefined;
   app.decorate('openapi', () => {
-    document ??= generate(routes, parametersOf(fault));
+    document ??= generate(routes, parametersOf(headers));
     return document;
   });
   docsRoutes(app);

@@ -2,7 +2,6 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from './errors.js';
 import { parseJsonBody } from './json-body.js';
-import { DEFAULT_SESSION } from './session.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,8 +9,6 @@ declare module 'fastify' {
     owner: string;
     /** The key's fingerprint (an HMAC under the process secret). */
     keyHash: string;
-    /** The request's session (`x-emulator-session`, else the default one). */
-    session: string;
     /** Emulator time at arrival: the one clock reading a request's work uses. */
     receivedAt: number;
     /** The request body as received, kept for the journal. */
@@ -152,7 +149,6 @@ export const BODY_LIMIT = 32 * 1024 * 1024;
 export function setupRequests(app: FastifyInstance): void {
   app.decorateRequest('owner', '');
   app.decorateRequest('keyHash', '');
-  app.decorateRequest('session', DEFAULT_SESSION);
   app.decorateRequest('receivedAt', 0);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('fault', undefined);

@@ -8,10 +8,10 @@ import {
   shownMatch,
   storableMatch,
 } from '../harness/match.js';
+import { DEFAULT_SESSION } from '../harness/session.js';
 import type { Feature } from '../platform/features.js';
 import { type LinearRegex, linearRegex, type RegexMatch } from '../platform/linear-regex.js';
 import { after, allOf } from '../platform/maybe.js';
-import { DEFAULT_SESSION } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
 import {
   MemoryRuleBook,
