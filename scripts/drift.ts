@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { buildApp } from '../src/app.js';
 import { loadConfig, resolveConfig } from '../src/config.js';
+import { resigned } from '../src/messages/resign.js';
 import { createDeps } from '../src/platform/deps.js';
 import { checkDrift } from '../src/record/drift.js';
 import { RecordingsError } from '../src/record/recordings.js';
@@ -24,6 +25,7 @@ const report = await checkDrift(
   dir,
   () => buildApp(resolveConfig({ ...config, journalLimit: 0 }), createDeps()),
   { queueMs: config.videoQueueMs, renderMs: config.videoRenderMs },
+  resigned,
 ).catch((err: unknown) => {
   if (!(err instanceof RecordingsError)) throw err;
   process.stderr.write(`drift: ${err.message}\n`);

@@ -15,22 +15,25 @@ import type { DestinationStream } from 'pino';
 import { chatGroup } from './chat/index.js';
 import { type Config, resolveConfig } from './config.js';
 import { controlRoutes } from './control/index.js';
+import { FAULT_HEADER, Faults, MAX_DELAY_MS } from './harness/faults.js';
+import { Journal } from './harness/journal.js';
+import { Metrics } from './harness/metrics.js';
+import { type GatewayHooks, setupGatewayGroup } from './harness/pipeline.js';
+import { MemoryRateLimiter } from './harness/rate-limit.js';
+import { SESSION_HEADER, SESSION_PATTERN, setupSessions } from './harness/session.js';
 import { Stats } from './harness/stats.js';
 import { messagesGroup } from './messages/index.js';
+import { resigned } from './messages/resign.js';
 import { Keyring } from './platform/auth.js';
 import type { Clock } from './platform/clock.js';
 import { createDeps, type Deps } from './platform/deps.js';
 import { type DrainReport, drain } from './platform/drain.js';
 import { GatewayError, neutralError } from './platform/errors.js';
-import { Faults } from './platform/faults.js';
 import { Features } from './platform/features.js';
-import { type GatewayHooks, type GroupDescriptor, setupGatewayGroup } from './platform/group.js';
+import type { GroupDescriptor } from './platform/group.js';
 import type { Ids } from './platform/ids.js';
-import { Journal } from './platform/journal.js';
 import { type RequestLine, requestLineOf, stdoutDestination } from './platform/log-destination.js';
-import { Metrics } from './platform/metrics.js';
 import { registerOpenapi } from './platform/openapi.js';
-import { MemoryRateLimiter } from './platform/rate-limit.js';
 import {
   answering,
   BODY_LIMIT,
@@ -230,6 +233,7 @@ export async function buildApp(
     },
   } satisfies EmulatorInternals);
   setupRequests(app);
+  setupSessions(app);
   app.addHook('onClose', async () => {
     await features.close();
     // The store last: the features' own closing may still use it.
@@ -247,7 +251,10 @@ export async function buildApp(
     });
   }
 
-  registerOpenapi(app);
+  registerOpenapi(app, {
+    fault: { name: FAULT_HEADER, maxDelayMs: MAX_DELAY_MS },
+    session: { name: SESSION_HEADER, pattern: SESSION_PATTERN },
+  });
 
   await app.register(
     controlRoutes({
@@ -268,10 +275,15 @@ export async function buildApp(
         ...(config.publicBaseUrl ? [new URL(config.publicBaseUrl).hostname] : []),
       ],
       drift: (dir) =>
-        checkDrift(dir, () => driftEmulator(config), {
-          queueMs: config.videoQueueMs,
-          renderMs: config.videoRenderMs,
-        }),
+        checkDrift(
+          dir,
+          () => driftEmulator(config),
+          {
+            queueMs: config.videoQueueMs,
+            renderMs: config.videoRenderMs,
+          },
+          resigned,
+        ),
       reset,
       listening: () => app.server.listening,
       ...(shared

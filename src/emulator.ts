@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, resolveConfig } from './config.js';
+import type { FaultRuleInput, FaultRuleView } from './harness/faults.js';
+import type { JournalEntry, JournalFilter, NearMiss } from './harness/journal.js';
+import { SESSION_HEADER } from './harness/session.js';
 import { createDeps, type Deps } from './platform/deps.js';
-import type { FaultRuleInput, FaultRuleView } from './platform/faults.js';
-import type { JournalEntry, JournalFilter, NearMiss } from './platform/journal.js';
-import { SESSION_HEADER } from './platform/session.js';
 import type { StubInput, StubView } from './text/replies.js';
 
 export interface EmulatorOptions extends Partial<Config> {

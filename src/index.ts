@@ -16,10 +16,10 @@ export {
   VerificationError,
   type VerifyCount,
 } from './emulator.js';
+export type { FaultRuleInput, FaultRuleView } from './harness/faults.js';
+export type { JournalEntry, JournalFilter, NearMiss } from './harness/journal.js';
+export type { RequestMatch } from './harness/match.js';
 export { type Clock, createClock } from './platform/clock.js';
 export { createDeps, type Deps } from './platform/deps.js';
-export type { FaultRuleInput, FaultRuleView } from './platform/faults.js';
 export { createIds, type Ids } from './platform/ids.js';
-export type { JournalEntry, JournalFilter, NearMiss } from './platform/journal.js';
-export type { RequestMatch } from './platform/match.js';
 export type { StubInput, StubView } from './text/replies.js';

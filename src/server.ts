@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import type { AggregatorRegistry, RegistryContentType } from 'prom-client';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, USAGE } from './config.js';
-import { METRICS_ANSWER, METRICS_REQUEST, WORKER_METRICS } from './platform/metrics.js';
+import { METRICS_ANSWER, METRICS_REQUEST, WORKER_METRICS } from './harness/metrics.js';
 import { RecordingsError } from './record/recordings.js';
 import { FixtureError } from './text/fixtures.js';
 

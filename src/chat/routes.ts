@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { matchContext } from '../harness/pipeline.js';
 import { GatewayError, statusMessage } from '../platform/errors.js';
-import { matchContext } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import type { ContentFilter } from '../text/content-filter.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';

@@ -1,17 +1,13 @@
+import type { MatchContext } from '../harness/match.js';
 import { GatewayError } from '../platform/errors.js';
 import { fnv1a } from '../platform/hash.js';
 import type { Ids } from '../platform/ids.js';
-import type { MatchContext } from '../platform/match.js';
 import { countTokens, splitTokens } from '../platform/tokens.js';
-import {
-  type ContentFilter,
-  categoryResults,
-  choiceFilterResults,
-  promptFilterResults,
-} from '../text/content-filter.js';
+import type { ContentFilter } from '../text/content-filter.js';
 import { finishText } from '../text/finish.js';
 import type { BlockedTerm } from '../text/fixtures.js';
 import type { Replies } from '../text/replies.js';
+import { categoryResults, choiceFilterResults, promptFilterResults } from './filter-results.js';
 import { type ChatPrompt, messageText } from './prompt.js';
 import type {
   ChatCompletion,

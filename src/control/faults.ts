@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { defaultKind, MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../harness/faults.js';
+import { DEFAULT_SESSION } from '../harness/session.js';
 import { GatewayError } from '../platform/errors.js';
-import { defaultKind, MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../platform/faults.js';
-import { DEFAULT_SESSION } from '../platform/session.js';
 import {
   type ControlApp,
   type ControlOptions,

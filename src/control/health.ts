@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { SESSION_PATTERN } from '../platform/session.js';
+import { SESSION_PATTERN } from '../harness/session.js';
 import { type ControlApp, type ControlOptions, errors, sessionOf } from './context.js';
 import { HealthSchema, ReadySchema } from './schemas.js';
 

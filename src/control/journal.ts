@@ -1,14 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { GatewayError } from '../platform/errors.js';
 import {
   type Journal,
   type JournalFilter,
   MAX_JOURNAL_WAITS,
   MAX_JOURNAL_WATCHERS,
-} from '../platform/journal.js';
+} from '../harness/journal.js';
+import { SESSION_PATTERN } from '../harness/session.js';
+import { GatewayError } from '../platform/errors.js';
 import { holdOpen, reqIdField } from '../platform/request.js';
-import { SESSION_PATTERN } from '../platform/session.js';
 import {
   type ControlApp,
   type ControlOptions,

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { GROUPS, requestMatchFields } from '../platform/match.js';
+import { GROUPS, requestMatchFields } from '../harness/match.js';
+import { SESSION_PATTERN } from '../harness/session.js';
 import { STREAM_TIMELINE_WRITES } from '../platform/request.js';
 import { Literals } from '../platform/schema-helpers.js';
-import { SESSION_PATTERN } from '../platform/session.js';
 import { BlockedTermSchema, ReplyRuleSchema } from '../text/fixtures.js';
 import { TaskRecordSchema } from '../video/schemas.js';
 

@@ -119,6 +119,21 @@ async function view(
   };
 }
 
+/** The live stats stream's document: SSE events, bounded like the journal's stream. */
+const STREAM_SCHEMA = {
+  summary:
+    'The live stats: `event: window` with the window so far, then `event: step` with each step as it closes on the emulator clock',
+  querystring: StatsQuery,
+  produces: ['text/event-stream'],
+  response: {
+    200: {
+      description: `\`event: window\` (data as GET /_emulator/stats answers), then one \`event: step\` per closed step (data: \`now\`, \`step_s\`, \`step\` as an item of \`steps\`, \`tasks\`). At most ${MAX_STATS_WATCHERS} at once`,
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    },
+    ...errors,
+  },
+};
+
 /**
  * The live stats: the window so far (`event: window`, as `/stats` answers it), then each step
  * as it closes on the emulator clock (`event: step`): a timer to the step's end, and at once
@@ -128,121 +143,101 @@ function streamRoute(app: ControlApp, options: StatsOptions) {
   const { clock, stats, setTimer } = options;
   /** Live stats streams dropped for not reading (each is logged with this count). */
   let dropped = 0;
-  app.get(
-    '/stats/stream',
-    {
-      schema: {
-        summary:
-          'The live stats: `event: window` with the window so far, then `event: step` with each step as it closes on the emulator clock',
-        querystring: StatsQuery,
-        produces: ['text/event-stream'],
-        response: {
-          200: {
-            description: `\`event: window\` (data as GET /_emulator/stats answers), then one \`event: step\` per closed step (data: \`now\`, \`step_s\`, \`step\` as an item of \`steps\`, \`tasks\`). At most ${MAX_STATS_WATCHERS} at once`,
-            content: { 'text/event-stream': { schema: { type: 'string' } } },
-          },
-          ...errors,
-        },
-      },
-    },
-    async (request, reply) => {
-      const { window_s = DEFAULT_WINDOW_S, step_s = DEFAULT_STEP_S } = request.query;
-      const session = sessionOf(request, request.query.session);
-      if (request.method === 'HEAD') {
-        return reply
-          .header('content-type', 'text/event-stream; charset=utf-8')
-          .header('cache-control', 'no-cache')
-          .send();
-      }
-      const raw = reply.raw;
-      let over = false;
-      let cancelTimer: (() => void) | undefined;
-      let unsubscribe: (() => unknown) | undefined;
-      const stop = stats.watch(() => raw.end());
-      if (stop === 'closed') throw new GatewayError(503, 'The emulator is shutting down.');
-      if (!stop) {
-        throw new GatewayError(429, `At most ${MAX_STATS_WATCHERS} live stats streams at once.`);
-      }
-      const end = () => {
-        over = true;
-        stop();
-        cancelTimer?.();
-        unsubscribe?.();
-      };
-      const now = clock.now();
-      let first: StatsView;
+  app.get('/stats/stream', { schema: STREAM_SCHEMA }, async (request, reply) => {
+    const { window_s = DEFAULT_WINDOW_S, step_s = DEFAULT_STEP_S } = request.query;
+    const session = sessionOf(request, request.query.session);
+    if (request.method === 'HEAD') {
+      return reply
+        .header('content-type', 'text/event-stream; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .send();
+    }
+    const raw = reply.raw;
+    let over = false;
+    let cancelTimer: (() => void) | undefined;
+    let unsubscribe: (() => unknown) | undefined;
+    const stop = stats.watch(() => raw.end());
+    if (stop === 'closed') throw new GatewayError(503, 'The emulator is shutting down.');
+    if (!stop) {
+      throw new GatewayError(429, `At most ${MAX_STATS_WATCHERS} live stats streams at once.`);
+    }
+    const end = () => {
+      over = true;
+      stop();
+      cancelTimer?.();
+      unsubscribe?.();
+    };
+    const now = clock.now();
+    let first: StatsView;
+    try {
+      first = await view(options, now, window_s, step_s, session);
+    } catch (err) {
+      end();
+      throw err;
+    }
+    reply.hijack();
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    });
+    holdOpen(raw);
+    raw.once('close', end);
+    const stepMs = step_s * 1000;
+    /** The start (ms) of the step the next event is for: the one under way in the window. */
+    let next = Math.floor(now / stepMs) * stepMs;
+    /** Writes a frame; false when the client stopped reading and was dropped. */
+    const send = (frame: string): boolean => {
+      if (over || raw.destroyed) return false;
+      raw.write(frame);
+      const buffered = raw.writableLength;
+      if (buffered <= JOURNAL_STREAM_MAX_BUFFERED) return true;
+      dropped++;
+      request.log.warn(
+        { ...reqIdField(request), bufferedBytes: buffered, dropped },
+        'live stats dropped: its client stopped reading',
+      );
+      end();
+      raw.destroy();
+      return false;
+    };
+    let busy = false;
+    const closeSteps = async () => {
+      if (over || busy) return;
+      busy = true;
+      cancelTimer?.();
       try {
-        first = await view(options, now, window_s, step_s, session);
+        const at = clock.now();
+        // The clock moved back (a reset): the window starts again from the step under way.
+        if (at < next) next = Math.floor(at / stepMs) * stepMs;
+        const closed = Math.floor(at / stepMs) * stepMs - stepMs;
+        if (closed >= next) {
+          // At most a window's steps, however far the clock jumped.
+          const from = Math.max(next, closed - (Math.ceil(window_s / step_s) - 1) * stepMs);
+          const count = (closed - from) / stepMs + 1;
+          const [steps, tasks] = await Promise.all([
+            stats.steps(at, count * step_s, step_s, session, true),
+            options.video.statusCounts(at, session),
+          ]);
+          next = closed + stepMs;
+          for (const step of steps) {
+            if (!send(`event: step\ndata: ${JSON.stringify({ now: at, step_s, step, tasks })}\n\n`))
+              return;
+          }
+        }
+        if (!over) cancelTimer = setTimer(closeSteps, Math.max(1, next + stepMs - clock.now()));
       } catch (err) {
-        end();
-        throw err;
-      }
-      reply.hijack();
-      raw.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-      });
-      holdOpen(raw);
-      raw.once('close', end);
-      const stepMs = step_s * 1000;
-      /** The start (ms) of the step the next event is for: the one under way in the window. */
-      let next = Math.floor(now / stepMs) * stepMs;
-      /** Writes a frame; false when the client stopped reading and was dropped. */
-      const send = (frame: string): boolean => {
-        if (over || raw.destroyed) return false;
-        raw.write(frame);
-        const buffered = raw.writableLength;
-        if (buffered <= JOURNAL_STREAM_MAX_BUFFERED) return true;
-        dropped++;
-        request.log.warn(
-          { ...reqIdField(request), bufferedBytes: buffered, dropped },
-          'live stats dropped: its client stopped reading',
-        );
+        request.log.warn({ ...reqIdField(request), err }, 'live stats not read');
         end();
         raw.destroy();
-        return false;
-      };
-      let busy = false;
-      const closeSteps = async () => {
-        if (over || busy) return;
-        busy = true;
-        cancelTimer?.();
-        try {
-          const at = clock.now();
-          // The clock moved back (a reset): the window starts again from the step under way.
-          if (at < next) next = Math.floor(at / stepMs) * stepMs;
-          const closed = Math.floor(at / stepMs) * stepMs - stepMs;
-          if (closed >= next) {
-            // At most a window's steps, however far the clock jumped.
-            const from = Math.max(next, closed - (Math.ceil(window_s / step_s) - 1) * stepMs);
-            const count = (closed - from) / stepMs + 1;
-            const [steps, tasks] = await Promise.all([
-              stats.steps(at, count * step_s, step_s, session, true),
-              options.video.statusCounts(at, session),
-            ]);
-            next = closed + stepMs;
-            for (const step of steps) {
-              if (
-                !send(`event: step\ndata: ${JSON.stringify({ now: at, step_s, step, tasks })}\n\n`)
-              )
-                return;
-            }
-          }
-          if (!over) cancelTimer = setTimer(closeSteps, Math.max(1, next + stepMs - clock.now()));
-        } catch (err) {
-          request.log.warn({ ...reqIdField(request), err }, 'live stats not read');
-          end();
-          raw.destroy();
-        } finally {
-          busy = false;
-        }
-      };
-      if (!send(`event: window\ndata: ${JSON.stringify(first)}\n\n`)) return;
-      unsubscribe = clock.onChange(() => {
-        void closeSteps();
-      });
-      cancelTimer = setTimer(closeSteps, Math.max(1, next + stepMs - clock.now()));
-    },
-  );
+      } finally {
+        busy = false;
+      }
+    };
+    if (!send(`event: window\ndata: ${JSON.stringify(first)}\n\n`)) return;
+    unsubscribe = clock.onChange(() => {
+      void closeSteps();
+    });
+    cancelTimer = setTimer(closeSteps, Math.max(1, next + stepMs - clock.now()));
+  });
 }

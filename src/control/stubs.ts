@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import { DEFAULT_SESSION } from '../harness/session.js';
 import { GatewayError } from '../platform/errors.js';
-import { DEFAULT_SESSION } from '../platform/session.js';
 import { ruleProblem } from '../text/fixtures.js';
 import { MAX_STUB_BYTES, MAX_STUBS } from '../text/replies.js';
 import {

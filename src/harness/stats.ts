@@ -9,8 +9,9 @@
  */
 
 import type { Feature } from '../platform/features.js';
-import type { GroupName, StatsRequest, StatsSink } from '../platform/group.js';
+import type { GroupName } from '../platform/group.js';
 import { after, type Maybe } from '../platform/maybe.js';
+import type { StatsRequest, StatsSink } from './pipeline.js';
 
 export type StatsGroup = GroupName;
 export const STATS_GROUPS: readonly StatsGroup[] = ['chat', 'messages', 'video'];

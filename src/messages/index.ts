@@ -1,7 +1,7 @@
 import type { GroupDescriptor } from '../platform/group.js';
 import { bodyString } from '../platform/request.js';
 import { messagesGroupSpec } from './errors.js';
-import { messagesPromptFacts } from './prompt.js';
+import { betasOf, messagesPromptFacts } from './prompt.js';
 import { type MessagesRoutesOptions, messagesRoutes } from './routes.js';
 import type { MessagesRequest } from './schemas.js';
 
@@ -19,6 +19,7 @@ export function messagesGroup(options: MessagesRoutesOptions): GroupDescriptor {
     facts: {
       model: (request) => bodyString(request.body, 'model'),
       prompt: (body) => messagesPromptFacts(body as MessagesRequest),
+      betas: betasOf,
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { matchContext } from '../harness/pipeline.js';
 import { statusMessage } from '../platform/errors.js';
-import { matchContext } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import type { Pacing } from '../platform/sse.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';

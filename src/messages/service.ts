@@ -1,6 +1,6 @@
+import type { MatchContext } from '../harness/match.js';
 import { fieldError, GatewayError, type PathSegment } from '../platform/errors.js';
 import type { Ids } from '../platform/ids.js';
-import type { MatchContext } from '../platform/match.js';
 import type { UsageTokens } from '../platform/request.js';
 import {
   type FrameTemplate,

@@ -5,8 +5,6 @@ import Fastify, {
   type FastifyRequest,
   type RouteOptions,
 } from 'fastify';
-import { FAULT_HEADER, MAX_DELAY_MS } from './faults.js';
-import { SESSION_HEADER, SESSION_PATTERN } from './session.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -63,8 +61,21 @@ const SECURITY_SCHEMES = {
   },
 };
 
+/**
+ * What the document says of the harness's own headers (harness/faults.ts, harness/session.ts):
+ * app.ts hands it over, as plumbing knows no feature.
+ */
+export interface HarnessHeaders {
+  fault: {
+    name: string;
+    /** The longest `delay=<ms>`. */
+    maxDelayMs: number;
+  };
+  session: { name: string; pattern: string };
+}
+
 /** The emulator's request headers, as reusable parameters. */
-const PARAMETERS = {
+const parametersOf = ({ fault, session }: HarnessHeaders) => ({
   MsgapiVersion: {
     name: 'msgapi-version',
     in: 'header',
@@ -73,22 +84,22 @@ const PARAMETERS = {
     schema: { type: 'string', enum: ['2023-06-01'] },
   },
   Fault: {
-    name: FAULT_HEADER,
+    name: fault.name,
     in: 'header',
     required: false,
-    description: `Fails this request on purpose (README "Testing your client"): a status 400-599 in the group's envelope, \`disconnect\`, \`stream_error\` (a streaming request ends with an error event), \`hang\`, or \`delay=<ms>\` (at most ${MAX_DELAY_MS}, then answered as usual). Anything else is a 400.`,
+    description: `Fails this request on purpose (README "Testing your client"): a status 400-599 in the group's envelope, \`disconnect\`, \`stream_error\` (a streaming request ends with an error event), \`hang\`, or \`delay=<ms>\` (at most ${fault.maxDelayMs}, then answered as usual). Anything else is a 400.`,
     schema: {
       type: 'string',
       pattern: '^([45][0-9]{2}|disconnect|stream_error|hang|delay=[0-9]{1,6})$',
     },
   },
   Session: {
-    name: SESSION_HEADER,
+    name: session.name,
     in: 'header',
     required: false,
     description:
       'Scopes tasks, prompt cache, faults, stubs and journal to a session; requests without it belong to the default session. 1 to 200 printable ASCII characters without spaces (else 400).',
-    schema: { type: 'string', pattern: SESSION_PATTERN },
+    schema: { type: 'string', pattern: session.pattern },
   },
   StreamDelay: {
     name: 'x-emulator-stream-delay-ms',
@@ -105,7 +116,9 @@ const PARAMETERS = {
     description: 'How the new task ends: `succeed` (default) or `failed` (else 400).',
     schema: { type: 'string', enum: ['succeed', 'failed'] },
   },
-};
+});
+
+type Parameters = ReturnType<typeof parametersOf>;
 
 const HEADERS = {
   RequestId: {
@@ -146,7 +159,7 @@ interface GroupDoc {
   /** The name the group's error envelope is listed under in `components.schemas`. */
   envelope: string;
   /** Header parameters of every operation. */
-  parameters: Array<keyof typeof PARAMETERS>;
+  parameters: Array<keyof Parameters>;
   /** Response headers of every answer: the request id header (`components.headers`). */
   headers: Json;
   /** More headers of a successful answer. */
@@ -438,7 +451,7 @@ function completeOperation(
 }
 
 /** The generated document, completed (see the top of this file). Returns a new object. */
-export function completeDocument(document: Json): Json {
+export function completeDocument(document: Json, parameters: Parameters): Json {
   const envelopes = new Map<string, string>();
   const paths: Json = {};
   for (const [path, item] of Object.entries((document.paths as Json | undefined) ?? {})) {
@@ -458,7 +471,7 @@ export function completeDocument(document: Json): Json {
     components: {
       ...components,
       schemas,
-      parameters: PARAMETERS,
+      parameters,
       headers: HEADERS,
       securitySchemes: SECURITY_SCHEMES,
     },
@@ -466,7 +479,7 @@ export function completeDocument(document: Json): Json {
   }) as Json;
 }
 
-export const OPENAPI_OPTIONS: FastifyDynamicSwaggerOptions = {
+const openapiOptions = (parameters: Parameters): FastifyDynamicSwaggerOptions => ({
   openapi: {
     openapi: '3.0.3',
     info: {
@@ -491,8 +504,9 @@ export const OPENAPI_OPTIONS: FastifyDynamicSwaggerOptions = {
   transformObject: (documentObject) =>
     completeDocument(
       'openapiObject' in documentObject ? (documentObject.openapiObject as Json) : {},
+      parameters,
     ),
-};
+});
 
 /** Request headers the docs pass on (conditional requests), and response headers they keep. */
 const DOCS_REQUEST_HEADERS = ['if-none-match', 'if-modified-since', 'accept'];
@@ -551,14 +565,14 @@ function docsRoutes(app: FastifyInstance): void {
  * Registers the document generator, and the docs UI at `/_emulator/docs`. Neither the UI nor
  * the document needs the admin token: the document holds no data.
  */
-export function registerOpenapi(app: FastifyInstance): void {
+export function registerOpenapi(app: FastifyInstance, headers: HarnessHeaders): void {
   const routes: RouteOptions[] = [];
   app.addHook('onRoute', (route) => {
     routes.push(route);
   });
   let document: Promise<Record<string, unknown>> | undefined;
   app.decorate('openapi', () => {
-    document ??= generate(routes);
+    document ??= generate(routes, parametersOf(headers));
     return document;
   });
   docsRoutes(app);
@@ -569,13 +583,16 @@ export function registerOpenapi(app: FastifyInstance): void {
  * generates the document from the routes' own options on the first request for it: they are
  * given, as registered, to a Fastify instance of its own that only collects them.
  */
-async function generate(routes: RouteOptions[]): Promise<Record<string, unknown>> {
+async function generate(
+  routes: RouteOptions[],
+  parameters: Parameters,
+): Promise<Record<string, unknown>> {
   const { default: swagger } = await import('@fastify/swagger');
   const collector = Fastify({ exposeHeadRoutes: false });
   // It serves nothing: no validator or serializer is built from the schemas.
   collector.setValidatorCompiler(() => () => true);
   collector.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  await collector.register(swagger, OPENAPI_OPTIONS);
+  await collector.register(swagger, openapiOptions(parameters));
   const noop = async () => undefined;
   for (const { method, url, schema, config } of routes) {
     // HEAD routes Fastify adds for each GET are not in the document (@fastify/swagger's default).

@@ -1,11 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from './errors.js';
-import type { Fault } from './faults.js';
 import { parseJsonBody } from './json-body.js';
-import type { MatchTarget } from './match.js';
-import { DEFAULT_SESSION } from './session.js';
-import type { SseResult } from './sse.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -13,8 +9,6 @@ declare module 'fastify' {
     owner: string;
     /** The key's fingerprint (an HMAC under the process secret). */
     keyHash: string;
-    /** The request's session (`x-emulator-session`, else the default one). */
-    session: string;
     /** Emulator time at arrival: the one clock reading a request's work uses. */
     receivedAt: number;
     /** The monotonic clock at arrival (ms), where a stream's timeline starts. */
@@ -31,12 +25,8 @@ declare module 'fastify' {
     source: 'emulator' | 'upstream' | 'replay';
     /** The injected fault this request got, for the journal. */
     fault: string | undefined;
-    /** A `stream_error` fault asked for by header, waiting to see whether the request streams. */
-    pendingFault: Fault | undefined;
     /** A `stream_error` fault the route applies while streaming. */
     streamFault: StreamFault | undefined;
-    /** The group that took the request, for what happens after its hooks (an aborted stream). */
-    gateway: GatewayRuntime | undefined;
     /** Journaled already (shared state journals before the answer ends). */
     journaled: boolean | undefined;
   }
@@ -132,25 +122,6 @@ export class StreamCapture {
   }
 }
 
-/** What a group offers a request after its hooks have run. */
-export interface GatewayRuntime {
-  /** Journals a response that ended (called once per request, with the request log line). */
-  completed(request: FastifyRequest, reply: FastifyReply): void;
-  /** Journals and logs a stream that did not end: the client left, stopped reading, or it failed. */
-  streamAborted(request: FastifyRequest, reply: FastifyReply, result: SseResult): void;
-  /** The request as stubs and faults match it. */
-  target(request: FastifyRequest): MatchTarget;
-  /** A stream ended after `seconds` of wall time (for the metrics). */
-  streamEnded(seconds: number, completed: boolean): void;
-  /** A stream of this request began (`by` 1) or ended (-1), for the stats' open streams. */
-  streamOpen(request: FastifyRequest, by: 1 | -1): void;
-  /**
-   * Shared state: journals a stream about to end, before its last bytes go (so its entry is
-   * stored once the client has the whole answer). Undefined in memory.
-   */
-  beforeEnd?(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-}
-
 /**
  * A stream fault as a streaming route applies it: an error frame after some events
  * (`stream_error`), or the connection cut after some bytes (`after_bytes`).
@@ -240,7 +211,6 @@ export const BODY_LIMIT = 32 * 1024 * 1024;
 export function setupRequests(app: FastifyInstance): void {
   app.decorateRequest('owner', '');
   app.decorateRequest('keyHash', '');
-  app.decorateRequest('session', DEFAULT_SESSION);
   app.decorateRequest('receivedAt', 0);
   app.decorateRequest('arrivedMono', 0);
   app.decorateRequest('rawBody', undefined);

@@ -1,8 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { signCompaction } from '../messages/signed-compaction.js';
 import { REDACTED } from '../platform/request.js';
-import { signThinking } from '../text/agent.js';
-import { isObject, type RecordedResponse, type Recording, Recordings } from './recordings.js';
+import { type RecordedResponse, type Recording, Recordings } from './recordings.js';
 
 /**
  * The drift check (README "Record and replay"): each recorded request is sent to the
@@ -151,10 +149,16 @@ export interface VideoTimeline {
   renderMs: number;
 }
 
+/**
+ * Replays each recording in `dir` against the emulator `build` makes and lists where the
+ * answers' shapes differ. `resign` is the messages group's: a recorded body with the signed
+ * blocks it sends back signed again with the emulator's key (messages/resign.ts).
+ */
 export async function checkDrift(
   dir: string,
   build: () => Promise<FastifyInstance>,
   timeline: VideoTimeline,
+  resign: (body: unknown) => unknown,
 ): Promise<DriftReport> {
   const recordings = new Recordings(dir).all();
   const app = await build();
@@ -200,7 +204,7 @@ export async function checkDrift(
           if (prepared === undefined) continue;
           path = prepared;
         }
-        const body = match.group === 'messages' ? resigned(request.body) : request.body;
+        const body = match.group === 'messages' ? resign(request.body) : request.body;
         const res = await app.inject({
           method: match.method as 'GET',
           url: `${path}${query}`,
@@ -309,30 +313,4 @@ async function prepareVideo(
     task.advanced = target;
   }
   return match.path.replace(recordedId, task.id);
-}
-
-/**
- * A recorded messages body with its signed blocks signed again with the emulator's key: the
- * thinking and compaction blocks a conversation sends back carry upstream's signatures, which
- * the emulator cannot verify (it would refuse them as edited). Their text is left as recorded.
- */
-function resigned(body: unknown): unknown {
-  if (!isObject(body) || !Array.isArray(body.messages)) return body;
-  const messages = body.messages.map((message: unknown) => {
-    if (!isObject(message) || !Array.isArray(message.content)) return message;
-    const content = message.content.map((block: unknown) => {
-      if (!isObject(block)) return block;
-      if (block.type === 'thinking' && typeof block.thinking === 'string') {
-        return { ...block, signature: signThinking(block.thinking) };
-      }
-      if (block.type === 'compaction' && typeof block.signature === 'string') {
-        return typeof block.content === 'string'
-          ? { ...block, signature: signCompaction(block.content) }
-          : block;
-      }
-      return block;
-    });
-    return { ...message, content };
-  });
-  return { ...body, messages };
 }

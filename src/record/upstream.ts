@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { betasOf } from '../messages/prompt.js';
 import { type SetTimer, sleepWith, type Wait } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
 import type { GroupName, RequestFacts } from '../platform/group.js';
@@ -172,7 +171,7 @@ export class Upstream {
       return true;
     }
     const query = request.url.includes('?') ? redactUrl(request.url).split('?')[1] : undefined;
-    const betas = group === 'messages' ? [...betasOf(request.headers)].slice(0, MAX_BETAS) : [];
+    const betas = facts.betas ? [...facts.betas(request.headers)].slice(0, MAX_BETAS) : [];
     const kept = recordings.add(
       match,
       {

@@ -1,9 +1,9 @@
 import type { Job, Queue, Worker } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
+import { keyOfOwner, sessionOfOwner } from '../harness/session.js';
 import type { Clock, SetTimer } from '../platform/clock.js';
 import type { Feature } from '../platform/features.js';
 import { redactUrl } from '../platform/secrets.js';
-import { keyOfOwner, sessionOfOwner } from '../platform/session.js';
 import type { CallbackGuard } from '../video/callback-guard.js';
 import {
   attemptPost,

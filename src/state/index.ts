@@ -1,6 +1,6 @@
+import type { FaultRuleInput } from '../harness/faults.js';
+import { MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../harness/faults.js';
 import type { Clock, SetTimer } from '../platform/clock.js';
-import type { FaultRuleInput } from '../platform/faults.js';
-import { MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../platform/faults.js';
 import type { Feature } from '../platform/features.js';
 import type { PromptCacheOptions } from '../text/prompt-cache.js';
 import { MAX_STUB_BYTES, MAX_STUBS, type StubInput } from '../text/replies.js';

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { Redis } from 'ioredis';
-import type { JournalLog, StoredEntry } from '../platform/journal.js';
+import type { JournalLog, StoredEntry } from '../harness/journal.js';
 import type { StateStore } from './redis.js';
 
 /**

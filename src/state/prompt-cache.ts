@@ -1,4 +1,4 @@
-import { DEFAULT_SESSION, keyOfOwner } from '../platform/session.js';
+import { DEFAULT_SESSION, keyOfOwner } from '../harness/session.js';
 import {
   type CacheEntryView,
   type CacheUsage,

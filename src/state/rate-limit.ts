@@ -1,5 +1,5 @@
+import { type RateDecision, type RateLimiter, WINDOW_MS } from '../harness/rate-limit.js';
 import type { Feature } from '../platform/features.js';
-import { type RateDecision, type RateLimiter, WINDOW_MS } from '../platform/rate-limit.js';
 import { deleteMatching, type StateStore } from './redis.js';
 
 /**

@@ -60,21 +60,7 @@ export async function connectState(
   const { Redis } = await import('ioredis');
   const parsed = new URL(url);
   const where = `${parsed.protocol}//${parsed.host}${parsed.pathname.length > 1 ? parsed.pathname : ''}`;
-  const options: RedisOptions = {
-    host: parsed.hostname.replace(/^\[|\]$/g, ''),
-    port: parsed.port === '' ? 6379 : Number(parsed.port),
-    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
-    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-    db: parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0,
-    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: timeoutMs,
-    connectTimeout: Math.max(timeoutMs, 1000),
-    retryStrategy: backoff,
-    enableAutoPipelining: false,
-    lazyConnect: false,
-  };
+  const options = redisOptions(parsed, timeoutMs);
   nameStateStore(where);
   const redis = new Redis(options);
   let secret: Buffer | undefined;
@@ -108,10 +94,78 @@ export async function connectState(
 
   /** Each script's SHA-1, by its text (what EVALSHA names it by). */
   const digests = new Map<string, string>();
+  const { evalsha, beforeSend } = scriptBatches(redis);
 
-  // Scripts of one turn of the event loop, sent together once its I/O has been read: concurrent
-  // requests share one write and one read of the socket, and batches do not wait for each other
-  // (ioredis' own auto-pipelining keeps one batch in flight, which measured slower).
+  return {
+    redis,
+    key,
+    async script(lua, keys, ...args) {
+      let sha = digests.get(lua);
+      if (sha === undefined) {
+        sha = createHash('sha1').update(lua).digest('hex');
+        digests.set(lua, sha);
+      }
+      try {
+        return await evalsha([sha, keys, ...args]);
+      } catch (err) {
+        // Not in the server's script cache (first use, or a restarted server): EVAL loads it.
+        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+        return redis.eval(lua, keys, ...args);
+      }
+    },
+    beforeSend,
+    prefix,
+    where,
+    options,
+    ready: () => secret !== undefined && redis.status === 'ready',
+    problem: () =>
+      redis.status === 'ready' && secret !== undefined
+        ? undefined
+        : `state store ${where} ${redis.status === 'ready' ? 'connected, reading the shared secret' : `not connected (${lastError ?? redis.status})`}`,
+    secret() {
+      if (!secret) throw stateStoreUnavailable(lastError ?? 'not connected yet');
+      return secret;
+    },
+    duplicate: () => new Redis({ ...options, enableAutoPipelining: false }),
+    onReady(fn) {
+      if (secret) fn();
+      else waiting.push(fn);
+    },
+    async close() {
+      waiting.length = 0;
+      redis.disconnect();
+    },
+  };
+}
+
+/** ioredis' options for a `redis://` or `rediss://` URL: fail fast, the emulator retries. */
+function redisOptions(parsed: URL, timeoutMs: number): RedisOptions {
+  return {
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port: parsed.port === '' ? 6379 : Number(parsed.port),
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    db: parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0,
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+    connectTimeout: Math.max(timeoutMs, 1000),
+    retryStrategy: backoff,
+    enableAutoPipelining: false,
+    lazyConnect: false,
+  };
+}
+
+/**
+ * Scripts of one turn of the event loop, sent together once its I/O has been read: concurrent
+ * requests share one write and one read of the socket, and batches do not wait for each other
+ * (ioredis' own auto-pipelining keeps one batch in flight, which measured slower).
+ */
+function scriptBatches(redis: Redis): {
+  evalsha(args: Array<string | number | Buffer>): Promise<unknown>;
+  beforeSend(fn: () => void): void;
+} {
   type Call = {
     args: Array<string | number | Buffer>;
     done: (err: Error | null, value?: unknown) => void;
@@ -158,48 +212,11 @@ export async function connectState(
       calls.push({ args, done: (err, value) => (err ? reject(err) : resolve(value)) });
       schedule();
     });
-
   return {
-    redis,
-    key,
-    async script(lua, keys, ...args) {
-      let sha = digests.get(lua);
-      if (sha === undefined) {
-        sha = createHash('sha1').update(lua).digest('hex');
-        digests.set(lua, sha);
-      }
-      try {
-        return await evalsha([sha, keys, ...args]);
-      } catch (err) {
-        // Not in the server's script cache (first use, or a restarted server): EVAL loads it.
-        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-        return redis.eval(lua, keys, ...args);
-      }
-    },
+    evalsha,
     beforeSend(fn) {
       preparing.push(fn);
       schedule();
-    },
-    prefix,
-    where,
-    options,
-    ready: () => secret !== undefined && redis.status === 'ready',
-    problem: () =>
-      redis.status === 'ready' && secret !== undefined
-        ? undefined
-        : `state store ${where} ${redis.status === 'ready' ? 'connected, reading the shared secret' : `not connected (${lastError ?? redis.status})`}`,
-    secret() {
-      if (!secret) throw stateStoreUnavailable(lastError ?? 'not connected yet');
-      return secret;
-    },
-    duplicate: () => new Redis({ ...options, enableAutoPipelining: false }),
-    onReady(fn) {
-      if (secret) fn();
-      else waiting.push(fn);
-    },
-    async close() {
-      waiting.length = 0;
-      redis.disconnect();
     },
   };
 }

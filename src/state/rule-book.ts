@@ -1,4 +1,4 @@
-import { type Budget, roomFor } from '../platform/budget.js';
+import { type Budget, roomFor } from '../harness/budget.js';
 import type { Maybe } from '../platform/maybe.js';
 import type { Epoch } from './epoch.js';
 import type { StateStore } from './redis.js';

@@ -1,3 +1,4 @@
+import type { StatsRequest } from '../harness/pipeline.js';
 import {
   bucketOf,
   classOf,
@@ -9,7 +10,6 @@ import {
   type StatsGroup,
   type StatsStore,
 } from '../harness/stats.js';
-import type { StatsRequest } from '../platform/group.js';
 import { deleteMatching, type StateStore } from './redis.js';
 
 /**

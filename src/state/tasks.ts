@@ -1,4 +1,4 @@
-import { DEFAULT_SESSION, sessionOfOwner } from '../platform/session.js';
+import { DEFAULT_SESSION, sessionOfOwner } from '../harness/session.js';
 import type { VideoKind } from '../video/models.js';
 import type { Task, Tasks } from '../video/tasks.js';
 import { deleteMatching, type StateStore } from './redis.js';

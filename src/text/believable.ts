@@ -657,11 +657,61 @@ export function believable(
   valid: (value: unknown) => boolean,
 ): unknown {
   const changes: Change[] = [];
-  const hinted = hintReader();
   const random = randomOf(seed);
   const used: Used = { strings: new Set(), numbers: new Set() };
-  const root = schema as Node;
 
+  const { read, branch, propertyOf, itemsOf } = schemaReader(schema as Node, hintReader());
+
+  const walk = (given: unknown, v: unknown, path: Array<string | number>, name: string[]): void => {
+    if (changes.length >= MAX_LEAVES) return;
+    const at = read(given);
+    if (!at) return;
+    const node = branch(at, v);
+    if (Array.isArray(v)) {
+      // A list's items are named by the list, singular: `cities` → city.
+      const itemName = name.map((w, i) =>
+        i === name.length - 1 ? w.replace(/ies$/, 'y').replace(/s$/, '') : w,
+      );
+      for (let i = 0; i < v.length; i++) walk(itemsOf(node, i), v[i], [...path, i], itemName);
+      return;
+    }
+    if (v !== null && typeof v === 'object') {
+      for (const [key, item] of Object.entries(v)) {
+        const property = propertyOf(node, key);
+        if (property) walk(property, item, [...path, key], wordsOf(key));
+      }
+      return;
+    }
+    if (PINNED.some((k) => k in node)) return;
+    if (typeof v === 'string') {
+      const made = stringFor(kindOf(name), name, said, used, random);
+      const fitted = sized(node, made, random);
+      if (fitted !== undefined && fitted !== v) {
+        used.strings.add(made);
+        changes.push({ path, value: fitted });
+      }
+    } else if (typeof v === 'number') {
+      const types = typesOf(node);
+      const integer = types.includes('integer') && !types.includes('number');
+      const made = numberFor(node, name, integer, said, used, random);
+      if (made !== undefined && made !== v) changes.push({ path, value: made });
+    }
+  };
+  walk(schema, value, [], []);
+  if (changes.length === 0) return value;
+
+  const all = applied(value, changes);
+  if (valid(all)) return all;
+  let kept = value;
+  for (const change of changes) {
+    const next = applied(kept, [change]);
+    if (valid(next)) kept = next;
+  }
+  return kept;
+}
+
+/** Reads a schema as `believable` walks it: `$ref`s followed, branches chosen, keywords read. */
+function schemaReader(root: Node, hinted: (node: Node) => Node) {
   /** A node with its `$ref` followed (local pointers only) and its description's keywords. */
   const read = (node: unknown, hops = 0): Node | undefined => {
     if (!isNode(node)) return undefined;
@@ -720,61 +770,17 @@ export function believable(
       return index < node.items.length ? read(node.items[index]) : undefined;
     return read(node.items);
   };
+  return { read, branch, propertyOf, itemsOf };
+}
 
-  const walk = (given: unknown, v: unknown, path: Array<string | number>, name: string[]): void => {
-    if (changes.length >= MAX_LEAVES) return;
-    const at = read(given);
-    if (!at) return;
-    const node = branch(at, v);
-    if (Array.isArray(v)) {
-      // A list's items are named by the list, singular: `cities` → city.
-      const itemName = name.map((w, i) =>
-        i === name.length - 1 ? w.replace(/ies$/, 'y').replace(/s$/, '') : w,
-      );
-      for (let i = 0; i < v.length; i++) walk(itemsOf(node, i), v[i], [...path, i], itemName);
-      return;
-    }
-    if (v !== null && typeof v === 'object') {
-      for (const [key, item] of Object.entries(v)) {
-        const property = propertyOf(node, key);
-        if (property) walk(property, item, [...path, key], wordsOf(key));
-      }
-      return;
-    }
-    if (PINNED.some((k) => k in node)) return;
-    if (typeof v === 'string') {
-      const made = stringFor(kindOf(name), name, said, used, random);
-      const fitted = sized(node, made, random);
-      if (fitted !== undefined && fitted !== v) {
-        used.strings.add(made);
-        changes.push({ path, value: fitted });
-      }
-    } else if (typeof v === 'number') {
-      const types = typesOf(node);
-      const integer = types.includes('integer') && !types.includes('number');
-      const made = numberFor(node, name, integer, said, used, random);
-      if (made !== undefined && made !== v) changes.push({ path, value: made });
-    }
-  };
-  walk(schema, value, [], []);
-  if (changes.length === 0) return value;
-
-  const apply = (base: unknown, list: Change[]) => {
-    const copy = structuredClone(base);
-    for (const { path, value: leaf } of list) {
-      if (path.length === 0) return leaf;
-      let at = copy as Record<string | number, unknown>;
-      for (const key of path.slice(0, -1)) at = at[key] as Record<string | number, unknown>;
-      at[path[path.length - 1] as string | number] = leaf;
-    }
-    return copy;
-  };
-  const all = apply(value, changes);
-  if (valid(all)) return all;
-  let kept = value;
-  for (const change of changes) {
-    const next = apply(kept, [change]);
-    if (valid(next)) kept = next;
+/** A copy of `base` with the changes made (a change at the root replaces it). */
+function applied(base: unknown, list: Change[]): unknown {
+  const copy = structuredClone(base);
+  for (const { path, value: leaf } of list) {
+    if (path.length === 0) return leaf;
+    let at = copy as Record<string | number, unknown>;
+    for (const key of path.slice(0, -1)) at = at[key] as Record<string | number, unknown>;
+    at[path[path.length - 1] as string | number] = leaf;
   }
-  return kept;
+  return copy;
 }

@@ -1,4 +1,3 @@
-import type { ChoiceFilterResults, PromptFilterResults } from '../chat/schemas.js';
 import type { BlockedTerm } from './fixtures.js';
 
 /**
@@ -30,31 +29,3 @@ export class ContentFilter {
     return { term: this.byTerm.get(found[0].toLowerCase()) as BlockedTerm, at: found.index };
   }
 }
-
-const SAFE = { filtered: false, severity: 'safe' } as const;
-const CLEAR = { filtered: false, detected: false } as const;
-
-export function categoryResults(term?: BlockedTerm) {
-  const results = { hate: SAFE, self_harm: SAFE, sexual: SAFE, violence: SAFE } as Record<
-    'hate' | 'self_harm' | 'sexual' | 'violence',
-    { filtered: boolean; severity: string }
-  >;
-  if (term) results[term.category] = { filtered: true, severity: term.severity ?? 'high' };
-  return results;
-}
-
-export const choiceFilterResults = (term?: BlockedTerm): ChoiceFilterResults => ({
-  ...categoryResults(term),
-  protected_material_code: CLEAR,
-  protected_material_text: CLEAR,
-});
-
-export const promptFilterResults = (term?: BlockedTerm): PromptFilterResults[] => {
-  const { hate, self_harm, sexual, violence } = categoryResults(term);
-  return [
-    {
-      prompt_index: 0,
-      content_filter_results: { hate, jailbreak: CLEAR, self_harm, sexual, violence },
-    },
-  ];
-};

@@ -9,7 +9,7 @@ import {
   type RequestMatch,
   requestMatchFields,
   safePattern,
-} from '../platform/match.js';
+} from '../harness/match.js';
 import { Literals } from '../platform/schema-helpers.js';
 import { normalizeError } from '../platform/validation.js';
 import { FINISH_REASONS, STOP_REASONS } from './agent.js';

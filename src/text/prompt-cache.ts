@@ -1,7 +1,7 @@
+import { DEFAULT_SESSION, keyOfOwner } from '../harness/session.js';
 import type { Feature } from '../platform/features.js';
 import { trimOldest } from '../platform/lru.js';
 import { PrefixScanner } from '../platform/prefix-hash.js';
-import { DEFAULT_SESSION, keyOfOwner } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
 
 /**

@@ -1,5 +1,3 @@
-import type { Feature } from '../platform/features.js';
-import { type LinearRegex, linearRegex, type RegexMatch } from '../platform/linear-regex.js';
 import {
   type CompiledMatch,
   compileMatch,
@@ -9,9 +7,11 @@ import {
   scanWithin,
   shownMatch,
   storableMatch,
-} from '../platform/match.js';
+} from '../harness/match.js';
+import { DEFAULT_SESSION } from '../harness/session.js';
+import type { Feature } from '../platform/features.js';
+import { type LinearRegex, linearRegex, type RegexMatch } from '../platform/linear-regex.js';
 import { after, allOf } from '../platform/maybe.js';
-import { DEFAULT_SESSION } from '../platform/session.js';
 import { countTokens } from '../platform/tokens.js';
 import {
   MemoryRuleBook,

@@ -1,8 +1,8 @@
+import { keyOfOwner, sessionOfOwner } from '../harness/session.js';
 import type { Clock, SetTimer } from '../platform/clock.js';
 import type { Feature } from '../platform/features.js';
 import type { Scheduler } from '../platform/scheduler.js';
 import { redactUrl } from '../platform/secrets.js';
-import { keyOfOwner, sessionOfOwner } from '../platform/session.js';
 import { type CallbackGuard, REFUSED_SELF } from './callback-guard.js';
 import { httpPost, type Post } from './callback-post.js';
 import type { TaskStatus } from './schemas.js';

@@ -1,5 +1,5 @@
 import type { Clock, SetTimer } from '../platform/clock.js';
-import type { GatewayHooks, GroupDescriptor } from '../platform/group.js';
+import type { GroupDescriptor, RefusedUploads } from '../platform/group.js';
 import type { Ids } from '../platform/ids.js';
 import { bodyString } from '../platform/request.js';
 import type { Scheduler } from '../platform/scheduler.js';
@@ -41,7 +41,7 @@ export interface VideoGroupOptions {
     service: () => VideoService,
   ) => CallbackLog & Courier;
   /** What a refused request may still send (the media routes answer in the group's envelope). */
-  refusedUpload: GatewayHooks['refusedUpload'];
+  refusedUpload: RefusedUploads['refusedUpload'];
 }
 
 export interface VideoGroup extends GroupDescriptor {

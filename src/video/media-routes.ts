@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Clock } from '../platform/clock.js';
-import { type GatewayHooks, sendGroupError } from '../platform/group.js';
+import { type RefusedUploads, sendGroupError } from '../platform/group.js';
 import { videoGroupSpec } from './errors.js';
 import type { VideoService } from './service.js';
 
@@ -32,7 +32,7 @@ export interface MediaRoutesOptions {
   /** The MP4 every succeeded task serves. */
   clip: Buffer;
   /** What `sendGroupError` needs beyond the request. */
-  errors: Pick<GatewayHooks, 'refusedUpload' | 'setTimer'>;
+  errors: RefusedUploads;
 }
 
 const NOT_FOUND = { error: { type: 'not_found_error' as const, message: 'No such video' } };

@@ -1,10 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
+import { shownKeyHash } from '../harness/journal.js';
+import { keyOfOwner, sessionOfOwner } from '../harness/session.js';
 import { fieldError } from '../platform/errors.js';
 import type { Feature } from '../platform/features.js';
 import type { Ids } from '../platform/ids.js';
-import { shownKeyHash } from '../platform/journal.js';
 import type { Scheduler } from '../platform/scheduler.js';
-import { keyOfOwner, sessionOfOwner } from '../platform/session.js';
 import type { Callbacks } from './callbacks.js';
 import type { VideoKind } from './models.js';
 import type { TaskSpec } from './rules.js';

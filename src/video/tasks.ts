@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { sessionOfOwner } from '../harness/session.js';
 import type { Maybe } from '../platform/maybe.js';
-import { sessionOfOwner } from '../platform/session.js';
 import type { VideoKind } from './models.js';
 import type { CreatedTask, TaskRecord, TaskStatus } from './schemas.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Faults, MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../../src/platform/faults.js';
-import { MemoryRateLimiter as RateLimiter } from '../../src/platform/rate-limit.js';
+import { Faults, MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../../src/harness/faults.js';
+import { MemoryRateLimiter as RateLimiter } from '../../src/harness/rate-limit.js';
 import { buildTestApp } from '../helpers/app.js';
 
 /** Every store stays bounded whatever the traffic. */

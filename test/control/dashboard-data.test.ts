@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uiRoutes } from '../../src/control/ui.js';
+import { JOURNAL_BODY_LIMIT } from '../../src/harness/journal.js';
 import { type Emulator, startEmulator } from '../../src/index.js';
-import { JOURNAL_BODY_LIMIT } from '../../src/platform/journal.js';
 import { STREAM_CAPTURE_BYTES } from '../../src/platform/request.js';
 import { buildTestApp, T0, type TestApp } from '../helpers/app.js';
 

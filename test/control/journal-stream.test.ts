@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JOURNAL_STREAM_MAX_BUFFERED } from '../../src/control/journal.js';
-import { MAX_JOURNAL_WATCHERS } from '../../src/platform/journal.js';
+import { MAX_JOURNAL_WATCHERS } from '../../src/harness/journal.js';
 import { buildTestApp, type TestApp, testDeps } from '../helpers/app.js';
 
 let t: TestApp;

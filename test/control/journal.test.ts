@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Journal, MAX_JOURNAL_WAITS, MAX_JOURNAL_WATCHERS } from '../../src/platform/journal.js';
+import { Journal, MAX_JOURNAL_WAITS, MAX_JOURNAL_WATCHERS } from '../../src/harness/journal.js';
 import { buildTestApp, T0, type TestApp, testDeps } from '../helpers/app.js';
 
 let t: TestApp;

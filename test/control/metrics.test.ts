@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Metrics, PENDING_DURATIONS } from '../../src/harness/metrics.js';
 import { type Emulator, startEmulator } from '../../src/index.js';
-import { Metrics, PENDING_DURATIONS } from '../../src/platform/metrics.js';
 
 let emu: Emulator;
 let hook: Server | undefined;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MATCH_WORK, REGEX_SCAN_CHARS } from '../../src/platform/match.js';
+import { MATCH_WORK, REGEX_SCAN_CHARS } from '../../src/harness/match.js';
 import { MAX_STUB_BYTES, MAX_STUBS } from '../../src/text/replies.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { JournalLog, StoredEntry } from '../../src/platform/journal.js';
-import { MemoryJournalLog } from '../../src/platform/journal.js';
-import { MemoryRateLimiter, type RateLimiter } from '../../src/platform/rate-limit.js';
+import type { JournalLog, StoredEntry } from '../../src/harness/journal.js';
+import { MemoryJournalLog } from '../../src/harness/journal.js';
+import { MemoryRateLimiter, type RateLimiter } from '../../src/harness/rate-limit.js';
 import { Epoch } from '../../src/state/epoch.js';
 import { RedisJournalLog } from '../../src/state/journal-log.js';
 import { RedisRateLimiter } from '../../src/state/rate-limit.js';

@@ -1,5 +1,15 @@
-import type { Feature } from './features.js';
-import type { GroupName } from './group.js';
+import type { Feature } from '../platform/features.js';
+import type { GroupName } from '../platform/group.js';
+import { after, type Maybe } from '../platform/maybe.js';
+import { pathOf, REDACTED, type StreamTimeline } from '../platform/request.js';
+import {
+  isSecretName,
+  readEscapes,
+  redactedCut,
+  redactUrl,
+  redactUrlsInText,
+  withUrlsRedacted,
+} from '../platform/secrets.js';
 import {
   type CompiledMatch,
   compileMatch,
@@ -10,16 +20,6 @@ import {
   type RequestMatch,
   selectPath,
 } from './match.js';
-import { after, type Maybe } from './maybe.js';
-import { pathOf, REDACTED, type StreamTimeline } from './request.js';
-import {
-  isSecretName,
-  readEscapes,
-  redactedCut,
-  redactUrl,
-  redactUrlsInText,
-  withUrlsRedacted,
-} from './secrets.js';
 
 /** Bodies longer than this are kept as a truncated string instead of parsed JSON. */
 export const JOURNAL_BODY_LIMIT = 8192;

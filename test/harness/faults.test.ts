@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator.js';
-import { Faults, MAX_HELD, MAX_HELD_BYTES } from '../../src/platform/faults.js';
+import { Faults, MAX_HELD, MAX_HELD_BYTES } from '../../src/harness/faults.js';
 import { buildTestApp, handTimerDeps, parseSse, type TestApp } from '../helpers/app.js';
 
 const CHAT = {

@@ -3,13 +3,14 @@
  * `x-emulator-fault` header. A fault makes the request fail the way the real gateway fails.
  */
 
+import type { Feature } from '../platform/features.js';
+import { after } from '../platform/maybe.js';
 import {
   MemoryRuleBook,
   type RuleBook,
   type RuleRecord,
   type RuleUse,
 } from '../state/rule-book.js';
-import type { Feature } from './features.js';
 import {
   type CompiledMatch,
   compileMatch,
@@ -19,7 +20,6 @@ import {
   shownMatch,
   storableMatch,
 } from './match.js';
-import { after } from './maybe.js';
 import { DEFAULT_SESSION } from './session.js';
 
 export type FaultKind = 'error' | 'disconnect' | 'stream_error' | 'delay' | 'hang';
@@ -80,6 +80,13 @@ interface FaultRule {
   match: CompiledMatch;
   kind: FaultKind;
 }
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A `stream_error` fault asked for by header, waiting to see whether the request streams. */
+    pendingFault: Fault | undefined;
+  }
+}
+
 /** The fault one request gets. */
 export interface Fault {
   kind: FaultKind;

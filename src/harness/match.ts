@@ -1,10 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type Static, Type } from '@sinclair/typebox';
-import type { GroupName } from './group.js';
-import { type LinearRegex, linearRegex } from './linear-regex.js';
-import { REDACTED } from './request.js';
-import { Literals } from './schema-helpers.js';
-import { isSecretName } from './secrets.js';
+import type { GroupName } from '../platform/group.js';
+import { type LinearRegex, linearRegex } from '../platform/linear-regex.js';
+import { REDACTED } from '../platform/request.js';
+import { Literals } from '../platform/schema-helpers.js';
+import { isSecretName } from '../platform/secrets.js';
 
 /**
  * The one `match` object stubs, fault rules and journal checks share (README "Stubs"): which

@@ -8,7 +8,7 @@ import {
   mismatches,
   REGEX_SCAN_CHARS,
   regexScan,
-} from '../../src/platform/match.js';
+} from '../../src/harness/match.js';
 
 const target = (body: unknown, work?: { left: number }): MatchTarget => ({
   group: 'chat',

@@ -1,4 +1,4 @@
-import type { Feature } from './features.js';
+import type { Feature } from '../platform/features.js';
 
 /** Go-style duration text, as OpenAI's `x-ratelimit-reset-*` headers carry it: `12ms`, `1.5s`, `6m0s`. */
 export function formatDuration(ms: number): string {

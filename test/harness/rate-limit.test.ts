@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { formatDuration } from '../../src/platform/rate-limit.js';
+import { formatDuration } from '../../src/harness/rate-limit.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;

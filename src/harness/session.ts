@@ -1,5 +1,5 @@
-import type { FastifyRequest } from 'fastify';
-import { GatewayError } from './errors.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { GatewayError } from '../platform/errors.js';
 
 /**
  * Sessions (README "Sessions"): a request's `x-emulator-session` header scopes what it creates
@@ -8,6 +8,18 @@ import { GatewayError } from './errors.js';
  */
 export const SESSION_HEADER = 'x-emulator-session';
 export const DEFAULT_SESSION = 'default';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's session (`x-emulator-session`, else the default one). */
+    session: string;
+  }
+}
+
+/** Every request's session, the default one until a group's hooks read the header. */
+export function setupSessions(app: FastifyInstance): void {
+  app.decorateRequest('session', DEFAULT_SESSION);
+}
 
 /** Printable ASCII without spaces: a test file's path or a worker id fits. */
 const SESSION_NAME = /^[\x21-\x7e]{1,200}$/;

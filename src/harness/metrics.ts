@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import type { Histogram, Registry } from 'prom-client';
-import type { GroupName } from './group.js';
+import type { GroupName } from '../platform/group.js';
 
 /**
  * `GET /_emulator/metrics` in Prometheus text, made by prom-client (README "Metrics"). The
