@@ -17,7 +17,7 @@ import {
 } from './compaction.js';
 import { MessagesErrorSchema } from './error-schemas.js';
 import { messagesErrorType } from './errors.js';
-import { betasOf, readPrompt } from './prompt.js';
+import { betasOf, readPrompt } from './prompt/index.js';
 import {
   CountTokensRequestSchema,
   CountTokensResponseSchema,

@@ -574,7 +574,7 @@ export const CustomToolSchema = obj({
  * A versioned tool (`web_search_20250305`, `bash_20250124`, `tool_search_tool_bm25_20251119`
  * or its unversioned name, ...): accepted and counted. Web search and web fetch run within the
  * request (server-run.ts); the others upstream runs are never called by the emulator; one the
- * client runs (bash, text editor, memory, computer) is (see prompt.ts).
+ * client runs (bash, text editor, memory, computer) is (see prompt/tools.ts).
  * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts
  */
 const ServerToolFields = Type.Object(
