@@ -40,20 +40,7 @@ export const chatStream = (
   pacing: Pacing,
 ): SseProducer =>
   function* (sink) {
-    const includeUsage = body.stream_options?.include_usage === true;
-    const tier = servedTier(body);
-    const top = body.logprobs === true ? (body.top_logprobs ?? 0) : -1;
-    const legacy = plan.prompt.legacy;
-    const head = {
-      id: who.id,
-      object: 'chat.completion.chunk',
-      created: who.created,
-      model: who.model,
-      system_fingerprint: systemFingerprint(who.model),
-      ...(tier ? { service_tier: tier } : {}),
-    };
-    const tail = includeUsage ? { usage: null } : {};
-    const chunk = (choice: Record<string, unknown>) => ({ ...head, choices: [choice], ...tail });
+    const shape = streamShape(who, body, plan);
     let started = false;
     const pause = () => {
       const ms = started ? pacing.betweenMs : pacing.firstMs;
@@ -64,44 +51,22 @@ export const chatStream = (
     sink.data(FIRST_FRAME);
 
     for (let index = 0; index < plan.choices.length; index++) {
-      const choice = plan.choices[index] as ChatPlan['choices'][number];
-      const frame = (delta: object, extra: object = {}) =>
-        chunk({
-          index,
-          delta,
-          logprobs: null,
-          finish_reason: null,
-          content_filter_results: {},
-          ...extra,
-        });
-      const role = { role: 'assistant', content: choice.text === null ? null : '', refusal: null };
-      sink.data(
-        JSON.stringify(frame(role, top >= 0 ? { logprobs: { content: [], refusal: null } } : {})),
-      );
+      const choice = plan.choices[index] as Choice;
+      sink.data(roleFrame(shape, index, choice));
       const text = choice.text ?? '';
       if (text !== '') {
         const filters = choiceFilters(choice);
-        if (top >= 0) {
+        if (shape.top >= 0) {
           // Each token carries its own log probability: one frame each, no template.
-          for (const entry of logprobEntries(text, top)) {
+          for (const entry of logprobEntries(text, shape.top)) {
             const ms = pause();
             if (ms > 0 || sink.due) yield ms;
             if (sink.stopped) return;
-            sink.data(
-              JSON.stringify(
-                frame(
-                  { content: entry.token },
-                  {
-                    logprobs: { content: [entry], refusal: null },
-                    content_filter_results: filters,
-                  },
-                ),
-              ),
-            );
+            sink.data(logprobFrame(shape, index, entry, filters));
           }
         } else {
           const content = frameTemplate(undefined, (piece) =>
-            frame({ content: piece }, { content_filter_results: filters }),
+            chunkOf(shape, index, { content: piece }, { content_filter_results: filters }),
           );
           const pieces = jsonPieces(text, 1);
           for (let i = 0; i < pieces.ends.length; i++) {
@@ -113,26 +78,12 @@ export const chatStream = (
         }
       }
       for (let k = 0; k < choice.calls.length; k++) {
-        const call = choice.calls[k] as ChatPlan['choices'][number]['calls'][number];
-        // A custom tool's call streams its input as a function's does its arguments.
-        // @see https://github.com/openai/openai-openapi/issues/576
-        const custom = call.type === 'custom';
-        const opening = legacy
-          ? { function_call: { name: call.name, arguments: '' } }
-          : { tool_calls: [{ index: k, id: call.id, ...wireCall(call, '') }] };
+        const call = choice.calls[k] as Call;
         let ms = pause();
         if (ms > 0 || sink.due) yield ms;
         if (sink.stopped) return;
-        sink.data(JSON.stringify(frame(opening)));
-        const args = frameTemplate(undefined, (piece) =>
-          frame(
-            legacy
-              ? { function_call: { arguments: piece } }
-              : custom
-                ? { tool_calls: [{ index: k, custom: { input: piece } }] }
-                : { tool_calls: [{ index: k, function: { arguments: piece } }] },
-          ),
-        );
+        sink.data(openingFrame(shape, index, k, call));
+        const args = argumentsTemplate(shape, index, k, call);
         const pieces = jsonPieces(call.arguments, ARGUMENT_TOKENS_PER_DELTA);
         for (let i = 0; i < pieces.ends.length; i++) {
           ms = pause();
@@ -143,23 +94,127 @@ export const chatStream = (
       }
       const ms = pause();
       if (ms > 0 || sink.due) yield ms;
-      sink.data(
-        JSON.stringify(
-          frame(
-            {},
-            {
-              finish_reason: choice.finishReason,
-              content_filter_results:
-                choice.calls.length === 0 && choice.filtered ? choiceFilters(choice) : {},
-            },
-          ),
-        ),
-      );
+      sink.data(finishFrame(shape, index, choice));
     }
-    if (includeUsage) {
+    if (shape.includeUsage) {
       const ms = pause();
       if (ms > 0 || sink.due) yield ms;
-      sink.data(JSON.stringify({ ...head, choices: [], usage }));
+      sink.data(JSON.stringify({ ...shape.head, choices: [], usage }));
     }
     sink.closing('data: [DONE]\n\n');
   };
+
+type Choice = ChatPlan['choices'][number];
+type Call = Choice['calls'][number];
+
+/** What every chunk of one stream shares. */
+interface StreamShape {
+  head: Record<string, unknown>;
+  /** `usage: null` on every chunk, with `include_usage`. */
+  tail: Record<string, unknown>;
+  includeUsage: boolean;
+  /** `top_logprobs` with `logprobs: true`, else -1. */
+  top: number;
+  /** `functions` (the legacy form): calls stream as `function_call`. */
+  legacy: boolean;
+}
+
+function streamShape(who: ChatIdentity, body: ChatCompletionRequest, plan: ChatPlan): StreamShape {
+  const includeUsage = body.stream_options?.include_usage === true;
+  const tier = servedTier(body);
+  return {
+    head: {
+      id: who.id,
+      object: 'chat.completion.chunk',
+      created: who.created,
+      model: who.model,
+      system_fingerprint: systemFingerprint(who.model),
+      ...(tier ? { service_tier: tier } : {}),
+    },
+    tail: includeUsage ? { usage: null } : {},
+    includeUsage,
+    top: body.logprobs === true ? (body.top_logprobs ?? 0) : -1,
+    legacy: plan.prompt.legacy,
+  };
+}
+
+/** A chunk of choice `index` with `delta` (`extra` overrides its other fields). */
+const chunkOf = (shape: StreamShape, index: number, delta: object, extra: object = {}) => ({
+  ...shape.head,
+  choices: [
+    {
+      index,
+      delta,
+      logprobs: null,
+      finish_reason: null,
+      content_filter_results: {},
+      ...extra,
+    },
+  ],
+  ...shape.tail,
+});
+
+function roleFrame(shape: StreamShape, index: number, choice: Choice): string {
+  const role = { role: 'assistant', content: choice.text === null ? null : '', refusal: null };
+  const extra = shape.top >= 0 ? { logprobs: { content: [], refusal: null } } : {};
+  return JSON.stringify(chunkOf(shape, index, role, extra));
+}
+
+function logprobFrame(
+  shape: StreamShape,
+  index: number,
+  entry: { token: string },
+  filters: object,
+): string {
+  return JSON.stringify(
+    chunkOf(
+      shape,
+      index,
+      { content: entry.token },
+      { logprobs: { content: [entry], refusal: null }, content_filter_results: filters },
+    ),
+  );
+}
+
+/** A call's first frame: its id, type and name (arguments follow in pieces). */
+function openingFrame(shape: StreamShape, index: number, k: number, call: Call): string {
+  const opening = shape.legacy
+    ? { function_call: { name: call.name, arguments: '' } }
+    : { tool_calls: [{ index: k, id: call.id, ...wireCall(call, '') }] };
+  return JSON.stringify(chunkOf(shape, index, opening));
+}
+
+/**
+ * The frames of a call's arguments. A custom tool's call streams its input as a function's
+ * does its arguments.
+ * @see https://github.com/openai/openai-openapi/issues/576
+ */
+function argumentsTemplate(shape: StreamShape, index: number, k: number, call: Call) {
+  const custom = call.type === 'custom';
+  return frameTemplate(undefined, (piece) =>
+    chunkOf(
+      shape,
+      index,
+      shape.legacy
+        ? { function_call: { arguments: piece } }
+        : custom
+          ? { tool_calls: [{ index: k, custom: { input: piece } }] }
+          : { tool_calls: [{ index: k, function: { arguments: piece } }] },
+    ),
+  );
+}
+
+function finishFrame(shape: StreamShape, index: number, choice: Choice): string {
+  return JSON.stringify(
+    chunkOf(
+      shape,
+      index,
+      {},
+      {
+        finish_reason: choice.finishReason,
+        content_filter_results:
+          choice.calls.length === 0 && choice.filtered ? choiceFilters(choice) : {},
+      },
+    ),
+  );
+}

@@ -2,7 +2,7 @@ import { fieldError, type PathSegment } from '../platform/errors.js';
 import { countTokens, truncateTokens } from '../platform/tokens.js';
 import { compacts } from '../text/models.js';
 import type { CacheUsage, PromptBlock } from '../text/prompt-cache.js';
-import { type MessagesPrompt, onlyCompaction, textOf } from './prompt.js';
+import { type MessagesPrompt, onlyCompaction, textOf } from './prompt/index.js';
 import type { Iteration, MessageParam, MessagesRequest, Usage } from './schemas.js';
 import { cacheTokens, type MessageDone, messageUsage, outputDemand } from './service.js';
 import { signCompaction } from './signed-compaction.js';

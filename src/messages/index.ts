@@ -1,7 +1,7 @@
 import type { GroupDescriptor } from '../platform/group.js';
 import { bodyString } from '../platform/request.js';
 import { messagesGroupSpec } from './errors.js';
-import { betasOf, messagesPromptFacts } from './prompt.js';
+import { betasOf, messagesPromptFacts } from './prompt/index.js';
 import { type MessagesRoutesOptions, messagesRoutes } from './routes.js';
 import type { MessagesRequest } from './schemas.js';
 

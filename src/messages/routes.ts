@@ -5,7 +5,12 @@ import { statusMessage } from '../platform/errors.js';
 import type { Ids } from '../platform/ids.js';
 import type { Pacing } from '../platform/sse.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
-import { type CacheUsage, countPrompt, type PromptCacheStore } from '../text/prompt-cache.js';
+import {
+  type CacheUsage,
+  countPrompt,
+  type PromptCacheStore,
+  type PromptScan,
+} from '../text/prompt-cache.js';
 import type { Replies } from '../text/replies.js';
 import {
   checkCompactionRequest,
@@ -17,7 +22,7 @@ import {
 } from './compaction.js';
 import { MessagesErrorSchema } from './error-schemas.js';
 import { messagesErrorType } from './errors.js';
-import { betasOf, readPrompt } from './prompt.js';
+import { betasOf, type MessagesPrompt, readPrompt } from './prompt/index.js';
 import {
   CountTokensRequestSchema,
   CountTokensResponseSchema,
@@ -88,8 +93,6 @@ const errorEvent = (status: number) =>
 export const messagesRoutes =
   (options: MessagesRoutesOptions): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { replies, promptCache, ids, streaming } = options;
-
     app.post(
       '/v1/messages',
       {
@@ -109,136 +112,8 @@ export const messagesRoutes =
           },
         },
       },
-      async (request, reply) => {
-        const body = request.body;
-        if (body.max_tokens === 0) checkPrewarm(body);
-        const prompt = readPrompt(body, betasOf(request.headers));
-        const pacing = body.stream === true ? streamPacing(request, streaming.pacing) : undefined;
-        const scope = `${request.owner}\n${body.model}`;
-        if (prompt.summarize) checkCompactionRequest(body);
-        const scan = promptCache.scan(scope, prompt.blocks, request.session);
-        // The whole prompt must fit the window, compaction or not: the summary is written from it.
-        let limit = outputLimit(body, scan.total);
-        if (prompt.summarize) {
-          // On demand: the summary is the whole answer, written from the whole conversation.
-          const read = await promptCache.commit(scan, request.receivedAt);
-          const { done, usage } = compactionAnswer(
-            body.messages,
-            prompt,
-            read,
-            limit,
-            body.max_tokens,
-          );
-          servedUsage(usage, body);
-          request.usageTokens = usageTokens(usage);
-          return answer(
-            request,
-            reply,
-            diagnosed({ id: ids.next('message'), model: body.model }, body, read),
-            done,
-            usage,
-            pacing,
-          );
-        }
-        const who = {
-          id: ids.next('message'),
-          model: body.model,
-          ...(prompt.applied ? { management: { applied_edits: prompt.applied } } : {}),
-        };
-        if (body.max_tokens === 0) {
-          // Pre-warming: the prompt is read and cached, nothing is generated (no summary either).
-          const read = await promptCache.commit(scan, request.receivedAt);
-          const usage = messageUsage(read, 0);
-          if (prompt.iterations) usage.iterations = [iteration(read, 0, body.model)];
-          servedUsage(usage, body);
-          request.usageTokens = usageTokens(usage);
-          return buildMessage(diagnosed(who, body, read), PREWARMED, usage);
-        }
-        // Past a compaction's trigger, the reply is written from tools, system and a summary.
-        const compaction =
-          prompt.compaction && scan.total > prompt.compaction.trigger
-            ? prompt.compaction
-            : undefined;
-        const summary = compaction && summarize(body.messages, prompt.summarized);
-        const compacted =
-          summary === undefined
-            ? undefined
-            : {
-                summary,
-                scan: promptCache.scan(scope, compactedPrompt(prompt, summary), request.session),
-              };
-        if (compacted) limit = outputLimit(body, compacted.scan.total);
-        const done = compaction?.pause
-          ? PAUSED
-          : await planMessage(
-              body,
-              prompt.turn,
-              replies,
-              ids,
-              limit,
-              matchContext(request),
-              prompt.cited,
-              prompt.search || prompt.fetch || prompt.toolSearch
-                ? {
-                    ...(prompt.search ? { search: prompt.search } : {}),
-                    ...(prompt.fetch ? { fetch: prompt.fetch } : {}),
-                    ...(prompt.toolSearch ? { toolSearch: prompt.toolSearch } : {}),
-                    pending: prompt.pending ?? [],
-                    urls: prompt.fetchable ?? prompt.turn.urls ?? [],
-                    documents: prompt.documents,
-                    now: new Date(request.receivedAt).toISOString(),
-                  }
-                : undefined,
-            );
-        // Everything that can refuse the request has run: only now may the cache change.
-        const read = await promptCache.commit(scan, request.receivedAt);
-        let usage: Usage;
-        let content = done.content;
-        if (compaction && compacted) {
-          const { summary } = compacted;
-          content = [{ type: 'compaction', content: summary }, ...content];
-          // The reply's step is a cache lookup of its own, after the summarizing step's.
-          const reply = compaction.pause
-            ? undefined
-            : await promptCache.commit(compacted.scan, request.receivedAt);
-          usage = compactedUsage(read, reply, compaction, summary, done.outputTokens, body.model);
-        } else {
-          usage = messageUsage(read, done.outputTokens, done.thinkingTokens);
-          if (prompt.iterations)
-            usage.iterations = [iteration(read, done.outputTokens, body.model)];
-        }
-        if (done.web) withWebUsage(usage, done.web);
-        servedUsage(usage, body);
-        request.usageTokens = usageTokens(usage);
-        return answer(
-          request,
-          reply,
-          diagnosed(who, body, read),
-          { ...done, content },
-          usage,
-          pacing,
-        );
-      },
+      (request, reply) => createMessage(options, { request, reply, body: request.body }),
     );
-
-    /** The message as JSON, or streamed with `pacing`. */
-    function answer(
-      request: FastifyRequest,
-      reply: FastifyReply,
-      who: MessageIdentity,
-      message: MessageDone,
-      usage: Usage,
-      pacing: Pacing | undefined,
-    ) {
-      if (!pacing) return buildMessage(who, message, usage);
-      return sendTextStream({
-        request,
-        reply,
-        streaming,
-        produce: messageStream(who, message, usage, pacing),
-        errorFrame: errorEvent,
-      });
-    }
 
     app.post(
       '/v1/messages/count_tokens',
@@ -261,3 +136,157 @@ export const messagesRoutes =
       },
     );
   };
+
+/** What the steps of one create-message request share. */
+interface Creating {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  body: MessagesRequest;
+}
+
+/** The request as read: its prompt, its cache scan, the tokens the reply may have. */
+interface Read extends Creating {
+  prompt: MessagesPrompt;
+  scope: string;
+  scan: PromptScan;
+  /** The tokens the reply may have (the whole prompt must fit the window, compaction or not). */
+  limit: number;
+  pacing: Pacing | undefined;
+}
+
+/** `POST /v1/messages`: a compaction's summary, a pre-warming, or the reply. */
+async function createMessage(options: MessagesRoutesOptions, creating: Creating) {
+  const { request, body } = creating;
+  if (body.max_tokens === 0) checkPrewarm(body);
+  const prompt = readPrompt(body, betasOf(request.headers));
+  const pacing = body.stream === true ? streamPacing(request, options.streaming.pacing) : undefined;
+  const scope = `${request.owner}\n${body.model}`;
+  if (prompt.summarize) checkCompactionRequest(body);
+  const scan = options.promptCache.scan(scope, prompt.blocks, request.session);
+  const read: Read = {
+    ...creating,
+    prompt,
+    scope,
+    scan,
+    limit: outputLimit(body, scan.total),
+    pacing,
+  };
+  if (prompt.summarize) return summaryAnswer(options, read);
+  const who = {
+    id: options.ids.next('message'),
+    model: body.model,
+    ...(prompt.applied ? { management: { applied_edits: prompt.applied } } : {}),
+  };
+  if (body.max_tokens === 0) return prewarmAnswer(options, read, who);
+  return replyAnswer(options, read, who);
+}
+
+/** On demand: the summary is the whole answer, written from the whole conversation. */
+async function summaryAnswer(options: MessagesRoutesOptions, read: Read) {
+  const { request, body, prompt } = read;
+  const cached = await options.promptCache.commit(read.scan, request.receivedAt);
+  const { done, usage } = compactionAnswer(
+    body.messages,
+    prompt,
+    cached,
+    read.limit,
+    body.max_tokens,
+  );
+  servedUsage(usage, body);
+  request.usageTokens = usageTokens(usage);
+  const who = diagnosed({ id: options.ids.next('message'), model: body.model }, body, cached);
+  return answer(options.streaming, read, who, done, usage);
+}
+
+/** Pre-warming: the prompt is read and cached, nothing is generated (no summary either). */
+async function prewarmAnswer(options: MessagesRoutesOptions, read: Read, who: MessageIdentity) {
+  const { request, body, prompt } = read;
+  const cached = await options.promptCache.commit(read.scan, request.receivedAt);
+  const usage = messageUsage(cached, 0);
+  if (prompt.iterations) usage.iterations = [iteration(cached, 0, body.model)];
+  servedUsage(usage, body);
+  request.usageTokens = usageTokens(usage);
+  return buildMessage(diagnosed(who, body, cached), PREWARMED, usage);
+}
+
+/** The reply; past a compaction's trigger, written from tools, system and a summary. */
+async function replyAnswer(options: MessagesRoutesOptions, read: Read, who: MessageIdentity) {
+  const { promptCache } = options;
+  const { request, body, prompt, scan } = read;
+  const compaction =
+    prompt.compaction && scan.total > prompt.compaction.trigger ? prompt.compaction : undefined;
+  const summary = compaction && summarize(body.messages, prompt.summarized);
+  const compacted =
+    summary === undefined
+      ? undefined
+      : {
+          summary,
+          scan: promptCache.scan(read.scope, compactedPrompt(prompt, summary), request.session),
+        };
+  const limit = compacted ? outputLimit(body, compacted.scan.total) : read.limit;
+  const done = compaction?.pause ? PAUSED : await planReply(options, read, limit);
+  // Everything that can refuse the request has run: only now may the cache change.
+  const cached = await promptCache.commit(scan, request.receivedAt);
+  let usage: Usage;
+  let content = done.content;
+  if (compaction && compacted) {
+    const { summary } = compacted;
+    content = [{ type: 'compaction', content: summary }, ...content];
+    // The reply's step is a cache lookup of its own, after the summarizing step's.
+    const step = compaction.pause
+      ? undefined
+      : await promptCache.commit(compacted.scan, request.receivedAt);
+    usage = compactedUsage(cached, step, compaction, summary, done.outputTokens, body.model);
+  } else {
+    usage = messageUsage(cached, done.outputTokens, done.thinkingTokens);
+    if (prompt.iterations) usage.iterations = [iteration(cached, done.outputTokens, body.model)];
+  }
+  if (done.web) withWebUsage(usage, done.web);
+  servedUsage(usage, body);
+  request.usageTokens = usageTokens(usage);
+  return answer(options.streaming, read, diagnosed(who, body, cached), { ...done, content }, usage);
+}
+
+/** The reply engine's answer to the prompt's turn, within `limit` tokens. */
+function planReply(options: MessagesRoutesOptions, read: Read, limit: number) {
+  const { request, body, prompt } = read;
+  return planMessage(
+    body,
+    prompt.turn,
+    options.replies,
+    options.ids,
+    limit,
+    matchContext(request),
+    prompt.cited,
+    prompt.search || prompt.fetch || prompt.toolSearch
+      ? {
+          ...(prompt.search ? { search: prompt.search } : {}),
+          ...(prompt.fetch ? { fetch: prompt.fetch } : {}),
+          ...(prompt.toolSearch ? { toolSearch: prompt.toolSearch } : {}),
+          pending: prompt.pending ?? [],
+          urls: prompt.fetchable ?? prompt.turn.urls ?? [],
+          documents: prompt.documents,
+          now: new Date(request.receivedAt).toISOString(),
+        }
+      : undefined,
+  );
+}
+
+/** The message as JSON, or streamed with the request's pacing. */
+function answer(
+  streaming: Streaming,
+  read: Read,
+  who: MessageIdentity,
+  message: MessageDone,
+  usage: Usage,
+) {
+  const { request, reply, pacing } = read;
+  if (!pacing) return buildMessage(who, message, usage);
+  return sendTextStream({
+    request,
+    reply,
+    streaming,
+    produce: messageStream(who, message, usage, pacing),
+    errorFrame: errorEvent,
+  });
+}

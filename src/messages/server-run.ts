@@ -3,7 +3,7 @@ import { countTokens } from '../platform/tokens.js';
 import { structuredText, type ToolCall, type Turn, turnSeed } from '../text/agent.js';
 import { replyOfHash } from '../text/default-reply.js';
 import type { CitedSource } from './citations.js';
-import type { PendingCall } from './prompt.js';
+import type { PendingCall } from './prompt/index.js';
 import { DIRECT, type ResponseBlock, type WEB_SEARCH_ERRORS } from './schemas.js';
 import {
   type SearchOutcome,

@@ -68,89 +68,44 @@ export async function planMessage(
 ): Promise<MessageDone> {
   const [chosen] = await replies.replies(turn, 1, context);
   if (!chosen) throw new Error('the reply engine answered nothing');
-  const content: ResponseBlock[] = [];
-  let budget = limit;
-  let outputTokens = 0;
-  let thinkingTokens = 0;
+  const draft: Draft = { content: [], budget: limit, outputTokens: 0, thinkingTokens: 0 };
   const run = web && new ServerRun(web);
   // Calls the last turn made beside a client's tool run now, before anything else.
-  if (run) for (const { name, id, input } of run.pending) content.push(run.run(name, id, input));
-  if (chosen.thinking !== undefined && turn.thinking) {
-    const thinking = body.thinking;
-    const limit = Math.min(
-      thinking?.type === 'enabled' ? thinking.budget_tokens : budget,
-      budget - 1,
-    );
-    const cut = truncateTokens(chosen.thinking, Math.max(0, limit));
-    const omitted =
-      thinking !== undefined && 'display' in thinking && thinking.display === 'omitted';
-    const shown = omitted ? '' : cut.text;
-    content.push({ type: 'thinking', thinking: shown, signature: signThinking(shown) });
-    thinkingTokens = cut.tokens;
-    outputTokens += cut.tokens;
-    budget -= cut.tokens;
-  }
+  if (run)
+    for (const { name, id, input } of run.pending) draft.content.push(run.run(name, id, input));
+  if (chosen.thinking !== undefined && turn.thinking) writeThinking(draft, body, chosen.thinking);
   const stops = body.stop_sequences ?? [];
-  let done = finishText(chosen, stops, budget);
-  outputTokens += done.tokens;
-  budget -= done.tokens;
+  let done = finishText(chosen, stops, draft.budget);
+  spend(draft, done.tokens);
   // (the web tools' calls as upstream writes them: see ServerRun.inputs)
   const allCalls = run ? run.inputs(chosen.calls) : chosen.calls;
   const callTokens = allCalls.reduce(
     (sum, call) => sum + countTokens(call.name) + countTokens(JSON.stringify(call.input)),
     0,
   );
-  const calls = done.reason === 'end' && callTokens <= budget ? allCalls : [];
+  const calls = done.reason === 'end' && callTokens <= draft.budget ? allCalls : [];
   // Nothing visible (a stop sequence at once, a budget too small for the text or the call)
   // is no block at all: upstream answers `content: []`, never an empty text block (which it
   // refuses when a client sends it back).
   // @see https://github.com/anthropics/anthropic-sdk-typescript/issues/399
-  if (done.text !== '') content.push({ type: 'text', text: done.text, citations: null });
+  if (done.text !== '') draft.content.push({ type: 'text', text: done.text, citations: null });
   const clientCalls = calls.filter((call) => !run?.runs(call.name));
-  for (const call of calls) {
-    if (!run?.runs(call.name)) {
-      content.push({
-        type: 'tool_use',
-        id: ids.next('tool_use'),
-        name: call.name,
-        input: call.input,
-        caller: DIRECT,
-      });
-      continue;
-    }
-    const id = ids.next('server_tool_use');
-    content.push({
-      type: 'server_tool_use',
-      id,
-      name: call.name,
-      input: call.input,
-      caller: DIRECT,
-    });
-    if (clientCalls.length === 0 || run.runsAtOnce(call.name)) {
-      content.push(run.run(call.name, id, call.input));
-    }
-  }
-  if (calls.length > 0) {
-    outputTokens += callTokens;
-    budget -= callTokens;
-  }
+  writeCalls(draft, calls, clientCalls.length, run, ids);
+  if (calls.length > 0) spend(draft, callTokens);
   // Calls cut by the limit were being written when it came: their tokens are the rest of it.
-  else if (done.reason === 'end' && allCalls.length > 0) outputTokens += budget;
+  else if (done.reason === 'end' && allCalls.length > 0) draft.outputTokens += draft.budget;
   // (against the calls as written: a tool search may add calls, or leave an unfound one out)
   const cut = done.reason === 'max_tokens' || calls.length < allCalls.length;
   const ranServer = run !== undefined && calls.length > 0 && clientCalls.length === 0;
   if (ranServer) {
     // The answer to what the server tools found, written after their results (with an output
     // format, the format's JSON).
-    done = finishText(await run.answer(turn), stops, budget);
-    if (done.text !== '') content.push({ type: 'text', text: done.text, citations: null });
-    outputTokens += done.tokens;
-    budget -= done.tokens;
+    done = finishText(await run.answer(turn), stops, draft.budget);
+    if (done.text !== '') draft.content.push({ type: 'text', text: done.text, citations: null });
+    spend(draft, done.tokens);
   }
-  // A text answer that ended of itself quotes its sources, each in a block of its own, as far
-  // as the limit lets whole quotes in and up to one a stop sequence would cut (a structured
-  // answer is the format's JSON alone; a scripted stop has no quotes): the request's documents
-  // with citations on, then the pages searched and fetched.
+  // A text answer that ended of itself quotes its sources (a structured answer is the format's
+  // JSON alone; a scripted stop has no quotes).
   const quoting =
     !cut &&
     done.reason === 'end' &&
@@ -158,15 +113,7 @@ export async function planMessage(
     (calls.length === 0 || ranServer) &&
     turn.output === undefined &&
     chosen.step?.stop_reason === undefined;
-  if (quoting) {
-    for (const { text, citation } of [...cited, ...(run?.quotes() ?? [])]) {
-      const tokens = countTokens(text);
-      if (tokens > budget || stops.some((stop) => text.includes(stop))) break;
-      content.push({ type: 'text', text, citations: [citation] });
-      outputTokens += tokens;
-      budget -= tokens;
-    }
-  }
+  if (quoting) writeQuotes(draft, [...cited, ...(run?.quotes() ?? [])], stops);
   let stopReason: StopReason =
     done.reason === 'stop_sequence'
       ? 'stop_sequence'
@@ -180,15 +127,97 @@ export async function planMessage(
   const scripted = chosen.step?.stop_reason;
   if (scripted && (stopReason === 'end_turn' || stopReason === 'tool_use')) stopReason = scripted;
   return {
-    content,
+    content: draft.content,
     stopReason,
     stopSequence: done.stopSequence,
-    outputTokens,
-    thinkingTokens,
+    outputTokens: draft.outputTokens,
+    thinkingTokens: draft.thinkingTokens,
     ...(run && (run.ran || run.inputTokens > 0)
       ? { web: { searches: run.searches, fetches: run.fetches, inputTokens: run.inputTokens } }
       : {}),
   };
+}
+
+/** A reply as planMessage writes it: its blocks so far, and the tokens left and spent. */
+interface Draft {
+  content: ResponseBlock[];
+  budget: number;
+  outputTokens: number;
+  thinkingTokens: number;
+}
+
+type Call = ReplyChoice['calls'][number];
+type ReplyChoice = Awaited<ReturnType<Replies['replies']>>[number];
+
+const spend = (draft: Draft, tokens: number) => {
+  draft.outputTokens += tokens;
+  draft.budget -= tokens;
+};
+
+/** The thinking block: at most its budget, and a token less than the reply's. */
+function writeThinking(draft: Draft, body: MessagesRequest, text: string): void {
+  const thinking = body.thinking;
+  const limit = Math.min(
+    thinking?.type === 'enabled' ? thinking.budget_tokens : draft.budget,
+    draft.budget - 1,
+  );
+  const cut = truncateTokens(text, Math.max(0, limit));
+  const omitted = thinking !== undefined && 'display' in thinking && thinking.display === 'omitted';
+  const shown = omitted ? '' : cut.text;
+  draft.content.push({ type: 'thinking', thinking: shown, signature: signThinking(shown) });
+  draft.thinkingTokens = cut.tokens;
+  spend(draft, cut.tokens);
+}
+
+/**
+ * The calls that fit: a client's tool's as `tool_use`, a server tool's as `server_tool_use`
+ * followed by its result when it runs at once (no client call beside it, or a tool that never
+ * waits).
+ */
+function writeCalls(
+  draft: Draft,
+  calls: readonly Call[],
+  clientCalls: number,
+  run: ServerRun | undefined,
+  ids: Ids,
+): void {
+  for (const call of calls) {
+    if (!run?.runs(call.name)) {
+      draft.content.push({
+        type: 'tool_use',
+        id: ids.next('tool_use'),
+        name: call.name,
+        input: call.input,
+        caller: DIRECT,
+      });
+      continue;
+    }
+    const id = ids.next('server_tool_use');
+    draft.content.push({
+      type: 'server_tool_use',
+      id,
+      name: call.name,
+      input: call.input,
+      caller: DIRECT,
+    });
+    if (clientCalls === 0 || run.runsAtOnce(call.name)) {
+      draft.content.push(run.run(call.name, id, call.input));
+    }
+  }
+}
+
+/**
+ * The sources quoted, each in a block of its own, as far as the limit lets whole quotes in and
+ * up to one a stop sequence would cut: the request's documents with citations on, then the
+ * pages searched and fetched.
+ */
+function writeQuotes(draft: Draft, quotes: readonly CitedSource[], stops: readonly string[]): void {
+  for (const { text, citation } of quotes) {
+    const tokens = countTokens(text);
+    if (tokens > draft.budget || stops.some((stop) => text.includes(stop))) break;
+    draft.content.push({ type: 'text', text, citations: [citation] });
+    spend(draft, tokens);
+  }
 }
 
 /**

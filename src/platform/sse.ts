@@ -419,18 +419,28 @@ const STREAM_HEADERS = new Set(['content-type', 'cache-control', 'x-accel-buffer
 /**
  * Takes over the response (keeping the headers set on it so far) and writes the stream: a
  * state machine driven by callbacks (the pause's timer, the socket's `drain`), with no promise
- * per frame. Pauses run on deadlines from the first pause, so they do not drift; a socket that
- * does not drain within `stallMs` is dropped; a client that leaves ends the stream at once,
- * pause or not; an error after the takeover destroys the socket (the response cannot be an
- * error any more) and is reported as `error`.
+ * per frame (see SseStream). Pauses run on deadlines from the first pause, so they do not drift;
+ * a socket that does not drain within `stallMs` is dropped; a client that leaves ends the stream
+ * at once, pause or not; an error after the takeover destroys the socket (the response cannot be
+ * an error any more) and is reported as `error`.
  */
 export function sendSse(
   reply: FastifyReply,
   produce: SseProducer,
   options: SseOptions,
 ): Promise<SseResult> {
-  // Headers the reply already holds (request id, rate limits) go out with the stream, as one
-  // flat list of names and values.
+  const headers = streamHeaders(reply);
+  reply.hijack();
+  return new Promise<SseResult>((resolve) => {
+    new SseStream(reply, options, resolve).start(produce, headers);
+  });
+}
+
+/**
+ * Headers the reply already holds (request id, rate limits) go out with the stream, as one
+ * flat list of names and values, then the stream's own.
+ */
+function streamHeaders(reply: FastifyReply): OutgoingHttpHeader[] {
   const held = reply.getHeaders();
   const headers: OutgoingHttpHeader[] = [];
   for (const name in held) {
@@ -445,224 +455,263 @@ export function sendSse(
     'x-accel-buffering',
     'no',
   );
-  reply.hijack();
-  const res = reply.raw;
-  const result: SseResult = { completed: false, bytes: 0 };
-  const capture = options.capture;
-  let budget = options.cutAfterBytes ?? Number.POSITIVE_INFINITY;
-  const sink = new SseSink();
-  if (options.fault) sink.limit = options.fault.afterEvents;
+  return headers;
+}
 
-  return new Promise<SseResult>((resolve) => {
-    let settled = false;
-    let frames: Generator<number, void, undefined> | undefined;
-    /** The pause the last step asked for, due once its frames are written. */
-    let pause = 0;
-    /** When the next frame is due, in whole ms of `monotonic` (-1 before the first pause). */
-    let deadline = -1;
-    let paused: Pending | undefined;
-    let cancelStall: (() => void) | undefined;
-    let drainOn: NodeJS.EventEmitter | undefined;
-    /** Where the stream last let other work run (see YIELD_BYTES), and the turn it waits for. */
-    let yieldedAt = 0;
-    let turn: NodeJS.Immediate | undefined;
+/**
+ * One stream's state machine: `run` steps the producer and writes its frames until it pauses
+ * (`onPauseEnd` goes on), the socket fills (`onDrain`), it has written YIELD_BYTES (`onTurn`),
+ * or it ends (`end`, then `finish`); `settle` resolves once, whatever ended it. The callbacks
+ * are made once per stream, never per frame.
+ */
+class SseStream {
+  private readonly res: FastifyReply['raw'];
+  private readonly result: SseResult = { completed: false, bytes: 0 };
+  private readonly sink = new SseSink();
+  /** What an `after_bytes` fault still lets through. */
+  private budget: number;
+  private settled = false;
+  private frames: Generator<number, void, undefined> | undefined;
+  /** The pause the last step asked for, due once its frames are written. */
+  private pause = 0;
+  /** When the next frame is due, in whole ms of `monotonic` (-1 before the first pause). */
+  private deadline = -1;
+  private paused: Pending | undefined;
+  private cancelStall: (() => void) | undefined;
+  private drainOn: NodeJS.EventEmitter | undefined;
+  /** Where the stream last let other work run (see YIELD_BYTES), and the turn it waits for. */
+  private yieldedAt = 0;
+  private turn: NodeJS.Immediate | undefined;
 
-    const settle = (reason?: SseResult['reason']) => {
-      if (settled) return;
-      settled = true;
-      if (reason !== undefined) result.reason ??= reason;
-      if (capture) capture.contentFrame = sink.contentFrame;
-      // A pause under way must not keep the stream (its chunk, its producer) until it ends.
-      paused?.cancel();
-      if (turn) clearImmediate(turn);
-      cancelStall?.();
-      drainOn?.off('drain', onDrain);
-      res.off('close', onClose);
-      resolve(result);
-    };
-    const onClose = () => settle('client closed');
-    const fail = (err: unknown) => {
-      result.reason = 'error';
-      reply.log.error({ ...reqIdField(reply.request), err }, 'stream failed after it started');
-      res.destroy();
-      settle();
-    };
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly options: SseOptions,
+    private readonly resolve: (result: SseResult) => void,
+  ) {
+    this.res = reply.raw;
+    this.budget = options.cutAfterBytes ?? Number.POSITIVE_INFINITY;
+    if (options.fault) this.sink.limit = options.fault.afterEvents;
+  }
 
-    /** Copies what fits of the parts about to be sent into the capture. */
-    const keep = (parts: Buffer[]) => {
-      if (capture) for (const part of parts) capture.add(part);
-    };
-    /**
-     * Parts within an `after_bytes` fault's budget: the rest of a part that crosses it is
-     * dropped, and the connection is ended after what was let through (undefined then).
-     */
-    const withinBudget = (parts: Buffer[]): Buffer[] | undefined => {
-      if (budget === Number.POSITIVE_INFINITY) return parts;
-      const kept: Buffer[] = [];
-      for (const part of parts) {
-        if (part.length <= budget) {
-          kept.push(part);
-          budget -= part.length;
-          continue;
-        }
-        if (budget > 0) kept.push(part.subarray(0, budget));
-        keep(kept);
-        for (const piece of kept) {
-          res.write(piece);
-          result.bytes += piece.length;
-        }
-        if (capture) capture.contentFrame = sink.contentFrame;
-        if (capture?.cut) {
-          const mono = options.monotonic();
-          capture.wrote?.(mono, sink.frames);
-          capture.cut('after_bytes', mono);
-        }
-        result.reason = 'cut by fault';
-        res.socket?.end();
-        return undefined;
-      }
-      return kept;
-    };
-
-    /**
-     * Writes what the sink holds. False when the stream cannot go on now: it is over (settled),
-     * or the socket is full, and `onDrain` goes on once it drains.
-     */
-    const flush = (): boolean => {
-      const parts = withinBudget(sink.take());
-      if (parts === undefined) {
-        settle();
-        return false;
-      }
-      if (parts.length === 0) return true;
-      keep(parts);
-      // The write's time: one clock reading and two numbers per write, for the timeline.
-      capture?.wrote?.(options.monotonic(), sink.frames);
-      let ok = true;
-      if (parts.length === 1) {
-        const part = parts[0] as Buffer;
-        ok = res.write(part);
-        result.bytes += part.length;
-      } else {
-        res.cork();
-        for (const part of parts) {
-          ok = res.write(part);
-          result.bytes += part.length;
-        }
-        res.uncork();
-      }
-      // Wait for the socket itself: Node 24 does not always pass its 'drain' on to a response
-      // written while corked.
-      const socket = res.socket;
-      if (ok || !socket?.writableNeedDrain) return true;
-      drainOn = socket;
-      socket.once('drain', onDrain);
-      cancelStall = options.setTimer(onStall, options.stallMs);
-      return false;
-    };
-    function onDrain() {
-      cancelStall?.();
-      cancelStall = undefined;
-      drainOn = undefined;
-      if (!settled) run();
-    }
-    function onStall() {
-      cancelStall = undefined;
-      drainOn?.off('drain', onDrain);
-      drainOn = undefined;
-      result.reason = 'write stalled';
-      res.destroy();
-      settle();
-    }
-    function onTurn() {
-      turn = undefined;
-      if (!settled) run();
-    }
-    function onPauseEnd() {
-      paused = undefined;
-      if (!settled) run();
-    }
-
-    /** Steps the producer, writing its frames, until it pauses, the socket fills, or it ends. */
-    function run() {
-      try {
-        for (;;) {
-          if (pause > 0) {
-            const ms = pause;
-            pause = 0;
-            const now = options.monotonic();
-            deadline = (deadline < 0 ? Math.round(now) : deadline) + ms;
-            sink.rest();
-            paused = options.wait(Math.max(0, deadline - now), onPauseEnd);
-            return;
-          }
-          const step = (frames as Generator<number, void, undefined>).next();
-          if (step.done) {
-            end();
-            return;
-          }
-          pause = step.value;
-          if (!flush()) return;
-          if (result.bytes - yieldedAt > YIELD_BYTES) {
-            // A socket that takes everything would let one large stream hold the process.
-            yieldedAt = result.bytes;
-            turn = setImmediate(onTurn);
-            return;
-          }
-        }
-      } catch (err) {
-        fail(err);
-      }
-    }
-
-    /** The last frames (and a fault's error) go out with the end of the response. */
-    function end() {
-      if (options.fault) sink.raw(options.fault.error);
-      const parts = withinBudget(sink.take());
-      if (parts === undefined) {
-        settle();
-        return;
-      }
-      keep(parts);
-      // (set before the end: the journal may take the capture as the response finishes)
-      if (capture) capture.contentFrame = sink.contentFrame;
-      if (capture?.wrote && parts.length > 0) {
-        const mono = options.monotonic();
-        capture.wrote(mono, sink.frames);
-        if (options.fault) capture.cut?.('stream_error', mono);
-      }
-      for (const part of parts) result.bytes += part.length;
-      const gate = options.beforeEnd?.();
-      if (gate === undefined) finish(parts);
-      else gate.then(() => finish(parts), fail);
-    }
-
-    function finish(parts: Buffer[]) {
-      if (settled) return;
-      // Once every byte is written ('finish', which a failed write never emits), the sink's
-      // chunks can be filled again.
-      res.once('finish', () => sink.release());
-      // The last parts and the end of the body in one socket write: Node holds the writes of
-      // this tick until `end` flushes them with the closing chunk. (Uncorking before `end`
-      // would send the closing chunk in a write, and wake the client, of its own; ending while
-      // the response is corked loses the parts on Node 24.)
-      const last = parts.length - 1;
-      for (let i = 0; i < last; i++) res.write(parts[i]);
-      if (last >= 0) res.end(parts[last]);
-      else res.end();
-      result.completed = true;
-      settle();
-    }
-
-    res.once('close', onClose);
+  start(produce: SseProducer, headers: OutgoingHttpHeader[]): void {
+    this.res.once('close', this.onClose);
     try {
-      res.writeHead(200, headers);
-      holdOpen(res);
-      frames = produce(sink);
+      this.res.writeHead(200, headers);
+      holdOpen(this.res);
+      this.frames = produce(this.sink);
     } catch (err) {
-      fail(err);
+      this.fail(err);
       return;
     }
-    run();
-  });
+    this.run();
+  }
+
+  private settle(reason?: SseResult['reason']): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (reason !== undefined) this.result.reason ??= reason;
+    const capture = this.options.capture;
+    if (capture) capture.contentFrame = this.sink.contentFrame;
+    // A pause under way must not keep the stream (its chunk, its producer) until it ends.
+    this.paused?.cancel();
+    if (this.turn) clearImmediate(this.turn);
+    this.cancelStall?.();
+    this.drainOn?.off('drain', this.onDrain);
+    this.res.off('close', this.onClose);
+    this.resolve(this.result);
+  }
+
+  private readonly onClose = () => this.settle('client closed');
+
+  private readonly fail = (err: unknown): void => {
+    this.result.reason = 'error';
+    this.reply.log.error(
+      { ...reqIdField(this.reply.request), err },
+      'stream failed after it started',
+    );
+    this.res.destroy();
+    this.settle();
+  };
+
+  /** Copies what fits of the parts about to be sent into the capture. */
+  private keep(parts: Buffer[]): void {
+    const capture = this.options.capture;
+    if (capture) for (const part of parts) capture.add(part);
+  }
+
+  /**
+   * Parts within an `after_bytes` fault's budget: the rest of a part that crosses it is
+   * dropped, and the connection is ended after what was let through (undefined then).
+   */
+  private withinBudget(parts: Buffer[]): Buffer[] | undefined {
+    if (this.budget === Number.POSITIVE_INFINITY) return parts;
+    const kept: Buffer[] = [];
+    for (const part of parts) {
+      if (part.length <= this.budget) {
+        kept.push(part);
+        this.budget -= part.length;
+        continue;
+      }
+      if (this.budget > 0) kept.push(part.subarray(0, this.budget));
+      this.keep(kept);
+      for (const piece of kept) {
+        this.res.write(piece);
+        this.result.bytes += piece.length;
+      }
+      const capture = this.options.capture;
+      if (capture) capture.contentFrame = this.sink.contentFrame;
+      if (capture?.cut) {
+        const mono = this.options.monotonic();
+        capture.wrote?.(mono, this.sink.frames);
+        capture.cut('after_bytes', mono);
+      }
+      this.result.reason = 'cut by fault';
+      this.res.socket?.end();
+      return undefined;
+    }
+    return kept;
+  }
+
+  /**
+   * Writes what the sink holds. False when the stream cannot go on now: it is over (settled),
+   * or the socket is full, and `onDrain` goes on once it drains.
+   */
+  private flush(): boolean {
+    const parts = this.withinBudget(this.sink.take());
+    if (parts === undefined) {
+      this.settle();
+      return false;
+    }
+    if (parts.length === 0) return true;
+    this.keep(parts);
+    // The write's time: one clock reading and two numbers per write, for the timeline.
+    this.options.capture?.wrote?.(this.options.monotonic(), this.sink.frames);
+    const res = this.res;
+    let ok = true;
+    if (parts.length === 1) {
+      const part = parts[0] as Buffer;
+      ok = res.write(part);
+      this.result.bytes += part.length;
+    } else {
+      res.cork();
+      for (const part of parts) {
+        ok = res.write(part);
+        this.result.bytes += part.length;
+      }
+      res.uncork();
+    }
+    // Wait for the socket itself: Node 24 does not always pass its 'drain' on to a response
+    // written while corked.
+    const socket = res.socket;
+    if (ok || !socket?.writableNeedDrain) return true;
+    this.drainOn = socket;
+    socket.once('drain', this.onDrain);
+    this.cancelStall = this.options.setTimer(this.onStall, this.options.stallMs);
+    return false;
+  }
+
+  private readonly onDrain = (): void => {
+    this.cancelStall?.();
+    this.cancelStall = undefined;
+    this.drainOn = undefined;
+    if (!this.settled) this.run();
+  };
+
+  private readonly onStall = (): void => {
+    this.cancelStall = undefined;
+    this.drainOn?.off('drain', this.onDrain);
+    this.drainOn = undefined;
+    this.result.reason = 'write stalled';
+    this.res.destroy();
+    this.settle();
+  };
+
+  private readonly onTurn = (): void => {
+    this.turn = undefined;
+    if (!this.settled) this.run();
+  };
+
+  private readonly onPauseEnd = (): void => {
+    this.paused = undefined;
+    if (!this.settled) this.run();
+  };
+
+  /** Steps the producer, writing its frames, until it pauses, the socket fills, or it ends. */
+  private run(): void {
+    try {
+      for (;;) {
+        if (this.pause > 0) {
+          this.startPause();
+          return;
+        }
+        const step = (this.frames as Generator<number, void, undefined>).next();
+        if (step.done) {
+          this.end();
+          return;
+        }
+        this.pause = step.value;
+        if (!this.flush()) return;
+        if (this.result.bytes - this.yieldedAt > YIELD_BYTES) {
+          // A socket that takes everything would let one large stream hold the process.
+          this.yieldedAt = this.result.bytes;
+          this.turn = setImmediate(this.onTurn);
+          return;
+        }
+      }
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** Waits until the pause asked for is due, on deadlines from the first pause. */
+  private startPause(): void {
+    const ms = this.pause;
+    this.pause = 0;
+    const now = this.options.monotonic();
+    this.deadline = (this.deadline < 0 ? Math.round(now) : this.deadline) + ms;
+    this.sink.rest();
+    this.paused = this.options.wait(Math.max(0, this.deadline - now), this.onPauseEnd);
+  }
+
+  /** The last frames (and a fault's error) go out with the end of the response. */
+  private end(): void {
+    const { options } = this;
+    if (options.fault) this.sink.raw(options.fault.error);
+    const parts = this.withinBudget(this.sink.take());
+    if (parts === undefined) {
+      this.settle();
+      return;
+    }
+    this.keep(parts);
+    // (set before the end: the journal may take the capture as the response finishes)
+    const capture = options.capture;
+    if (capture) capture.contentFrame = this.sink.contentFrame;
+    if (capture?.wrote && parts.length > 0) {
+      const mono = options.monotonic();
+      capture.wrote(mono, this.sink.frames);
+      if (options.fault) capture.cut?.('stream_error', mono);
+    }
+    for (const part of parts) this.result.bytes += part.length;
+    const gate = options.beforeEnd?.();
+    if (gate === undefined) this.finish(parts);
+    else gate.then(() => this.finish(parts), this.fail);
+  }
+
+  private finish(parts: Buffer[]): void {
+    if (this.settled) return;
+    const res = this.res;
+    // Once every byte is written ('finish', which a failed write never emits), the sink's
+    // chunks can be filled again.
+    res.once('finish', () => this.sink.release());
+    // The last parts and the end of the body in one socket write: Node holds the writes of
+    // this tick until `end` flushes them with the closing chunk. (Uncorking before `end`
+    // would send the closing chunk in a write, and wake the client, of its own; ending while
+    // the response is corked loses the parts on Node 24.)
+    const last = parts.length - 1;
+    for (let i = 0; i < last; i++) res.write(parts[i]);
+    if (last >= 0) res.end(parts[last]);
+    else res.end();
+    this.result.completed = true;
+    this.settle();
+  }
 }

@@ -11,6 +11,22 @@
  * generator's value.
  */
 
+import {
+  CITIES,
+  COLORS,
+  COMPANIES,
+  COUNTRIES,
+  CURRENCIES,
+  FIRST,
+  type Kind,
+  kindOf,
+  LANGUAGES,
+  LAST,
+  SENTENCES,
+  TITLES,
+  UNITS,
+  WORDS,
+} from './believable-words.js';
 import { hintReader } from './schema-hints.js';
 import { isNode, type Node, typesOf } from './schema-nodes.js';
 
@@ -148,294 +164,6 @@ const wordsOf = (name: string) =>
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
-
-type Kind =
-  | 'email'
-  | 'url'
-  | 'phone'
-  | 'id'
-  | 'date'
-  | 'time'
-  | 'place'
-  | 'person'
-  | 'handle'
-  | 'title'
-  | 'organization'
-  | 'query'
-  | 'prose'
-  | 'language'
-  | 'currency'
-  | 'color'
-  | 'unit'
-  | 'file'
-  | 'word';
-
-const KIND_WORDS: Array<[Kind, string[]]> = [
-  ['email', ['email', 'mail']],
-  ['url', ['url', 'uri', 'link', 'website', 'href', 'homepage', 'endpoint']],
-  ['phone', ['phone', 'mobile', 'tel', 'telephone']],
-  ['id', ['id', 'ids', 'uuid', 'guid', 'key', 'sku', 'code', 'ref', 'reference', 'slug']],
-  [
-    'date',
-    [
-      'date',
-      'day',
-      'birthday',
-      'birthdate',
-      'deadline',
-      'dob',
-      'due',
-      'start',
-      'end',
-      'checkin',
-      'checkout',
-    ],
-  ],
-  ['time', ['time', 'hour', 'clock']],
-  ['file', ['file', 'filename', 'path', 'filepath']],
-  ['handle', ['username', 'login', 'handle', 'nickname']],
-  [
-    'place',
-    [
-      'city',
-      'location',
-      'place',
-      'country',
-      'destination',
-      'origin',
-      'address',
-      'region',
-      'state',
-      'town',
-      'where',
-      'venue',
-      'airport',
-      'capital',
-      'province',
-      'county',
-      'area',
-    ],
-  ],
-  [
-    'organization',
-    [
-      'company',
-      'organization',
-      'organisation',
-      'org',
-      'employer',
-      'brand',
-      'team',
-      'vendor',
-      'store',
-      'shop',
-      'restaurant',
-      'hotel',
-      'airline',
-    ],
-  ],
-  [
-    'person',
-    [
-      'name',
-      'person',
-      'author',
-      'customer',
-      'owner',
-      'contact',
-      'recipient',
-      'assignee',
-      'who',
-      'sender',
-      'attendee',
-      'guest',
-      'passenger',
-      'patient',
-      'employee',
-      'manager',
-      'user',
-      'first',
-      'last',
-      'surname',
-      'artist',
-      'director',
-    ],
-  ],
-  [
-    'title',
-    [
-      'title',
-      'subject',
-      'topic',
-      'headline',
-      'book',
-      'movie',
-      'film',
-      'song',
-      'album',
-      'product',
-      'item',
-      'event',
-      'label',
-      'category',
-      'genre',
-      'dish',
-    ],
-  ],
-  [
-    'query',
-    [
-      'query',
-      'question',
-      'search',
-      'prompt',
-      'q',
-      'keywords',
-      'keyword',
-      'term',
-      'terms',
-      'input',
-      'request',
-      'instruction',
-      'task',
-    ],
-  ],
-  [
-    'prose',
-    [
-      'description',
-      'summary',
-      'reason',
-      'explanation',
-      'content',
-      'message',
-      'body',
-      'comment',
-      'note',
-      'notes',
-      'answer',
-      'reply',
-      'details',
-      'text',
-      'feedback',
-      'review',
-      'bio',
-      'analysis',
-      'conclusion',
-      'response',
-      'output',
-      'justification',
-      'reasoning',
-      'instructions',
-      'story',
-      'plot',
-      'caption',
-    ],
-  ],
-  ['language', ['language', 'lang', 'locale']],
-  ['currency', ['currency']],
-  ['color', ['color', 'colour']],
-  ['unit', ['unit', 'units']],
-];
-
-/** Each word's kind (the first list that names it). */
-const KIND_OF_WORD = new Map<string, Kind>();
-for (const [kind, names] of KIND_WORDS) {
-  for (const name of names) if (!KIND_OF_WORD.has(name)) KIND_OF_WORD.set(name, kind);
-}
-/** Words that name a field's role only when no other word does: `city_name` is a city. */
-const GENERIC = new Set(['name', 'text', 'title', 'label', 'value']);
-
-/** A field's kind: its last telling word decides (`start_time` is a time, `user_id` an id). */
-function kindOf(words: string[]): Kind {
-  let generic: Kind | undefined;
-  for (let i = words.length - 1; i >= 0; i--) {
-    const word = words[i] as string;
-    const kind = KIND_OF_WORD.get(word);
-    if (kind === undefined) continue;
-    if (!GENERIC.has(word)) return kind;
-    generic ??= kind;
-  }
-  return generic ?? 'word';
-}
-
-const FIRST = [
-  'Alice',
-  'Bob',
-  'Carol',
-  'David',
-  'Emma',
-  'Frank',
-  'Grace',
-  'Henry',
-  'Iris',
-  'James',
-  'Laura',
-  'Maya',
-];
-const LAST = [
-  'Smith',
-  'Johnson',
-  'Garcia',
-  'Chen',
-  'Müller',
-  'Rossi',
-  'Kim',
-  'Dubois',
-  'Novak',
-  'Silva',
-];
-const CITIES = [
-  'Paris',
-  'London',
-  'Tokyo',
-  'Berlin',
-  'Madrid',
-  'Toronto',
-  'Sydney',
-  'Lisbon',
-  'Seoul',
-  'Chicago',
-];
-const COUNTRIES = ['France', 'Japan', 'Germany', 'Canada', 'Brazil', 'Spain', 'Italy', 'Australia'];
-const COMPANIES = [
-  'Acme Corp',
-  'Globex',
-  'Initech',
-  'Northwind Traders',
-  'Contoso',
-  'Umbrella Labs',
-];
-const TITLES = [
-  'Quarterly Report',
-  'Project Kickoff',
-  'Weekly Summary',
-  'Product Launch',
-  'Team Offsite',
-];
-const WORDS = [
-  'alpha',
-  'harbor',
-  'maple',
-  'summit',
-  'river',
-  'orbit',
-  'cedar',
-  'beacon',
-  'meadow',
-  'lantern',
-];
-const SENTENCES = [
-  'This is a short summary of the request.',
-  'The result looks good and needs no further action.',
-  'Everything was processed as expected.',
-  'The details are listed above in order.',
-  'A clear and concise answer to the question.',
-];
-const LANGUAGES = ['English', 'French', 'Spanish', 'German', 'Japanese'];
-const CURRENCIES = ['USD', 'EUR', 'GBP', 'JPY'];
-const COLORS = ['blue', 'green', 'red', 'orange', 'purple'];
-const UNITS = ['celsius', 'fahrenheit', 'metric', 'imperial'];
 
 /** A small deterministic random source (mulberry32). */
 function randomOf(seed: number) {
@@ -656,77 +384,50 @@ export function believable(
   seed: number,
   valid: (value: unknown) => boolean,
 ): unknown {
-  const changes: Change[] = [];
-  const random = randomOf(seed);
-  const used: Used = { strings: new Set(), numbers: new Set() };
-
-  const { read, branch, propertyOf, itemsOf } = schemaReader(schema as Node, hintReader());
-
-  const walk = (given: unknown, v: unknown, path: Array<string | number>, name: string[]): void => {
-    if (changes.length >= MAX_LEAVES) return;
-    const at = read(given);
-    if (!at) return;
-    const node = branch(at, v);
-    if (Array.isArray(v)) {
-      // A list's items are named by the list, singular: `cities` → city.
-      const itemName = name.map((w, i) =>
-        i === name.length - 1 ? w.replace(/ies$/, 'y').replace(/s$/, '') : w,
-      );
-      for (let i = 0; i < v.length; i++) walk(itemsOf(node, i), v[i], [...path, i], itemName);
-      return;
-    }
-    if (v !== null && typeof v === 'object') {
-      for (const [key, item] of Object.entries(v)) {
-        const property = propertyOf(node, key);
-        if (property) walk(property, item, [...path, key], wordsOf(key));
-      }
-      return;
-    }
-    if (PINNED.some((k) => k in node)) return;
-    if (typeof v === 'string') {
-      const made = stringFor(kindOf(name), name, said, used, random);
-      const fitted = sized(node, made, random);
-      if (fitted !== undefined && fitted !== v) {
-        used.strings.add(made);
-        changes.push({ path, value: fitted });
-      }
-    } else if (typeof v === 'number') {
-      const types = typesOf(node);
-      const integer = types.includes('integer') && !types.includes('number');
-      const made = numberFor(node, name, integer, said, used, random);
-      if (made !== undefined && made !== v) changes.push({ path, value: made });
-    }
+  const reader = new SchemaReader(schema as Node, hintReader());
+  const leaves: Leaves = {
+    reader,
+    changes: [],
+    said,
+    random: randomOf(seed),
+    used: { strings: new Set(), numbers: new Set() },
   };
-  walk(schema, value, [], []);
+  walkLeaves(leaves, schema, value, [], []);
+  const { changes } = leaves;
   if (changes.length === 0) return value;
-
-  const all = applied(value, changes);
+  const all = applyChanges(value, changes);
   if (valid(all)) return all;
   let kept = value;
   for (const change of changes) {
-    const next = applied(kept, [change]);
+    const next = applyChanges(kept, [change]);
     if (valid(next)) kept = next;
   }
   return kept;
 }
 
-/** Reads a schema as `believable` walks it: `$ref`s followed, branches chosen, keywords read. */
-function schemaReader(root: Node, hinted: (node: Node) => Node) {
+/** Reads the schema as a value is walked: `$ref`s followed, descriptions' keywords read. */
+class SchemaReader {
+  constructor(
+    private readonly root: Node,
+    private readonly hinted: ReturnType<typeof hintReader>,
+  ) {}
+
   /** A node with its `$ref` followed (local pointers only) and its description's keywords. */
-  const read = (node: unknown, hops = 0): Node | undefined => {
+  read(node: unknown, hops = 0): Node | undefined {
     if (!isNode(node)) return undefined;
     if (typeof node.$ref === 'string' && node.$ref.startsWith('#') && hops < 8) {
-      let at: unknown = root;
+      let at: unknown = this.root;
       for (const key of node.$ref.slice(1).split('/').filter(Boolean)) {
         const k = decodeURIComponent(key).replace(/~1/g, '/').replace(/~0/g, '~');
         at = isNode(at) ? at[k] : undefined;
       }
-      return read(at, hops + 1);
+      return this.read(at, hops + 1);
     }
-    return hinted(node);
-  };
+    return this.hinted(node);
+  }
+
   /** The branch of an anyOf / oneOf (or the node) whose type takes the value. */
-  const branch = (node: Node, v: unknown): Node => {
+  branch(node: Node, v: unknown): Node {
     const options = Array.isArray(node.anyOf)
       ? node.anyOf
       : Array.isArray(node.oneOf)
@@ -744,37 +445,93 @@ function schemaReader(root: Node, hinted: (node: Node) => Node) {
               : 'number'
             : typeof v;
     for (const option of options) {
-      const o = read(option);
+      const o = this.read(option);
       if (!o) continue;
       const types = typesOf(o);
       if (types.includes(type) || (type === 'integer' && types.includes('number')))
-        return branch(o, v);
+        return this.branch(o, v);
     }
     return node;
-  };
+  }
+
   /** The schema of an object's property, from `properties` of the node or its allOf parts. */
-  const propertyOf = (node: Node, key: string): Node | undefined => {
+  propertyOf(node: Node, key: string): Node | undefined {
     if (isNode(node.properties) && Object.hasOwn(node.properties, key))
-      return read(node.properties[key]);
+      return this.read(node.properties[key]);
     for (const part of Array.isArray(node.allOf) ? node.allOf : []) {
-      const p = read(part);
-      const found = p && propertyOf(p, key);
+      const p = this.read(part);
+      const found = p && this.propertyOf(p, key);
       if (found) return found;
     }
     return undefined;
-  };
-  const itemsOf = (node: Node, index: number): Node | undefined => {
+  }
+
+  itemsOf(node: Node, index: number): Node | undefined {
     if (Array.isArray(node.prefixItems) && index < node.prefixItems.length)
-      return read(node.prefixItems[index]);
+      return this.read(node.prefixItems[index]);
     if (Array.isArray(node.items))
-      return index < node.items.length ? read(node.items[index]) : undefined;
-    return read(node.items);
-  };
-  return { read, branch, propertyOf, itemsOf };
+      return index < node.items.length ? this.read(node.items[index]) : undefined;
+    return this.read(node.items);
+  }
 }
 
-/** A copy of `base` with the changes made (a change at the root replaces it). */
-function applied(base: unknown, list: Change[]): unknown {
+/** One walk of a value's leaves: what it reads with, and the changes found so far. */
+interface Leaves {
+  reader: SchemaReader;
+  changes: Change[];
+  said: Said;
+  random: Random;
+  used: Used;
+}
+
+function walkLeaves(
+  leaves: Leaves,
+  given: unknown,
+  v: unknown,
+  path: Array<string | number>,
+  name: string[],
+): void {
+  const { reader, changes } = leaves;
+  if (changes.length >= MAX_LEAVES) return;
+  const at = reader.read(given);
+  if (!at) return;
+  const node = reader.branch(at, v);
+  if (Array.isArray(v)) {
+    // A list's items are named by the list, singular: `cities` → city.
+    const itemName = name.map((w, i) =>
+      i === name.length - 1 ? w.replace(/ies$/, 'y').replace(/s$/, '') : w,
+    );
+    for (let i = 0; i < v.length; i++) {
+      walkLeaves(leaves, reader.itemsOf(node, i), v[i], [...path, i], itemName);
+    }
+    return;
+  }
+  if (v !== null && typeof v === 'object') {
+    for (const [key, item] of Object.entries(v)) {
+      const property = reader.propertyOf(node, key);
+      if (property) walkLeaves(leaves, property, item, [...path, key], wordsOf(key));
+    }
+    return;
+  }
+  if (PINNED.some((k) => k in node)) return;
+  const { said, used, random } = leaves;
+  if (typeof v === 'string') {
+    const made = stringFor(kindOf(name), name, said, used, random);
+    const fitted = sized(node, made, random);
+    if (fitted !== undefined && fitted !== v) {
+      used.strings.add(made);
+      changes.push({ path, value: fitted });
+    }
+  } else if (typeof v === 'number') {
+    const types = typesOf(node);
+    const integer = types.includes('integer') && !types.includes('number');
+    const made = numberFor(node, name, integer, said, used, random);
+    if (made !== undefined && made !== v) changes.push({ path, value: made });
+  }
+}
+
+/** A copy of `base` with the changes made. */
+function applyChanges(base: unknown, list: Change[]): unknown {
   const copy = structuredClone(base);
   for (const { path, value: leaf } of list) {
     if (path.length === 0) return leaf;

@@ -11,29 +11,6 @@ import { describe, expect, it } from 'vitest';
 const MAX_FILE_LINES = 800;
 const MAX_FUNCTION_LINES = 120;
 
-/**
- * Over the limits today, and being split in their own branch (messages/prompt.ts by concern,
- * text/json-schema.ts, the long functions of platform/sse.ts, chat/ and messages/): this list
- * only shrinks. A function is named by the functions it is in (`outer > inner`); one without a
- * name by what it is given to (`app.post('/v1/messages')`) or `(anonymous)`.
- */
-const BEING_SPLIT = {
-  files: ['src/messages/prompt.ts', 'src/text/json-schema.ts'],
-  functions: [
-    'src/messages/prompt.ts: readPrompt',
-    'src/messages/prompt.ts: readToolsOnce',
-    'src/messages/prompt.ts: readPrompt > body.messages.forEach',
-    'src/platform/sse.ts: sendSse',
-    'src/platform/sse.ts: sendSse > (anonymous)',
-    'src/messages/routes.ts: messagesRoutes',
-    'src/messages/routes.ts: messagesRoutes > (anonymous)',
-    'src/messages/service.ts: planMessage',
-    'src/chat/stream.ts: chatStream',
-    'src/chat/stream.ts: chatStream > (anonymous)',
-    'src/text/json-schema.ts: prepare',
-  ],
-};
-
 const SRC = join(import.meta.dirname, '../../src');
 
 const sources = (dir: string): string[] =>
@@ -93,32 +70,20 @@ function measure(path: string, text = readFileSync(path, 'utf8')): Measured {
 const measured = sources(SRC).map((path) => measure(path));
 
 describe('source sizes', () => {
-  it(`no file in src/ is over ${MAX_FILE_LINES} lines (but those being split)`, () => {
+  it(`no file in src/ is over ${MAX_FILE_LINES} lines`, () => {
     const over = measured
-      .filter((m) => m.lines > MAX_FILE_LINES && !BEING_SPLIT.files.includes(m.file))
+      .filter((m) => m.lines > MAX_FILE_LINES)
       .map((m) => `${m.file} (${m.lines} lines)`);
     expect(over).toEqual([]);
   });
 
-  it(`no function in src/ is over ${MAX_FUNCTION_LINES} lines (but those being split)`, () => {
+  it(`no function in src/ is over ${MAX_FUNCTION_LINES} lines`, () => {
     const over = measured.flatMap((m) =>
       m.functions
-        .filter(
-          (f) =>
-            f.lines > MAX_FUNCTION_LINES && !BEING_SPLIT.functions.includes(`${m.file}: ${f.name}`),
-        )
+        .filter((f) => f.lines > MAX_FUNCTION_LINES)
         .map((f) => `${m.file}: ${f.name} (${f.lines} lines)`),
     );
     expect(over).toEqual([]);
-  });
-
-  it('lists as being split only what is still over the limits', () => {
-    const files = measured.filter((m) => m.lines > MAX_FILE_LINES).map((m) => m.file);
-    const functions = measured.flatMap((m) =>
-      m.functions.filter((f) => f.lines > MAX_FUNCTION_LINES).map((f) => `${m.file}: ${f.name}`),
-    );
-    expect(BEING_SPLIT.files.filter((f) => !files.includes(f))).toEqual([]);
-    expect(BEING_SPLIT.functions.filter((f) => !functions.includes(f))).toEqual([]);
   });
 
   it('measures a function with the functions inside it, by the name it is made under', () => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLEARED_RESULT } from '../../src/messages/prompt.js';
+import { CLEARED_RESULT } from '../../src/messages/prompt/index.js';
 import { countTokens } from '../../src/platform/tokens.js';
 import { signThinking } from '../../src/text/agent.js';
 import { buildTestApp, parseSse, type TestApp } from '../helpers/app.js';

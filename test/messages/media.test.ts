@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { imageTokens, UNSEEN_IMAGE_TOKENS } from '../../src/messages/prompt.js';
+import { imageTokens, UNSEEN_IMAGE_TOKENS } from '../../src/messages/prompt/index.js';
 import { countTokens } from '../../src/platform/tokens.js';
 import { PDF_PAGE_TOKENS } from '../../src/text/media.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';

@@ -1,24 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Literals, Nullable, Tagged } from '../platform/schema-helpers.js';
-
-/** The most tools one messages request may offer (README "What is refused"). */
-export const MAX_MESSAGES_TOOLS = 1000;
-
-/**
- * The content blocks a messages request sends (its turns' content), as upstream's wire has them.
- * The request around them is in schemas.ts, the answers in response-schemas.ts.
- * @see https://platform.claude.com/docs/en/api/messages
- */
-
-export const closed = { additionalProperties: false } as const;
-export const obj = <P extends Record<string, TSchema>>(properties: P) =>
-  Type.Object(properties, closed);
-
-export const CacheControlSchema = obj({
-  type: Type.Literal('ephemeral'),
-  ttl: Type.Optional(Literals(['5m', '1h'])),
-});
-export const Cache = Type.Optional(Nullable(CacheControlSchema));
+import { Literals, Nullable, Tagged } from '../../platform/schema-helpers.js';
+import { Cache, MAX_MESSAGES_TOOLS, obj } from './shared.js';
 
 const DocumentTitle = Type.Union([Type.String(), Type.Null()]);
 /** What an answer's citation adds (sent back with it): the cited file, when one was. */
@@ -89,6 +71,7 @@ const Base64ImageSource = obj({
   media_type: Literals(IMAGE_MEDIA_TYPES),
   data: Type.String({ minLength: 1 }),
 });
+
 const UrlSource = obj({ type: Type.Literal('url'), url: Type.String({ minLength: 1 }) });
 const FileSource = obj({ type: Type.Literal('file'), file_id: Type.String({ minLength: 1 }) });
 
@@ -111,11 +94,13 @@ const Base64PdfSource = obj({
   media_type: Type.Literal('application/pdf'),
   data: Type.String({ minLength: 1 }),
 });
+
 const PlainTextSource = obj({
   type: Type.Literal('text'),
   media_type: Type.Literal('text/plain'),
   data: Type.String(),
 });
+
 const ContentSource = obj({
   type: Type.Literal('content'),
   content: Type.Union(
@@ -155,6 +140,7 @@ const CallerSchema = Tagged('type', [
   obj({ type: Type.Literal('code_execution_20250825'), tool_id: Type.String() }),
   obj({ type: Type.Literal('code_execution_20260120'), tool_id: Type.String() }),
 ]);
+
 const Caller = Type.Optional(CallerSchema);
 
 export const ToolUseBlockSchema = obj({
@@ -331,6 +317,7 @@ export const TOOL_SEARCH_ERRORS = [
   'too_many_requests',
   'execution_time_exceeded',
 ] as const;
+
 const CODE_ERRORS = TOOL_SEARCH_ERRORS;
 
 const resultError = <T extends string>(type: T, codes: readonly string[], message = false) =>
@@ -498,7 +485,7 @@ export const SummarizeSchema = obj({
   instructions: Type.Optional(Nullable(Type.String({ maxLength: 16_384 }))),
 });
 
-export const ContentBlockParam = Tagged('type', [
+const ContentBlockParam = Tagged('type', [
   TextBlockSchema,
   ImageBlockSchema,
   DocumentBlockSchema,
@@ -513,8 +500,22 @@ export const ContentBlockParam = Tagged('type', [
   CompactionBlockSchema,
 ]);
 
-export const Content = Type.Union([Type.String(), Type.Array(ContentBlockParam, { minItems: 1 })], {
+const Content = Type.Union([Type.String(), Type.Array(ContentBlockParam, { minItems: 1 })], {
   description: 'a string or a non-empty array of content blocks',
+});
+
+/**
+ * A turn: the user's, the assistant's, or a system message within the conversation (upstream's
+ * mid-conversation system messages: text only, placed as readPrompt checks).
+ * @see https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages
+ */
+export const MessageParamSchema = obj({
+  role: Literals(['user', 'assistant', 'system']),
+  content: Content,
+});
+
+export const System = Type.Union([Type.String(), Type.Array(TextBlockSchema)], {
+  description: 'a string or an array of text blocks',
 });
 
 export type ContentBlockParam = Static<typeof ContentBlockParam>;

@@ -1,13 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Literals, Nullable } from '../platform/schema-helpers.js';
-import { STOP_REASONS } from '../text/agent.js';
-import { TOOL_SEARCH_ERRORS, WEB_FETCH_ERRORS, WEB_SEARCH_ERRORS } from './block-schemas.js';
-
-/**
- * The messages API's answers: the message, its usage, its content blocks and its stream events.
- * @see https://platform.claude.com/docs/en/api/messages
- * @see https://platform.claude.com/docs/en/build-with-claude/streaming
- */
+import { Literals, Nullable } from '../../platform/schema-helpers.js';
+import { STOP_REASONS } from '../../text/agent.js';
+import { TOOL_SEARCH_ERRORS, WEB_FETCH_ERRORS, WEB_SEARCH_ERRORS } from './content.js';
 
 /** A reply's stop reasons, and `compaction` (a compaction that pauses, README "Compaction"). */
 export const StopReasonSchema = Literals([...STOP_REASONS, 'compaction']);
@@ -23,11 +17,13 @@ const iterationFields = {
     ephemeral_1h_input_tokens: Type.Integer(),
   }),
 };
+
 /** One sampling step of a request. @see https://platform.claude.com/docs/en/build-with-claude/compaction */
 export const IterationSchema = Type.Union([
   Type.Object({ type: Type.Literal('compaction'), ...iterationFields }),
   Type.Object({ type: Type.Literal('message'), ...iterationFields, model: Type.String() }),
 ]);
+
 export type Iteration = Static<typeof IterationSchema>;
 
 /** The web searches and fetches a reply ran. */
@@ -74,6 +70,7 @@ export const UsageSchema = Type.Object({
     }),
   ),
 });
+
 export type Usage = Static<typeof UsageSchema>;
 
 /**
@@ -118,6 +115,7 @@ export const CitationSchema = Type.Union([
     cited_text: Type.String({ description: 'at most 150 characters of the page' }),
   }),
 ]);
+
 export type Citation = Static<typeof CitationSchema>;
 
 /** A page a web search found. @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool */
@@ -128,6 +126,7 @@ export const WebSearchResultSchema = Type.Object({
   encrypted_content: Type.String({ description: 'send it back as it is' }),
   page_age: Type.Union([Type.String(), Type.Null()]),
 });
+
 export type WebSearchResult = Static<typeof WebSearchResultSchema>;
 
 /** A page a web fetch read: its text as a plain-text document. */
@@ -150,6 +149,7 @@ export const WebFetchResultSchema = Type.Object({
   }),
   retrieved_at: Type.Union([Type.String(), Type.Null()]),
 });
+
 export type WebFetchResult = Static<typeof WebFetchResultSchema>;
 
 /** Who called a tool in an answer: the model (the emulator runs no code that calls tools). */
@@ -235,6 +235,7 @@ export const ResponseBlockSchema = Type.Union([
     ),
   }),
 ]);
+
 export type ResponseBlock = Static<typeof ResponseBlockSchema>;
 
 /** The edits context editing applied (see ContextManagementSchema). */
@@ -254,6 +255,7 @@ export const ContextManagementResponseSchema = Type.Object({
     ]),
   ),
 });
+
 export type ContextManagementResponse = Static<typeof ContextManagementResponseSchema>;
 
 /** Why a reply stopped, said more precisely: a refusal's category and explanation. */
@@ -264,6 +266,7 @@ export const StopDetailsSchema = Type.Object({
   ),
   explanation: Nullable(Type.String()),
 });
+
 export type StopDetails = Static<typeof StopDetailsSchema>;
 
 /**
@@ -274,6 +277,7 @@ export type StopDetails = Static<typeof StopDetailsSchema>;
 export const DiagnosticsSchema = Type.Object({
   cache_miss_reason: Type.Object({ type: Literals(['unavailable']) }),
 });
+
 export type Diagnostics = Static<typeof DiagnosticsSchema>;
 
 /**
@@ -303,6 +307,7 @@ export const MessageSchema = Type.Object({
     }),
   ),
 });
+
 export type Message = Static<typeof MessageSchema>;
 
 export const CountTokensResponseSchema = Type.Object({
