@@ -43,6 +43,35 @@ module.exports = {
       from: { path: '^src/(chat|messages|video)/' },
       to: { path: groups, pathNot: '^src/$1/' },
     },
+    {
+      name: 'harness-imports-no-floor-above',
+      severity: 'error',
+      comment: 'harness/ builds on platform/ (and the rule book in state/), nothing above it.',
+      from: { path: '^src/harness/' },
+      to: { path: ['^src/(text|record|control)/', groups] },
+    },
+    {
+      name: 'text-imports-no-floor-above',
+      severity: 'error',
+      comment:
+        'text/ builds on harness/ and platform/: it knows no recording and no control route.',
+      from: { path: '^src/text/' },
+      to: { path: '^src/(record|control)/' },
+    },
+    {
+      name: 'record-imports-no-control',
+      severity: 'error',
+      comment: 'record/ knows no control route.',
+      from: { path: '^src/record/' },
+      to: { path: '^src/control/' },
+    },
+    {
+      name: 'groups-import-no-control-or-record',
+      severity: 'error',
+      comment: 'A group knows neither the control surface nor the recorder (app.ts wires them).',
+      from: { path: groups },
+      to: { path: '^src/(control|record)/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
