@@ -330,19 +330,32 @@ const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * A copy of a schema without `discriminator` where the `oneOf` it selects from is inline: the
- * validator uses it (src/platform/schema-helpers.ts `Tagged`), but OpenAPI tools can select only
- * named schemas, and each branch's `type` enum already tells them apart.
+ * A copy of a schema that every OpenAPI 3.0 tool reads alike:
+ * - without `discriminator` where the `oneOf` it selects from is inline: the validator uses it
+ *   (src/platform/schema-helpers.ts `Tagged`), but OpenAPI tools can select only named schemas,
+ *   and each branch's `type` enum already tells them apart;
+ * - a nullable enum (`Nullable` of an enum: `nullable: true` and null in the `enum`, as OpenAPI
+ *   3.0.3 asks) as `anyOf` the enum without null and `enum: [null]` (or that alone when null is
+ *   the only value): converters that turn
+ *   `nullable` into JSON Schema (Stoplight Prism's) append null to the enum, and Ajv refuses an
+ *   enum that lists null twice, so they would check nothing against the whole schema.
  */
-function withoutInlineDiscriminators(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutInlineDiscriminators);
+function portable(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(portable);
   if (!isObject(value)) return value;
+  if (value.nullable === true && Array.isArray(value.enum) && value.enum.includes(null)) {
+    const { type, enum: values, nullable: _, ...rest } = value;
+    const others = values.filter((v) => v !== null);
+    // Only null (a field always null): the enum says it alone.
+    if (others.length === 0) return { ...rest, enum: [null] };
+    return { ...rest, anyOf: [{ type, enum: others }, { enum: [null] }] };
+  }
   const out: Json = {};
   const inline =
     Array.isArray(value.oneOf) && value.oneOf.some((branch) => isObject(branch) && !branch.$ref);
   for (const [key, child] of Object.entries(value)) {
     if (key === 'discriminator' && inline) continue;
-    out[key] = withoutInlineDiscriminators(child);
+    out[key] = portable(child);
   }
   return out;
 }
@@ -453,7 +466,7 @@ export function completeDocument(document: Json): Json {
   const components = (document.components as Json | undefined) ?? {};
   const schemas: Json = { ...(components.schemas as Json | undefined) };
   for (const [name, text] of envelopes) schemas[name] = JSON.parse(text);
-  return withoutInlineDiscriminators({
+  return portable({
     ...document,
     components: {
       ...components,
