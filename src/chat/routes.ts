@@ -50,9 +50,13 @@ const AzureChatRequestSchema = Type.Object(
   { additionalProperties: ChatCompletionRequestSchema.additionalProperties },
 );
 
+/** Azure's versions' names: `2024-10-21` or `2025-04-01-preview` (the schema's pattern). */
+const API_VERSION = '^(\\d{4})-(\\d{2})-(\\d{2})(-preview)?$';
+const API_VERSION_PATTERN = new RegExp(API_VERSION);
+
 /** `2024-10-21` or `2025-04-01-preview`: a date that exists, as Azure's versions are named. */
 function isVersionDate(version: string): boolean {
-  const match = /^(\d{4})-(\d{2})-(\d{2})(-preview)?$/.exec(version);
+  const match = API_VERSION_PATTERN.exec(version);
   if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const date = new Date(Date.UTC(year, month - 1, day));
@@ -169,16 +173,16 @@ export function chatRoutes(options: ChatRoutesOptions): {
         {
           schema: {
             summary: 'Create a chat completion on an Azure deployment (the AzureOpenAI clients)',
+            description:
+              '`api-version` is checked before the body, by Azure\'s front: missing, a 404 `Resource not found`; not a version (the pattern) or no real date (2024-02-30), a 400 `API version not supported`, both in Azure\'s `{"error":{"code","message"}}`.',
             operationId: 'createAzureChatCompletion',
             params: Type.Object({ deployment: Type.String({ minLength: 1, maxLength: 256 }) }),
             querystring: Type.Object({
-              'api-version': Type.Optional(
-                Type.String({
-                  maxLength: 64,
-                  description:
-                    "the Azure OpenAI API version, e.g. 2024-10-21 (missing: Azure's 404; not a version: its 400)",
-                }),
-              ),
+              'api-version': Type.String({
+                pattern: API_VERSION,
+                description:
+                  "the Azure OpenAI API version, e.g. 2024-10-21 or 2025-04-01-preview (missing: Azure's 404; not a version, or a date that is none such as 2024-02-30: its 400)",
+              }),
             }),
             body: AzureChatRequestSchema,
             response: response({ azure: true }),

@@ -4,7 +4,7 @@ import { isJsonObject } from '../platform/json-body.js';
 import { countTokens, truncateTokens } from '../platform/tokens.js';
 import { replyOfHash } from '../text/default-reply.js';
 import { type CitedSource, citeDocument } from './citations.js';
-import type { WEB_FETCH_ERRORS, WebFetchResult } from './schemas.js';
+import { type WEB_FETCH_ERRORS, WEB_FETCH_TOOL, type WebFetchResult } from './schemas.js';
 import { checkResponseInclusion, readWebTool, type WebTool } from './web-search.js';
 
 /**
@@ -19,7 +19,7 @@ import { checkResponseInclusion, readWebTool, type WebTool } from './web-search.
 
 /** `web_fetch_20250910`, `web_fetch_20260209`, ...: the tool's versioned types. */
 export const WEB_FETCH_TYPE = /^web_fetch_\d{8}$/;
-export const WEB_FETCH_NAME = 'web_fetch';
+export const WEB_FETCH_NAME = WEB_FETCH_TOOL;
 
 /** A web fetch tool of the request, read. */
 export interface WebFetchTool extends WebTool {

@@ -3,7 +3,7 @@ import { fnv1a } from '../platform/hash.js';
 import { countTokens } from '../platform/tokens.js';
 import { replyOfHash } from '../text/default-reply.js';
 import { type CitedSource, firstSentence } from './citations.js';
-import type { WebSearchResult } from './schemas.js';
+import { MAX_DOMAIN_CHARS, MAX_DOMAINS, WEB_SEARCH_TOOL, type WebSearchResult } from './schemas.js';
 
 /**
  * Upstream's web search tool (README "Web search"): a request that offers it may have the
@@ -17,7 +17,7 @@ import type { WebSearchResult } from './schemas.js';
 
 /** `web_search_20250305`, `web_search_20260209`, ...: the tool's versioned types. */
 export const WEB_SEARCH_TYPE = /^web_search_\d{8}$/;
-export const WEB_SEARCH_NAME = 'web_search';
+export const WEB_SEARCH_NAME = WEB_SEARCH_TOOL;
 
 /** What the web tools (search, fetch) of a request share, read. */
 export interface WebTool {
@@ -52,10 +52,6 @@ const DOMAIN =
 /** A path's characters beyond ASCII percent-encoded, as a page's path writes them. */
 const encodedPath = (path: string) =>
   path.replace(/[\u0080-\uffff]+/g, (chars) => encodeURIComponent(chars));
-/** The most entries one list may have (upstream: a long list is `request_too_large`). */
-export const MAX_DOMAINS = 100;
-/** The longest entry: a host name's 253 characters and a path. */
-export const MAX_DOMAIN_CHARS = 1000;
 
 function readDomains(value: unknown, path: PathSegment[]): Domain[] | undefined {
   if (value === undefined || value === null) return undefined;

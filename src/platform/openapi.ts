@@ -6,6 +6,7 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import { FAULT_HEADER, MAX_DELAY_MS } from './faults.js';
+import { REFUSAL } from './schema-helpers.js';
 import { SESSION_HEADER, SESSION_PATTERN } from './session.js';
 
 declare module 'fastify' {
@@ -338,13 +339,14 @@ const isObject = (value: unknown): value is Json =>
  *   3.0.3 asks) as `anyOf` the enum without null and `enum: [null]` (or that alone when null is
  *   the only value): converters that turn
  *   `nullable` into JSON Schema (Stoplight Prism's) append null to the enum, and Ajv refuses an
- *   enum that lists null twice, so they would check nothing against the whole schema.
+ *   enum that lists null twice, so they would check nothing against the whole schema;
+ * - without the validator's own wording of a refusal (`x-refusal`, schema-helpers.ts `Refusal`).
  */
 function portable(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(portable);
   if (!isObject(value)) return value;
   if (value.nullable === true && Array.isArray(value.enum) && value.enum.includes(null)) {
-    const { type, enum: values, nullable: _, ...rest } = value;
+    const { type, enum: values, nullable: _, [REFUSAL]: __, ...rest } = value;
     const others = values.filter((v) => v !== null);
     // Only null (a field always null): the enum says it alone.
     if (others.length === 0) return { ...rest, enum: [null] };
@@ -355,6 +357,7 @@ function portable(value: unknown): unknown {
     Array.isArray(value.oneOf) && value.oneOf.some((branch) => isObject(branch) && !branch.$ref);
   for (const [key, child] of Object.entries(value)) {
     if (key === 'discriminator' && inline) continue;
+    if (key === REFUSAL) continue;
     out[key] = portable(child);
   }
   return out;
@@ -440,8 +443,16 @@ function completeOperation(
     if (Object.keys(headers).length > 0) responses[status] = { ...response, headers };
   }
 
+  // A body that may be null is one the route takes absent too (it checks none as null).
+  const body = operation.requestBody as Json | undefined;
+  const bodySchema = isObject(body?.content)
+    ? (body.content['application/json'] as Json | undefined)?.schema
+    : undefined;
+  const optionalBody = isObject(bodySchema) && bodySchema.nullable === true;
+
   return {
     ...operation,
+    ...(optionalBody ? { requestBody: { ...body, required: false } } : {}),
     operationId: operation.operationId ?? operationIdOf(method, path),
     tags: operation.tags ?? [group.tag],
     security: open ? [] : group.security,
