@@ -1,45 +1,18 @@
 import { Ajv, type AnySchema } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { componentId, toJsonSchema } from '../../scripts/openapi-json-schema.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
  * Every schema of the document compiles in Ajv's strict mode once converted from OpenAPI 3.0 to
- * JSON Schema as Stoplight Prism converts it (@stoplight/http-spec's schema transformer, which
- * openapi-schema-to-json-schema follows too): `nullable: true` on a typed schema makes the type
- * `[type, "null"]` and appends null to an `enum`; `example` becomes `examples`. A schema that
+ * JSON Schema as Stoplight Prism converts it (scripts/openapi-json-schema.ts). A schema that
  * does not compile there is one Prism (and tools like it) silently checks nothing against.
  */
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Where a `#/components/...` reference points once each component is a schema of its own. */
-const BASE = 'https://emulator.invalid';
-
-function toJsonSchema(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(toJsonSchema);
-  if (!isObject(value)) return value;
-  const out: Json = {};
-  for (const [key, child] of Object.entries(value)) {
-    if (key === '$ref' && typeof child === 'string' && child.startsWith('#/components/')) {
-      out[key] = `${BASE}${child.slice(1)}`;
-    } else if (key === 'example') {
-      out.examples = [child];
-    } else if (key === 'properties' && isObject(child)) {
-      out[key] = Object.fromEntries(Object.entries(child).map(([k, v]) => [k, toJsonSchema(v)]));
-    } else {
-      out[key] = toJsonSchema(child);
-    }
-  }
-  if (out.nullable === true && typeof out.type === 'string') {
-    out.type = [out.type, 'null'];
-    if (Array.isArray(out.enum)) out.enum = [...out.enum, null];
-  }
-  delete out.nullable;
-  return out;
-}
 
 /** Every schema in the document with where it is: components, parameters, bodies, headers. */
 function schemasOf(document: Json): Array<{ where: string; schema: Json }> {
@@ -105,7 +78,7 @@ it('compiles every schema of the document in Ajv strict mode, converted as Prism
   addFormats.default(ajv);
   const components = (document.components as Json).schemas as Json;
   for (const [name, schema] of Object.entries(components)) {
-    ajv.addSchema(toJsonSchema(schema) as AnySchema, `${BASE}/components/schemas/${name}`);
+    ajv.addSchema(toJsonSchema(schema) as AnySchema, componentId(name));
   }
   const schemas = schemasOf(document);
   const failures: string[] = [];
