@@ -614,9 +614,14 @@ export async function checkConformance(): Promise<{ failures: string[]; lines: s
       }
       let frames = 0;
       if (isStream && response.status === 200) {
+        let validate: ValidateFunction | undefined;
+        try {
+          validate = op?.streamSchema === undefined ? undefined : schemaOf(op.streamSchema);
+        } catch (error) {
+          problems.push(`the stream's schema does not compile: ${(error as Error).message}`);
+        }
         if (!op?.streamSchema) problems.push('a stream where the document declares none');
-        else {
-          const validate = schemaOf(op.streamSchema);
+        else if (validate) {
           for (const frame of framesOf(text)) {
             frames++;
             if (!validate(frame)) {
