@@ -46,11 +46,12 @@ export const Tagged = <const T extends TSchema[]>(tag: string, variants: T, desc
   });
 
 /**
- * A rule that moved into a schema keyword but that upstream words its own way (`Refusal`): the
- * problem as upstream says it, by the keyword that refused (`default`: any keyword but `type`
- * and `required`; `required/<field>`: that field missing);
- * with `tag`, the field is named as upstream names it, with the variant (`enabled`, or the
- * object's own `type` such as `web_search_20250305`) before its last `depth` segments.
+ * A rule that moved into a schema keyword but that upstream words its own way (`Refusal`), so
+ * that the schema is the one source of the rule for the validator and the OpenAPI document:
+ * - `problems`: the problem as upstream says it, by the keyword that refused (`default`: any
+ *   keyword but `type` and `required`; `required/<field>`: that field missing);
+ * - `tag`: the field is named as upstream names it, with the variant (`value`, or the object's
+ *   own `type` such as `web_search_20250305`) before its last `depth` segments.
  * Read by src/platform/validation.ts; not in the OpenAPI document (src/platform/openapi.ts
  * takes it out).
  */

@@ -398,9 +398,10 @@ function unionIssue(path: PathSegment[], schema: Record<string, unknown> | undef
 
 /**
  * The one issue to report. Ajv stops at the first failure, except inside unions (anyOf), where
- * it reports every branch and then the union. A refusal its schema words (`Refusal`) wins. The deepest path is where the value went wrong;
- * there a union of constants is an enum, and a branch error that is not about the type means
- * the value had that branch's shape and failed inside it.
+ * it reports every branch and then the union. A refusal its schema words (`Refusal`) wins.
+ * Else the deepest path is where the value went wrong; there a union of constants is an enum,
+ * and a branch error that is not about the type means the value had that branch's shape and
+ * failed inside it.
  */
 function issueFromAjv(errors: AjvError[], body: unknown): FieldIssue {
   const depth = (e: AjvError) => e.instancePath.length + (e.keyword === 'required' ? 1 : 0);
