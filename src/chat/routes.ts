@@ -50,9 +50,26 @@ const AzureChatRequestSchema = Type.Object(
   { additionalProperties: ChatCompletionRequestSchema.additionalProperties },
 );
 
+/**
+ * The refusals no schema keyword states, for the document: rules across fields or of the model,
+ * and those upstream words with the value sent (its length, its name), which the schema leaves
+ * to the route so that the words stay upstream's.
+ */
+const CHAT_RULES = [
+  'Refused besides what the schema states (400, `invalid_request_error` with `param` and `code`):',
+  "- tools: a function name of `^[a-zA-Z0-9_-]+$` and at most 64 characters, at most 128 tools, a function's `parameters` a valid JSON Schema (within the strict limits with `strict: true`), a custom tool's grammar, `tool_choice` and `parallel_tool_calls` only with tools, `tool_choice` naming a tool of the request;",
+  '- messages: a `tool` message answers the `tool_calls` just before it, every `tool_call_id` answered, content where the role needs it, images and files where the model takes them (Base64 audio and PDFs readable), the word json with `response_format` `json_object`, a valid `response_format` schema;',
+  '- parameters: `stream_options` only with `stream`, not both `max_tokens` and `max_completion_tokens`, what the model takes (`max_tokens`, `temperature`, sampling parameters, `reasoning_effort` and its values, `logprobs`), `top_logprobs` only with `logprobs`, `logit_bias` keys token ids, `metadata` keys of at most 64 characters;',
+  "- the prompt over the context window, or the completion over the model's output tokens; a prompt the content filter blocks.",
+].join('\n');
+
+/** Azure's versions' names: `2024-10-21` or `2025-04-01-preview` (the schema's pattern). */
+const API_VERSION = '^(\\d{4})-(\\d{2})-(\\d{2})(-preview)?$';
+const API_VERSION_PATTERN = new RegExp(API_VERSION);
+
 /** `2024-10-21` or `2025-04-01-preview`: a date that exists, as Azure's versions are named. */
 function isVersionDate(version: string): boolean {
-  const match = /^(\d{4})-(\d{2})-(\d{2})(-preview)?$/.exec(version);
+  const match = API_VERSION_PATTERN.exec(version);
   if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const date = new Date(Date.UTC(year, month - 1, day));
@@ -147,6 +164,7 @@ export function chatRoutes(options: ChatRoutesOptions): {
       {
         schema: {
           summary: 'Create a chat completion, as JSON or as an event stream',
+          description: CHAT_RULES,
           operationId: operationId('createChatCompletion', copy),
           body: ChatCompletionRequestSchema,
           response: response(copy),
@@ -169,16 +187,17 @@ export function chatRoutes(options: ChatRoutesOptions): {
         {
           schema: {
             summary: 'Create a chat completion on an Azure deployment (the AzureOpenAI clients)',
+            description:
+              `${CHAT_RULES}\n\n` +
+              '`api-version` is checked before the body, by Azure\'s front: missing, a 404 `Resource not found`; not a version (the pattern) or no real date (2024-02-30), a 400 `API version not supported`, both in Azure\'s `{"error":{"code","message"}}`.',
             operationId: 'createAzureChatCompletion',
             params: Type.Object({ deployment: Type.String({ minLength: 1, maxLength: 256 }) }),
             querystring: Type.Object({
-              'api-version': Type.Optional(
-                Type.String({
-                  maxLength: 64,
-                  description:
-                    "the Azure OpenAI API version, e.g. 2024-10-21 (missing: Azure's 404; not a version: its 400)",
-                }),
-              ),
+              'api-version': Type.String({
+                pattern: API_VERSION,
+                description:
+                  "the Azure OpenAI API version, e.g. 2024-10-21 or 2025-04-01-preview (missing: Azure's 404; not a version, or a date that is none such as 2024-02-30: its 400)",
+              }),
             }),
             body: AzureChatRequestSchema,
             response: response({ azure: true }),

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { GatewayError } from '../platform/errors.js';
 import { RecordingsError } from '../record/recordings.js';
 import { type ControlApp, type ControlOptions, errors } from './context.js';
-import { DriftReportSchema } from './schemas.js';
+import { DriftBodySchema, DriftReportSchema } from './schemas.js';
 
 /** The drift check of a recordings directory (README "Record and replay"). */
 export function driftRoutes(
@@ -15,24 +15,19 @@ export function driftRoutes(
       schema: {
         summary: 'Replay the recordings against the emulator and report where their shapes differ',
         description:
-          'Body (optional): `{"recordings": "<dir>"}`; without it, RECORDINGS_DIR is read.',
+          'Body (optional): `{"recordings": "<dir>"}`; without it, RECORDINGS_DIR is read. Refused besides what the schema states: no directory given and no RECORDINGS_DIR, a directory that does not exist, or one holding a file that is no recording (or too deep, too wide, too large).',
+        body: DriftBodySchema,
         response: { 200: DriftReportSchema, ...errors },
+      },
+      // The body is optional (`curl -X POST` works): none is checked as null.
+      preValidation: (request, _reply, done) => {
+        if (request.body === undefined) request.body = null;
+        done();
       },
     },
     async (request) => {
-      // The body is optional (`curl -X POST` works), so it is checked here.
-      const body = request.body as { recordings?: unknown } | null | undefined;
-      if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body)))
-        throw new GatewayError(400, 'the body must be a JSON object, or none');
-      const extra = body ? Object.keys(body).find((k) => k !== 'recordings') : undefined;
-      if (extra !== undefined) throw new GatewayError(400, `${extra} is not a field of this body`);
-      if (
-        body?.recordings !== undefined &&
-        (typeof body.recordings !== 'string' || body.recordings === '')
-      ) {
-        throw new GatewayError(400, 'recordings must be a directory path');
-      }
-      const dir = (body?.recordings as string | undefined) ?? recordingsDir;
+      const body = request.body;
+      const dir = body?.recordings ?? recordingsDir;
       if (dir === undefined) {
         throw new GatewayError(400, 'recordings: give a directory, or set RECORDINGS_DIR');
       }

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { GROUPS, requestMatchFields } from '../harness/match.js';
 import { SESSION_PATTERN } from '../harness/session.js';
 import { STREAM_TIMELINE_WRITES } from '../platform/request.js';
-import { Literals } from '../platform/schema-helpers.js';
+import { Literals, Nullable, Refusal } from '../platform/schema-helpers.js';
 import { BlockedTermSchema, ReplyRuleSchema } from '../text/fixtures.js';
 import { TaskRecordSchema } from '../video/schemas.js';
 
@@ -381,6 +381,27 @@ export const FixturesViewSchema = Type.Object({
   ),
   blocked_terms: Type.Array(BlockedTermSchema),
 });
+
+/** `POST /_emulator/drift`'s body: none (null), or the recordings' directory. */
+export const DriftBodySchema = Nullable(
+  Refusal(
+    Type.Object(
+      {
+        recordings: Type.Optional(
+          Refusal(Type.String({ minLength: 1, maxLength: 4096 }), {
+            type: 'must be a directory path',
+            default: 'must be a directory path',
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    {
+      type: 'the body must be a JSON object, or none',
+      additionalProperties: 'is not a field of this body',
+    },
+  ),
+);
 
 export const DriftReportSchema = Type.Object({
   drift: Type.Boolean(),

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { matchContext } from '../harness/pipeline.js';
 import { statusMessage } from '../platform/errors.js';
 import type { Ids } from '../platform/ids.js';
+import { isJsonObject } from '../platform/json-body.js';
 import type { Pacing } from '../platform/sse.js';
 import { type Streaming, sendTextStream, streamPacing } from '../text/paced-stream.js';
 import {
@@ -46,6 +47,7 @@ import {
   usageTokens,
   withWebUsage,
 } from './service.js';
+import { compactionError, ON_DEMAND } from './signed-compaction.js';
 
 /** A compaction that pauses: its summary is the whole reply (README "Compaction"). */
 const PAUSED: MessageDone = {
@@ -56,6 +58,47 @@ const PAUSED: MessageDone = {
 };
 
 const errors = { '4xx': MessagesErrorSchema, '5xx': MessagesErrorSchema };
+
+/**
+ * An empty conversation in a compaction request (with its beta) is refused as upstream refuses
+ * it, before the schema's `minItems` words it as any empty list would be.
+ */
+function emptyCompaction(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: (err?: Error) => void,
+) {
+  const body = request.body;
+  const empty =
+    isJsonObject(body) &&
+    Array.isArray(body.messages) &&
+    body.messages.length === 0 &&
+    body.compaction !== undefined &&
+    body.compaction !== null &&
+    body.thread === undefined &&
+    betasOf(request.headers).has(ON_DEMAND);
+  done(
+    empty
+      ? compactionError(
+          'compaction_nothing_to_summarize',
+          'messages: there is no `user` or `assistant` content to summarize',
+        )
+      : undefined,
+  );
+}
+
+/**
+ * The refusals of both routes that no schema keyword states (rules across fields, or of the
+ * model), for the OpenAPI document; the schema states the rest.
+ */
+const PROMPT_RULES = [
+  'Refused besides what the schema states (400, `invalid_request_error`, naming the field):',
+  '- the conversation: roles in turn, the last turn a user turn on models without prefill, `tool_result` blocks answering the `tool_use` blocks just before them (by id, ids unique), thinking blocks where thinking is on, mid-conversation `system` messages where the model takes them, at most 100 images;',
+  '- thinking: `max_tokens` must be greater than `thinking.budget_tokens` unless thinking interleaves with tools;',
+  "- tools: names unique, `tool_choice` naming a tool of the request, a custom tool's `input_schema` a valid JSON Schema without a top-level `anyOf`/`oneOf`/`allOf` (and within the strict limits with `strict: true`), a web tool with one of `allowed_domains`/`blocked_domains` at most, each a host name with an optional path (no scheme), `url_sources` naming tools of the request, a versioned tool of no known type without a `name`;",
+  "- a model that does not exist (404 `not_found_error`), a prompt over the model's context window, `thread` (not supported), `compaction` without its beta;",
+  '- an empty `messages` in a compaction request: `compaction_nothing_to_summarize`.',
+].join('\n');
 
 /**
  * With `diagnostics.previous_message_id`: a prompt that read nothing from the cache gets the
@@ -98,6 +141,7 @@ export const messagesRoutes =
       {
         schema: {
           summary: 'Create a message, as JSON or as an event stream',
+          description: PROMPT_RULES,
           operationId: 'createMessage',
           body: MessagesRequestSchema,
           response: {
@@ -111,6 +155,7 @@ export const messagesRoutes =
             ...errors,
           },
         },
+        preValidation: emptyCompaction,
       },
       (request, reply) => createMessage(options, { request, reply, body: request.body }),
     );
@@ -120,10 +165,12 @@ export const messagesRoutes =
       {
         schema: {
           summary: 'Count the input tokens of a messages request (the counter usage uses)',
+          description: PROMPT_RULES,
           operationId: 'countMessageTokens',
           body: CountTokensRequestSchema,
           response: { 200: CountTokensResponseSchema, ...errors },
         },
+        preValidation: emptyCompaction,
       },
       async (request) => {
         const read = readPrompt(request.body, betasOf(request.headers), true);

@@ -4,8 +4,8 @@ import { isJsonObject } from '../platform/json-body.js';
 import { countTokens, truncateTokens } from '../platform/tokens.js';
 import { replyOfHash } from '../text/default-reply.js';
 import { type CitedSource, citeDocument } from './citations.js';
-import type { WEB_FETCH_ERRORS, WebFetchResult } from './schemas.js';
-import { checkResponseInclusion, readWebTool, type WebTool } from './web-search.js';
+import { type WEB_FETCH_ERRORS, WEB_FETCH_TOOL, type WebFetchResult } from './schemas.js';
+import { readWebTool, type WebTool } from './web-search.js';
 
 /**
  * Upstream's web fetch tool (README "Web fetch"): the model fetches a URL the conversation
@@ -19,7 +19,7 @@ import { checkResponseInclusion, readWebTool, type WebTool } from './web-search.
 
 /** `web_fetch_20250910`, `web_fetch_20260209`, ...: the tool's versioned types. */
 export const WEB_FETCH_TYPE = /^web_fetch_\d{8}$/;
-export const WEB_FETCH_NAME = 'web_fetch';
+export const WEB_FETCH_NAME = WEB_FETCH_TOOL;
 
 /** A web fetch tool of the request, read. */
 export interface WebFetchTool extends WebTool {
@@ -119,47 +119,26 @@ export const MAX_FETCH_URL_CHARS = 250;
 /**
  * A web fetch tool's settings: the web tools' own, `citations`, `max_content_tokens`,
  * `url_sources` (naming tools of the request: `tools`), and the later versions' `use_cache`
- * and `response_inclusion` (taken on every version; they change nothing here).
+ * and `response_inclusion` (taken on every version; they change nothing here). The schema
+ * (schemas.ts, ServerToolSchema) checks each field's own form; `url_sources` is checked here.
  */
 export function readWebFetchTool(
   tool: Record<string, unknown>,
   index: number,
   tools: ReadonlySet<string>,
 ): WebFetchTool {
-  const read = readWebTool(tool, index, WEB_FETCH_NAME);
+  const read = readWebTool(tool, index);
   const at = (...field: PathSegment[]): PathSegment[] => [
     'tools',
     index,
     String(tool.type),
     ...field,
   ];
-  const citations = tool.citations;
-  let cited = false;
-  if (citations !== undefined && citations !== null) {
-    if (typeof citations !== 'object' || Array.isArray(citations)) {
-      throw fieldError(at('citations'), 'Input should be a valid dictionary');
-    }
-    const enabled = (citations as { enabled?: unknown }).enabled;
-    if (enabled !== undefined && typeof enabled !== 'boolean') {
-      throw fieldError(at('citations', 'enabled'), 'Input should be a valid boolean');
-    }
-    cited = enabled === true;
-  }
+  const citations = tool.citations as { enabled?: boolean } | null | undefined;
   const max = tool.max_content_tokens;
-  if (max !== undefined && max !== null) {
-    if (typeof max !== 'number' || !Number.isInteger(max)) {
-      throw fieldError(at('max_content_tokens'), 'Input should be a valid integer');
-    }
-    if (max < 1) throw fieldError(at('max_content_tokens'), 'Input should be greater than 0');
-  }
-  const cache = tool.use_cache;
-  if (cache !== undefined && cache !== null && typeof cache !== 'boolean') {
-    throw fieldError(at('use_cache'), 'Input should be a valid boolean');
-  }
-  checkResponseInclusion(tool, at());
   return {
     ...read,
-    citations: cited,
+    citations: citations?.enabled === true,
     maxContentTokens: typeof max === 'number' ? max : undefined,
     sources: readUrlSources(tool.url_sources, at('url_sources'), tools),
   };

@@ -3,7 +3,7 @@ import { fnv1a } from '../platform/hash.js';
 import { countTokens } from '../platform/tokens.js';
 import { replyOfHash } from '../text/default-reply.js';
 import { type CitedSource, firstSentence } from './citations.js';
-import type { WebSearchResult } from './schemas.js';
+import { WEB_SEARCH_TOOL, type WebSearchResult } from './schemas.js';
 
 /**
  * Upstream's web search tool (README "Web search"): a request that offers it may have the
@@ -17,7 +17,7 @@ import type { WebSearchResult } from './schemas.js';
 
 /** `web_search_20250305`, `web_search_20260209`, ...: the tool's versioned types. */
 export const WEB_SEARCH_TYPE = /^web_search_\d{8}$/;
-export const WEB_SEARCH_NAME = 'web_search';
+export const WEB_SEARCH_NAME = WEB_SEARCH_TOOL;
 
 /** What the web tools (search, fetch) of a request share, read. */
 export interface WebTool {
@@ -52,30 +52,13 @@ const DOMAIN =
 /** A path's characters beyond ASCII percent-encoded, as a page's path writes them. */
 const encodedPath = (path: string) =>
   path.replace(/[\u0080-\uffff]+/g, (chars) => encodeURIComponent(chars));
-/** The most entries one list may have (upstream: a long list is `request_too_large`). */
-export const MAX_DOMAINS = 100;
-/** The longest entry: a host name's 253 characters and a path. */
-export const MAX_DOMAIN_CHARS = 1000;
 
+/** A domain list's entries (the schema checks its length and each entry's type and length). */
 function readDomains(value: unknown, path: PathSegment[]): Domain[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) throw fieldError(path, 'Input should be a valid list');
-  if (value.length === 0) {
-    throw fieldError(
-      path,
-      'Empty list of domains is ambiguous. Provide at least one domain or null.',
-    );
-  }
-  if (value.length > MAX_DOMAINS) {
-    throw fieldError(path, `List should have at most ${MAX_DOMAINS} items`);
-  }
+  if (!Array.isArray(value)) return undefined;
   return value.map((entry, k) => {
     const at = [...path, k];
-    if (typeof entry !== 'string') throw fieldError(at, 'Input should be a valid string');
-    if (entry.length > MAX_DOMAIN_CHARS) {
-      throw fieldError(at, `String should have at most ${MAX_DOMAIN_CHARS} characters`);
-    }
-    const match = DOMAIN.exec(entry);
+    const match = DOMAIN.exec(entry as string);
     if (!match || match[1]?.includes('*')) {
       throw fieldError(
         at,
@@ -111,23 +94,16 @@ export function onDomain(host: string, path: string, domain: Domain): boolean {
   return true;
 }
 
-const USER_LOCATION_FIELDS = ['city', 'region', 'country', 'timezone'] as const;
-
 /**
- * The settings the web tools share, checked as upstream checks them: the tool's name,
- * `max_uses`, the domain lists (one of them at most, neither empty, hosts without a scheme).
- * Errors name the field under `tools.N.<type>`, as upstream's do.
+ * The settings the web tools share. The schema (schemas.ts, ServerToolSchema) checks the name,
+ * `max_uses`, the domain lists' lengths and entries' types, `user_location` and
+ * `response_inclusion` in upstream's words; what no keyword states is checked here: one domain
+ * list at most, each entry a host name without a scheme. Errors name the field under
+ * `tools.N.<type>`, as upstream's do.
  */
-export function readWebTool(tool: Record<string, unknown>, index: number, name: string): WebTool {
+export function readWebTool(tool: Record<string, unknown>, index: number): WebTool {
   const at = (field: string): PathSegment[] => ['tools', index, String(tool.type), field];
-  if (tool.name !== name) throw fieldError(at('name'), `Input should be '${name}'`);
   const maxUses = tool.max_uses;
-  if (maxUses !== undefined && maxUses !== null) {
-    if (typeof maxUses !== 'number' || !Number.isInteger(maxUses)) {
-      throw fieldError(at('max_uses'), 'Input should be a valid integer');
-    }
-    if (maxUses < 1) throw fieldError(at('max_uses'), 'Input should be greater than 0');
-  }
   const allowed = readDomains(tool.allowed_domains, at('allowed_domains'));
   const blocked = readDomains(tool.blocked_domains, at('blocked_domains'));
   if (allowed && blocked) {
@@ -143,44 +119,9 @@ export function readWebTool(tool: Record<string, unknown>, index: number, name: 
   };
 }
 
-/** A later tool version's `response_inclusion`: `full` or `excluded` (nothing changes here). */
-export function checkResponseInclusion(tool: Record<string, unknown>, at: PathSegment[]): void {
-  const inclusion = tool.response_inclusion;
-  if (
-    inclusion !== undefined &&
-    inclusion !== null &&
-    inclusion !== 'full' &&
-    inclusion !== 'excluded'
-  ) {
-    throw fieldError([...at, 'response_inclusion'], "Input should be 'full' or 'excluded'");
-  }
-}
-
-/**
- * A web search tool's settings: the web tools' own, `user_location`, and the later versions'
- * `response_inclusion` (which changes nothing here).
- */
+/** A web search tool's settings (the schema checks `user_location` and `response_inclusion`). */
 export function readWebSearchTool(tool: Record<string, unknown>, index: number): WebSearchTool {
-  const read = readWebTool(tool, index, WEB_SEARCH_NAME);
-  const at = (field: string): PathSegment[] => ['tools', index, String(tool.type), field];
-  checkResponseInclusion(tool, ['tools', index, String(tool.type)]);
-  const location = tool.user_location;
-  if (location !== undefined && location !== null) {
-    if (typeof location !== 'object' || Array.isArray(location)) {
-      throw fieldError(at('user_location'), 'Input should be a valid dictionary');
-    }
-    const fields = location as Record<string, unknown>;
-    if (fields.type !== 'approximate') {
-      throw fieldError([...at('user_location'), 'type'], "Input should be 'approximate'");
-    }
-    for (const name of USER_LOCATION_FIELDS) {
-      const value = fields[name];
-      if (value !== undefined && value !== null && typeof value !== 'string') {
-        throw fieldError([...at('user_location'), name], 'Input should be a valid string');
-      }
-    }
-  }
-  return read;
+  return readWebTool(tool, index);
 }
 
 /** Where results come from without `allowed_domains`: reserved example domains (RFC 2606). */

@@ -106,7 +106,7 @@ export function sendGroupError(
   reply: FastifyReply,
   hooks: RefusedUploads,
 ): FastifyReply {
-  const error = normalizeError(err);
+  const error = normalizeError(err, request.body);
   if (error.status >= 500 && request.fault === undefined) {
     request.log.error({ ...reqIdField(request), err }, 'request failed');
   } else if (error.status < 500 && DEBUGGING.has(request.log.level)) {

@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyRequest,
   type RouteOptions,
 } from 'fastify';
+import { REFUSAL } from './schema-helpers.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -343,19 +344,34 @@ const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * A copy of a schema without `discriminator` where the `oneOf` it selects from is inline: the
- * validator uses it (src/platform/schema-helpers.ts `Tagged`), but OpenAPI tools can select only
- * named schemas, and each branch's `type` enum already tells them apart.
+ * A copy of a schema that every OpenAPI 3.0 tool reads alike:
+ * - without `discriminator` where the `oneOf` it selects from is inline: the validator uses it
+ *   (src/platform/schema-helpers.ts `Tagged`), but OpenAPI tools can select only named schemas,
+ *   and each branch's `type` enum already tells them apart;
+ * - a nullable enum (`Nullable` of an enum: `nullable: true` and null in the `enum`, as OpenAPI
+ *   3.0.3 asks) as `anyOf` the enum without null and `enum: [null]` (or that alone when null is
+ *   the only value): converters that turn
+ *   `nullable` into JSON Schema (Stoplight Prism's) append null to the enum, and Ajv refuses an
+ *   enum that lists null twice, so they would check nothing against the whole schema;
+ * - without the validator's own wording of a refusal (`x-refusal`, schema-helpers.ts `Refusal`).
  */
-function withoutInlineDiscriminators(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutInlineDiscriminators);
+function portable(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(portable);
   if (!isObject(value)) return value;
+  if (value.nullable === true && Array.isArray(value.enum) && value.enum.includes(null)) {
+    const { type, enum: values, nullable: _, [REFUSAL]: __, ...rest } = value;
+    const others = values.filter((v) => v !== null);
+    // Only null (a field always null): the enum says it alone.
+    if (others.length === 0) return { ...rest, enum: [null] };
+    return { ...rest, anyOf: [{ type, enum: others }, { enum: [null] }] };
+  }
   const out: Json = {};
   const inline =
     Array.isArray(value.oneOf) && value.oneOf.some((branch) => isObject(branch) && !branch.$ref);
   for (const [key, child] of Object.entries(value)) {
     if (key === 'discriminator' && inline) continue;
-    out[key] = withoutInlineDiscriminators(child);
+    if (key === REFUSAL) continue;
+    out[key] = portable(child);
   }
   return out;
 }
@@ -440,8 +456,16 @@ function completeOperation(
     if (Object.keys(headers).length > 0) responses[status] = { ...response, headers };
   }
 
+  // A body that may be null is one the route takes absent too (it checks none as null).
+  const body = operation.requestBody as Json | undefined;
+  const bodySchema = isObject(body?.content)
+    ? (body.content['application/json'] as Json | undefined)?.schema
+    : undefined;
+  const optionalBody = isObject(bodySchema) && bodySchema.nullable === true;
+
   return {
     ...operation,
+    ...(optionalBody ? { requestBody: { ...body, required: false } } : {}),
     operationId: operation.operationId ?? operationIdOf(method, path),
     tags: operation.tags ?? [group.tag],
     security: open ? [] : group.security,
@@ -466,7 +490,7 @@ export function completeDocument(document: Json, parameters: Parameters): Json {
   const components = (document.components as Json | undefined) ?? {};
   const schemas: Json = { ...(components.schemas as Json | undefined) };
   for (const [name, text] of envelopes) schemas[name] = JSON.parse(text);
-  return withoutInlineDiscriminators({
+  return portable({
     ...document,
     components: {
       ...components,

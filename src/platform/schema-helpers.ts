@@ -44,3 +44,33 @@ export const Tagged = <const T extends TSchema[]>(tag: string, variants: T, desc
     discriminator: { propertyName: tag },
     ...(description ? { description } : {}),
   });
+
+/**
+ * A rule that moved into a schema keyword but that upstream words its own way (`Refusal`), so
+ * that the schema is the one source of the rule for the validator and the OpenAPI document:
+ * - `problems`: the problem as upstream says it, by the keyword that refused (`default`: any
+ *   keyword but `type` and `required`; `required/<field>`: that field missing);
+ * - `tag`: the field is named as upstream names it, with the variant (`value`, or the object's
+ *   own `type` such as `web_search_20250305`) before its last `depth` segments.
+ * Read by src/platform/validation.ts; not in the OpenAPI document (src/platform/openapi.ts
+ * takes it out).
+ */
+export const REFUSAL = 'x-refusal';
+export interface RefusalNote {
+  problems: Record<string, string>;
+  /** `of`: the pattern of the variants (by their `type`) the refusal is for. */
+  tag?: { depth: number; value?: string; of?: string };
+}
+
+/** `schema`, whose refusals are worded as `problems` says (a string: `default`). */
+export const Refusal = <T extends TSchema>(
+  schema: T,
+  problems: string | Record<string, string>,
+  tag?: RefusalNote['tag'],
+): T => ({
+  ...schema,
+  [REFUSAL]: {
+    problems: typeof problems === 'string' ? { default: problems } : problems,
+    ...(tag ? { tag } : {}),
+  },
+});

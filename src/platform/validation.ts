@@ -13,6 +13,7 @@ import {
   type PathSegment,
   stateStoreUnavailable,
 } from './errors.js';
+import { REFUSAL, type RefusalNote } from './schema-helpers.js';
 import { SPLIT_FROM_CHARS, splitLargeSubschemas } from './split-schema.js';
 
 /**
@@ -327,6 +328,34 @@ interface AjvError {
   parentSchema?: Record<string, unknown>;
 }
 
+/** The refusal a schema words its own way, for this error (undefined: Ajv's is phrased). */
+function ownRefusal(err: AjvError, body: unknown): FieldIssue | undefined {
+  const note = err.parentSchema?.[REFUSAL] as RefusalNote | undefined;
+  // A missing field by its name (`required/name`): the object's other fields are not its.
+  const problem =
+    err.keyword === 'required'
+      ? note?.problems[`required/${String(err.params.missingProperty)}`]
+      : (note?.problems[err.keyword] ??
+        (err.keyword === 'type' ? undefined : note?.problems.default));
+  if (note === undefined || problem === undefined) return undefined;
+  const path = pathOf(err.instancePath);
+  if (note.tag) {
+    const at = path.length - note.tag.depth;
+    let holder: unknown = body;
+    for (const segment of path.slice(0, at)) {
+      holder = (holder as Record<string | number, unknown> | undefined)?.[segment];
+    }
+    const tag = note.tag.value ?? (holder as { type?: unknown } | undefined)?.type;
+    // The refusal of one variant, for a value of another: not this refusal's to word.
+    if (note.tag.of !== undefined && !new RegExp(note.tag.of).test(String(tag))) return undefined;
+    path.splice(at, 0, String(tag));
+  }
+  // The field itself, for a refusal of the object that holds it.
+  if (err.keyword === 'additionalProperties') path.push(String(err.params.additionalProperty));
+  if (err.keyword === 'required') path.push(String(err.params.missingProperty));
+  return { path, kind: 'value', problem };
+}
+
 interface FastifyLikeError {
   statusCode?: number;
   code?: string;
@@ -369,12 +398,21 @@ function unionIssue(path: PathSegment[], schema: Record<string, unknown> | undef
 
 /**
  * The one issue to report. Ajv stops at the first failure, except inside unions (anyOf), where
- * it reports every branch and then the union. The deepest path is where the value went wrong;
- * there a union of constants is an enum, and a branch error that is not about the type means
- * the value had that branch's shape and failed inside it.
+ * it reports every branch and then the union. A refusal its schema words (`Refusal`) wins.
+ * Else the deepest path is where the value went wrong; there a union of constants is an enum,
+ * and a branch error that is not about the type means the value had that branch's shape and
+ * failed inside it.
  */
-function issueFromAjv(errors: AjvError[]): FieldIssue {
+function issueFromAjv(errors: AjvError[], body: unknown): FieldIssue {
   const depth = (e: AjvError) => e.instancePath.length + (e.keyword === 'required' ? 1 : 0);
+  // A refusal worded by its schema names what failed in the branch the value was meant for.
+  const worded = errors.filter((e) => ownRefusal(e, body) !== undefined);
+  if (worded.length > 0) {
+    return ownRefusal(
+      worded.reduce((a, b) => (depth(b) > depth(a) ? b : a)),
+      body,
+    ) as FieldIssue;
+  }
   const deepest = errors.reduce((a, b) => (depth(b) > depth(a) ? b : a));
   const here = errors.filter((e) => e.instancePath === deepest.instancePath);
   const union = here.find((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
@@ -383,12 +421,14 @@ function issueFromAjv(errors: AjvError[]): FieldIssue {
     if (allConst(union.parentSchema) || !telling) {
       return unionIssue(pathOf(union.instancePath), union.parentSchema);
     }
-    return issueOf(telling);
+    return issueOf(telling, body);
   }
-  return issueOf(deepest);
+  return issueOf(deepest, body);
 }
 
-function issueOf(err: AjvError): FieldIssue {
+function issueOf(err: AjvError, body: unknown): FieldIssue {
+  const own = ownRefusal(err, body);
+  if (own) return own;
   const path = pathOf(err.instancePath);
   const p = err.params;
   switch (err.keyword) {
@@ -465,13 +505,16 @@ function issueOf(err: AjvError): FieldIssue {
   }
 }
 
-/** Turns anything a route or Fastify threw into a GatewayError with a 4xx where the input is at fault. */
-export function normalizeError(err: unknown): GatewayError {
+/**
+ * Turns anything a route or Fastify threw into a GatewayError with a 4xx where the input is at
+ * fault. `body`: the request's, for a refusal that names its field by a variant (RefusalNote).
+ */
+export function normalizeError(err: unknown, body?: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
   if (isStoreFailure(err)) return stateStoreUnavailable(err.message);
   const e = (err ?? {}) as FastifyLikeError;
   if (Array.isArray(e.validation) && e.validation.length > 0) {
-    const issue = issueFromAjv(e.validation);
+    const issue = issueFromAjv(e.validation, body);
     return new GatewayError(400, issue.problem, { issue });
   }
   switch (e.code) {

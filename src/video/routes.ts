@@ -33,6 +33,16 @@ import type { Outcome } from './tasks.js';
 
 const errors = { '4xx': VideoErrorSchema, '5xx': VideoErrorSchema };
 
+/** The refusals no schema keyword states (rules of the model, across fields), for the document. */
+const VIDEO_RULES = [
+  'Refused besides what the schema states (400, code 1201, naming the field):',
+  '- a `model_name` of no model: 404, code 1203 (a model of another kind is refused by the schema);',
+  '- what the model takes: its durations, `sound` (v2.6 or later, and `mode` "pro" where the model needs it), `cfg_scale`, `multi_shot`, `image_tail` (`mode` "pro");',
+  '- images: a public http(s) URL, or raw Base64 (no `data:` prefix) of a JPEG or PNG of at most 10 MB and at least 300x300 pixels; other URLs public http(s);',
+  '- across fields: `shot_type` with `multi_shot`, `multi_prompt` with `shot_type` "customize" (and `duration`), `prompt` where the kind or the shot needs one, `aspect_ratio` without a first frame or base video (omni-video), an `end_frame` without a `first_frame`, `<<<image_N>>>`-style references within their lists, `sound` "off" with a `video_list`;',
+  '- a `callback_url` the callback guard refuses (README "Callbacks").',
+].join('\n');
+
 /** The upstream envelope of a successful answer. */
 const success = <T>(request: FastifyRequest, data: T) => ({
   code: 0 as const,
@@ -88,6 +98,7 @@ export const videoRoutes =
         {
           schema: {
             summary: `Create a ${name} task`,
+            description: VIDEO_RULES,
             operationId: `create${noun}Task`,
             body,
             response: { 200: CreatedEnvelopeSchema, ...errors },

@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Literals } from '../platform/schema-helpers.js';
+import { Literals, Refusal } from '../platform/schema-helpers.js';
+import { MODELS_BY_KIND, type VideoKind } from './models.js';
 
 /** @see https://kling.ai/document-api/apiReference/model/textToVideo */
 
@@ -15,8 +16,29 @@ const YesNo = Literals(['yes', 'no']);
 /** A public URL, or (older usage) raw Base64 without a `data:` prefix. */
 const ImageInput = Type.String({ minLength: 1, maxLength: 16 * 1024 * 1024 });
 
+const quote = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', ');
+
+/**
+ * A kind's `model_name`: a model of another kind is refused (a name of no model is a 404, which
+ * the operation's description says).
+ */
+const ModelName = (kind: VideoKind) => {
+  const allowed = MODELS_BY_KIND[kind];
+  const others = [...new Set(Object.values(MODELS_BY_KIND).flat())].filter(
+    (model) => !allowed.includes(model),
+  );
+  return Refusal(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      not: { enum: others },
+      description: `one of ${quote(allowed)}`,
+    }),
+    { not: `must be one of ${quote(allowed)} for ${kind}` },
+  );
+};
+
 const shared = {
-  model_name: Type.String({ minLength: 1, maxLength: 64 }),
   negative_prompt: Type.Optional(Prompt),
   mode: Type.Optional(Mode),
   aspect_ratio: Type.Optional(AspectRatio),
@@ -58,6 +80,7 @@ const multiShot = {
 
 export const Text2VideoSchema = Type.Object({
   ...shared,
+  model_name: ModelName('text2video'),
   prompt: Type.Optional(Prompt),
   duration: Duration,
   camera_control: Type.Optional(CameraControlSchema),
@@ -66,6 +89,7 @@ export const Text2VideoSchema = Type.Object({
 
 export const Image2VideoSchema = Type.Object({
   ...shared,
+  model_name: ModelName('image2video'),
   image: ImageInput,
   image_tail: Type.Optional(ImageInput),
   prompt: Prompt,
@@ -75,6 +99,7 @@ export const Image2VideoSchema = Type.Object({
 
 export const MotionControlSchema = Type.Object({
   ...shared,
+  model_name: ModelName('motion-control'),
   image_url: ImageInput,
   video_url: Type.String({ minLength: 1, maxLength: 2048 }),
   prompt: Type.Optional(Prompt),
@@ -84,7 +109,7 @@ export const MotionControlSchema = Type.Object({
 
 export const OmniVideoSchema = Type.Object({
   ...shared,
-  model_name: Type.Optional(shared.model_name),
+  model_name: Type.Optional(ModelName('omni-video')),
   prompt: Type.Optional(Prompt),
   duration: Type.Optional(Duration),
   image_list: Type.Optional(
@@ -114,7 +139,7 @@ export const OmniVideoSchema = Type.Object({
 
 export const MultiImage2VideoSchema = Type.Object({
   ...shared,
-  model_name: Type.Optional(shared.model_name),
+  model_name: Type.Optional(ModelName('multi-image2video')),
   image_list: Type.Array(Type.Object({ image: ImageInput }), { minItems: 1, maxItems: 4 }),
   prompt: Prompt,
   duration: Type.Optional(Duration),

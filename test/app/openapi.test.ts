@@ -127,6 +127,92 @@ describe('the document is complete', () => {
   });
 });
 
+describe('the document states what is refused', () => {
+  type Schema = { properties: Record<string, unknown> };
+  const bodyOf = (op: Operation | undefined) =>
+    (op as unknown as { requestBody: { content: Record<string, { schema: Schema }> } }).requestBody
+      .content['application/json']?.schema as Schema;
+
+  it('in schema keywords where one can state it (README "OpenAPI")', async () => {
+    const doc = await documentOf();
+    const messages = bodyOf(doc.paths['/messages-api/v1/messages']?.post).properties;
+    expect(messages.messages).toMatchObject({ type: 'array', minItems: 1 });
+    const thinking = messages.thinking as { oneOf: Schema[] };
+    expect(thinking.oneOf[0]?.properties.budget_tokens).toEqual({
+      type: 'integer',
+      minimum: 1024,
+      description: 'less than max_tokens (unless thinking interleaves with tools)',
+    });
+    const tools = messages.tools as { items: { anyOf: Array<{ anyOf?: Schema[] }> } };
+    const serverTools = tools.items.anyOf[2]?.anyOf ?? [];
+    expect(serverTools.map((tool) => [tool.properties.type, tool.properties.name])).toEqual([
+      [
+        { type: 'string', pattern: '^web_search_\\d{8}$' },
+        { type: 'string', enum: ['web_search'] },
+      ],
+      [
+        { type: 'string', pattern: '^web_fetch_\\d{8}$' },
+        { type: 'string', enum: ['web_fetch'] },
+      ],
+      [
+        { type: 'string', pattern: '^tool_search_tool_regex(_\\d{8})?$' },
+        { type: 'string', enum: ['tool_search_tool_regex'] },
+      ],
+      [
+        { type: 'string', pattern: '^tool_search_tool_bm25(_\\d{8})?$' },
+        { type: 'string', enum: ['tool_search_tool_bm25'] },
+      ],
+      [expect.objectContaining({ type: 'string' }), { type: 'string', minLength: 1 }],
+    ]);
+    const text2video = bodyOf(doc.paths['/videogen/v1/videos/text2video']?.post).properties;
+    expect(text2video.model_name).toEqual({
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      not: { enum: ['vid-v2-6', 'vid-video-o1', 'vid-v3-omni'] },
+      description: 'one of "vid-v3", "vid-v2-5-turbo", "vid-v1-6"',
+    });
+    const azure = doc.paths['/openai/deployments/{deployment}/chat/completions']?.post;
+    expect(azure?.parameters?.find((p) => p.name === 'api-version')).toMatchObject({
+      in: 'query',
+      required: true,
+      schema: { type: 'string', pattern: '^(\\d{4})-(\\d{2})-(\\d{2})(-preview)?$' },
+    });
+    const drift = doc.paths['/_emulator/drift']?.post as unknown as { requestBody: object };
+    expect(drift.requestBody).toEqual({
+      required: false,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            nullable: true,
+            additionalProperties: false,
+            properties: { recordings: { type: 'string', minLength: 1, maxLength: 4096 } },
+          },
+        },
+      },
+    });
+    // The validators' own wording of a refusal is theirs: not in the document.
+    expect(JSON.stringify(doc)).not.toContain('x-refusal');
+  });
+
+  it("in the operation's description where none can (rules across fields, or state)", async () => {
+    const doc = await documentOf();
+    const described = (path: string) =>
+      (doc.paths[path]?.post as unknown as { description?: string } | undefined)?.description;
+    expect(described('/messages-api/v1/messages')).toContain(
+      '`max_tokens` must be greater than `thinking.budget_tokens`',
+    );
+    expect(described('/videogen/v1/videos/text2video')).toContain(
+      'a `model_name` of no model: 404, code 1203',
+    );
+    expect(described('/openai/deployments/{deployment}/chat/completions')).toContain(
+      'no real date (2024-02-30)',
+    );
+    expect(described('/_emulator/drift')).toContain('a directory that does not exist');
+  });
+});
+
 describe('the docs UI at /_emulator/docs', () => {
   for (const adminToken of [undefined, 'letmein']) {
     it(`loads, with its assets and the document, without a token${adminToken ? ' (one is set)' : ''}`, async () => {

@@ -16,6 +16,7 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ControlOptions, controlRoutes } from '../../src/control/index.js';
+import { REFUSAL } from '../../src/platform/schema-helpers.js';
 import {
   MAX_WALK_DEPTH,
   MAX_WALK_ENTRIES,
@@ -100,6 +101,21 @@ describe('POST /_emulator/drift with recordings it cannot use', () => {
     expect(await refused(wide)).toBe(
       `recordings: ${wide} holds more than ${MAX_WALK_ENTRIES} files and directories`,
     );
+  });
+
+  it('a field it does not take, or recordings that are no path, is a 400 naming it', async () => {
+    t = await buildTestApp();
+    for (const [payload, message] of [
+      [{ recordings: ROOT, more: 1 }, 'more is not a field of this body'],
+      [{ recordings: '' }, 'recordings must be a directory path'],
+      [{ recordings: 5 }, 'recordings must be a directory path'],
+    ] as const) {
+      const res = await t.inject({ method: 'POST', url: '/_emulator/drift', payload });
+      expect([res.statusCode, res.json()], JSON.stringify(payload)).toEqual([
+        400,
+        { error: { type: 'invalid_request_error', message } },
+      ]);
+    }
   });
 
   it('a body that is not an object is a 400', async () => {
@@ -390,6 +406,8 @@ describe('an unexpected control-surface failure', () => {
         }),
       },
       genReqId: () => 'req_failing',
+      // Fastify's own (strict) Ajv: the schemas' refusal wording is a keyword it must know.
+      ajv: { customOptions: { keywords: [REFUSAL] } },
     });
     const options = {
       adminToken: undefined,

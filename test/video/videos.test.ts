@@ -381,6 +381,26 @@ describe('video validation over HTTP', () => {
       { model_name: 'vid-v9', prompt: 'x', duration: '5' },
       error('model_name: model "vid-v9" does not exist', 1203),
     ],
+    // A model of another kind: refused by the kind's schema, worded as before it was there.
+    [
+      'text2video',
+      { model_name: 'vid-video-o1', prompt: 'x', duration: '5' },
+      error(
+        'Invalid parameter: model_name must be one of "vid-v3", "vid-v2-5-turbo", "vid-v1-6" for text2video',
+      ),
+    ],
+    [
+      'motion-control',
+      { model_name: 'vid-v1-6', image_url: IMG, video_url: 'https://example.com/v.mp4' },
+      error('Invalid parameter: model_name must be one of "vid-v2-6" for motion-control'),
+    ],
+    [
+      'omni-video',
+      { model_name: 'vid-v3', prompt: 'x', aspect_ratio: '16:9' },
+      error(
+        'Invalid parameter: model_name must be one of "vid-video-o1", "vid-v3-omni" for omni-video',
+      ),
+    ],
   ] as const)('%s refuses %j', async (kind, body, expected) => {
     const res = await create(kind, body);
     expect(res.statusCode).toBe(expected.code === 1203 ? 404 : 400);

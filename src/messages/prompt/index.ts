@@ -22,6 +22,4 @@ export {
 } from './images.js';
 export { type MessagesPrompt, messagesPromptFacts, readPrompt } from './read.js';
 export { textOf } from './request.js';
-export { THINKING_MIN_BUDGET } from './thinking.js';
-export { TOOL_NAME } from './tools.js';
 export { MAX_CONTEXT_URLS, MAX_PENDING_SEARCHES, type PendingCall } from './web-inputs.js';

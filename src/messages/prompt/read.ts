@@ -6,7 +6,6 @@ import type { CacheTtl, PromptBlock } from '../../text/prompt-cache.js';
 import { replyPrompt } from '../../text/replies.js';
 import type { CitedSource } from '../citations.js';
 import type { ContextManagementResponse, MessageParam } from '../schemas.js';
-import { compactionError } from '../signed-compaction.js';
 import { strictCounts, strictTotalsProblem } from '../strict-schema.js';
 import type { ToolSearchContext } from '../tool-search.js';
 import { ALL_SOURCES, urlsIn, WEB_FETCH_NAME, type WebFetchTool } from '../web-fetch.js';
@@ -197,15 +196,7 @@ function checkOpening(body: Request, betas: ReadonlySet<string>, counting: boole
     });
   }
   const asked = readSummarize(body, betas);
-  if (body.messages.length === 0) {
-    // (checked here rather than by the schema: a compaction request says it its own way)
-    throw asked
-      ? compactionError(
-          'compaction_nothing_to_summarize',
-          'messages: there is no `user` or `assistant` content to summarize',
-        )
-      : fieldError(['messages'], 'must have at least 1 item(s)');
-  }
+  // (an empty `messages` is the schema's refusal, a compaction request's its own: routes.ts)
   checkSystemMessages(body.messages, body.model);
   return counting ? undefined : asked;
 }

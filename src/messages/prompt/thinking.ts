@@ -3,7 +3,6 @@ import type { ToolChoice } from '../../text/agent.js';
 import type { ContentBlockParam, MessageParam } from '../schemas.js';
 import { type Request, turnStart } from './request.js';
 
-export const THINKING_MIN_BUDGET = 1024;
 const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
 
 /**
@@ -16,12 +15,7 @@ export function readThinking(body: Request, choice: ToolChoice, interleaved: boo
   const thinking = body.thinking;
   if (!thinking || thinking.type === 'disabled') return false;
   if (thinking.type === 'enabled') {
-    if (thinking.budget_tokens < THINKING_MIN_BUDGET) {
-      throw fieldError(
-        ['thinking', 'enabled', 'budget_tokens'],
-        `Input should be greater than or equal to ${THINKING_MIN_BUDGET}`,
-      );
-    }
+    // (the least budget, 1024, is the schema's: schemas/tools.ts THINKING_MIN_BUDGET_TOKENS)
     if (
       !interleaved &&
       body.max_tokens !== undefined &&

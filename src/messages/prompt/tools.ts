@@ -30,8 +30,6 @@ import { type Breakpoint, ttlOf } from './cache-breakpoints.js';
 import type { Request } from './request.js';
 import { fetchInput, WEB_FETCH_INPUT, WEB_SEARCH_INPUT } from './web-inputs.js';
 
-export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-
 const isCustom = (tool: ToolParam): tool is Extract<ToolParam, { input_schema: unknown }> =>
   'input_schema' in tool;
 const isToolset = (tool: ToolParam): tool is Toolset =>
@@ -222,12 +220,7 @@ function readTool(read: ToolsRead, tools: readonly ToolParam[], tool: ToolParam,
 
 /** A client's own tool: its name, and an input schema the emulator can generate calls of. */
 function readCustomTool(read: ToolsRead, tool: CustomTool, i: number): void {
-  if (!TOOL_NAME.test(tool.name)) {
-    throw fieldError(
-      ['tools', i, 'custom', 'name'],
-      `String should match pattern '${TOOL_NAME.source}'`,
-    );
-  }
+  // (its name's pattern is the schema's: schemas/tools.ts CUSTOM_TOOL_NAME)
   const path = ['tools', i, 'custom', 'input_schema'];
   const schema = tool.input_schema as Record<string, unknown>;
   if ('anyOf' in schema || 'oneOf' in schema || 'allOf' in schema) {

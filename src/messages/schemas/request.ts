@@ -25,11 +25,12 @@ import {
 /** The fields count_tokens shares with messages. */
 const prompt = {
   model: Type.String({ minLength: 1, maxLength: 256 }),
-  // At least one, which readPrompt checks: a compaction request refuses an empty list its own way.
+  // A compaction request refuses an empty list its own way (routes.ts, emptyCompaction).
   messages: Type.Array(MessageParamSchema, {
+    minItems: 1,
     maxItems: 100_000,
     description:
-      'at least one message (an empty list is a 400: for a compaction request, compaction_nothing_to_summarize)',
+      'an empty list is refused: for a compaction request, with compaction_nothing_to_summarize',
   }),
   system: Type.Optional(System),
   // Upstream publishes no cap; the emulator's bounds what one request makes it read (650 000

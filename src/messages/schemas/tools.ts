@@ -1,6 +1,14 @@
-import { type Static, Type } from '@sinclair/typebox';
-import { Literals, Nullable, Tagged } from '../../platform/schema-helpers.js';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Literals, Nullable, Refusal, Tagged } from '../../platform/schema-helpers.js';
 import { Cache, MAX_MESSAGES_TOOLS, obj } from './shared.js';
+
+/** The web tools' names and limits (web-search.ts and web-fetch.ts check the rest). */
+export const WEB_SEARCH_TOOL = 'web_search';
+export const WEB_FETCH_TOOL = 'web_fetch';
+/** The most entries one domain list may have (upstream: a long list is `request_too_large`). */
+export const MAX_DOMAINS = 100;
+/** The longest domain entry: a host name's 253 characters and a path. */
+export const MAX_DOMAIN_CHARS = 1000;
 
 /**
  * Who may call a tool: the model (`direct`), or code the model runs with that version of the
@@ -14,10 +22,17 @@ export const ALLOWED_CALLERS = [
   'code_execution_20260521',
 ] as const;
 
+/** A custom tool's name (upstream's pattern). */
+export const CUSTOM_TOOL_NAME = '^[a-zA-Z0-9_-]{1,64}$';
+
 /** A tool the client runs: its input is described by a JSON Schema. */
 export const CustomToolSchema = obj({
   type: Type.Optional(Nullable(Type.Literal('custom'))),
-  name: Type.String({ description: "matches '^[a-zA-Z0-9_-]{1,64}$'" }),
+  name: Refusal(
+    Type.String({ pattern: CUSTOM_TOOL_NAME }),
+    `String should match pattern '${CUSTOM_TOOL_NAME}'`,
+    { depth: 1, value: 'custom' },
+  ),
   description: Type.Optional(Type.String()),
   input_schema: Type.Object(
     {
@@ -45,7 +60,8 @@ export const CustomToolSchema = obj({
 const ServerToolFields = Type.Object(
   {
     type: Type.String({
-      pattern: '^((?![a-z0-9_]*_toolset_)[a-z][a-z0-9_]*_\\d{8}|tool_search_tool_(bm25|regex))$',
+      pattern:
+        '^(?!web_search_\\d{8}$|web_fetch_\\d{8}$|tool_search_tool_(bm25|regex)(_\\d{8})?$)((?![a-z0-9_]*_toolset_)[a-z][a-z0-9_]*_\\d{8})$',
     }),
     name: Type.String({ minLength: 1 }),
     cache_control: Cache,
@@ -53,12 +69,113 @@ const ServerToolFields = Type.Object(
   { additionalProperties: true },
 );
 
-// `name` is left to readTools (a tool without one is refused there): a type of no tool, with
-// no name, is then refused for its type.
-export const ServerToolSchema = Type.Unsafe<Static<typeof ServerToolFields>>({
-  ...ServerToolFields,
-  required: ['type'],
+/**
+ * What a web tool's or tool search's fields are refused with: upstream's words, the field
+ * named under the tool's type (`tools.0.web_search_20250305.max_uses`). Rules across fields
+ * (one domain list at most, `url_sources` naming tools of the request) and a domain's form
+ * stay in web-search.ts and web-fetch.ts.
+ */
+const under = <T extends TSchema>(
+  schema: T,
+  problems: string | Record<string, string>,
+  depth = 1,
+) => Type.Optional(Nullable(Refusal(schema, problems, { depth })));
+const VALID = {
+  integer: 'Input should be a valid integer',
+  string: 'Input should be a valid string',
+  boolean: 'Input should be a valid boolean',
+  dictionary: 'Input should be a valid dictionary',
+};
+const Positive = under(Type.Integer({ minimum: 1 }), {
+  type: VALID.integer,
+  default: 'Input should be greater than 0',
 });
+const Domains = under(
+  Type.Array(
+    Refusal(
+      Type.String({ maxLength: MAX_DOMAIN_CHARS }),
+      { type: VALID.string, default: `String should have at most ${MAX_DOMAIN_CHARS} characters` },
+      { depth: 2 },
+    ),
+    { minItems: 1, maxItems: MAX_DOMAINS },
+  ),
+  {
+    type: 'Input should be a valid list',
+    minItems: 'Empty list of domains is ambiguous. Provide at least one domain or null.',
+    maxItems: `List should have at most ${MAX_DOMAINS} items`,
+  },
+);
+const Inclusion = under(Literals(['full', 'excluded']), "Input should be 'full' or 'excluded'");
+
+/** A server tool of one kind: its type, its one name, its own fields (others are taken). */
+const serverTool = (type: string, name: string, fields: Record<string, TSchema>) =>
+  Refusal(
+    Type.Object(
+      {
+        type: Type.String({ pattern: type }),
+        name: Refusal(Type.Literal(name), `Input should be '${name}'`, { depth: 1 }),
+        cache_control: Cache,
+        ...fields,
+      },
+      { additionalProperties: true },
+    ),
+    { 'required/name': 'Field required' },
+    { depth: 0, of: type },
+  );
+
+const webTool = { max_uses: Positive, allowed_domains: Domains, blocked_domains: Domains };
+const UserLocationField = under(Type.String(), { type: VALID.string }, 2);
+
+/**
+ * The server tools, one schema per kind (README "Server tools"): web search, web fetch, tool
+ * search (regex, bm25), and any other versioned tool (`bash_20250124`, ...), which is accepted
+ * and counted. A tool of no known type, with no name, is refused by readTools.
+ */
+export const ServerToolSchema = Type.Union(
+  [
+    serverTool('^web_search_\\d{8}$', WEB_SEARCH_TOOL, {
+      ...webTool,
+      user_location: under(
+        Type.Object(
+          {
+            type: Refusal(Type.Literal('approximate'), "Input should be 'approximate'", {
+              depth: 2,
+            }),
+            city: UserLocationField,
+            region: UserLocationField,
+            country: UserLocationField,
+            timezone: UserLocationField,
+          },
+          { additionalProperties: true },
+        ),
+        { type: VALID.dictionary, 'required/type': "Input should be 'approximate'" },
+      ),
+      response_inclusion: Inclusion,
+    }),
+    serverTool('^web_fetch_\\d{8}$', WEB_FETCH_TOOL, {
+      ...webTool,
+      citations: under(
+        Type.Object(
+          {
+            enabled: Type.Optional(Refusal(Type.Boolean(), { type: VALID.boolean }, { depth: 2 })),
+          },
+          { additionalProperties: true },
+        ),
+        { type: VALID.dictionary },
+      ),
+      max_content_tokens: Positive,
+      use_cache: under(Type.Boolean(), { type: VALID.boolean }),
+      response_inclusion: Inclusion,
+      url_sources: Type.Optional(Type.Unknown({ description: 'names tools of this request' })),
+    }),
+    serverTool('^tool_search_tool_regex(_\\d{8})?$', 'tool_search_tool_regex', {}),
+    serverTool('^tool_search_tool_bm25(_\\d{8})?$', 'tool_search_tool_bm25', {}),
+    // `name` is left to readTools (a tool without one is refused there): a type of no tool,
+    // with no name, is then refused for its type.
+    Type.Unsafe<Static<typeof ServerToolFields>>({ ...ServerToolFields, required: ['type'] }),
+  ],
+  { description: 'a versioned server tool ({type, name})' },
+);
 
 /**
  * The members of each toolset, by the name their calls carry: what its `configs` may set.
@@ -160,11 +277,20 @@ export const ToolChoiceSchema = Tagged('type', [
   obj({ type: Type.Literal('none') }),
 ]);
 
+/** The least thinking budget upstream takes. */
+export const THINKING_MIN_BUDGET_TOKENS = 1024;
 const Display = Type.Optional(Nullable(Literals(['summarized', 'omitted'])));
 export const ThinkingConfigSchema = Tagged('type', [
   obj({
     type: Type.Literal('enabled'),
-    budget_tokens: Type.Integer({ description: 'at least 1024 and less than max_tokens' }),
+    budget_tokens: Refusal(
+      Type.Integer({
+        minimum: THINKING_MIN_BUDGET_TOKENS,
+        description: 'less than max_tokens (unless thinking interleaves with tools)',
+      }),
+      `Input should be greater than or equal to ${THINKING_MIN_BUDGET_TOKENS}`,
+      { depth: 1, value: 'enabled' },
+    ),
     display: Display,
   }),
   obj({ type: Type.Literal('disabled') }),
