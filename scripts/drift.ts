@@ -1,6 +1,6 @@
 /**
  * `npm run drift -- --recordings <dir>`: replays each recording against the emulator's own
- * engine and prints where the shapes differ (README "Record and replay"). Exit code 1 on
+ * engine and prints where the shapes differ (docs/record-replay.md "Record and replay"). Exit code 1 on
  * drift, 2 on bad arguments, so that a scheduled CI job can run it on fresh recordings.
  */
 import { existsSync } from 'node:fs';

@@ -306,8 +306,7 @@ export async function buildApp(
 }
 
 /**
- * The state store (STATE_URL: every store in Redis, shared by the replicas, README "Running
- * several replicas"), emulator time, and the stores every group's request hooks use.
+ * The state store (STATE_URL: every store in Redis, shared by the replicas, docs/replicas.md), emulator time, and the stores every group's request hooks use.
  */
 async function openPlatform(
   config: Config,
@@ -631,7 +630,7 @@ async function createFastify(
     },
     // Fastify types `rawPacket` as the JSON of a Buffer; Node hands the Buffer itself.
     clientErrorHandler: (err, socket) => answerClientError(err as unknown as ClientError, socket),
-    // Every wait on a client is bounded (README "Configuration"): the whole request, its
+    // Every wait on a client is bounded (docs/configuration.md "Configuration"): the whole request, its
     // headers, an idle keep-alive connection, and a socket with no traffic (a stalled upload).
     // Streams answer to their own write-stall timeout instead of the idle one.
     requestTimeout: config.requestTimeoutMs,

@@ -62,7 +62,7 @@ export const ConfigSchema = Type.Object({
   replayPacing: Type.Union([Type.Literal('recorded'), Type.Literal('instant')]),
   recordingMaxBytes: Type.Integer({ minimum: 1, maximum: 1_073_741_824 }),
   upstreamTimeoutMs: Type.Integer({ minimum: 1, maximum: 86_400_000 }),
-  /** Shared state (README "Running several replicas"): unset, everything lives in memory. */
+  /** Shared state (docs/replicas.md): unset, everything lives in memory. */
   stateUrl: Type.Optional(Type.String({ minLength: 1 })),
   statePrefix: Type.String({ pattern: '^[\\x21-\\x7e]{1,64}$' }),
   stateTimeoutMs: Type.Integer({ minimum: 1, maximum: 60_000 }),
@@ -299,7 +299,7 @@ export function resolveConfig(partial: Partial<Config> = {}): Config {
       `WORKERS=${config.workers} needs STATE_URL: the workers share their state through it`,
     );
   }
-  // What the upstream modes need (README "Record and replay").
+  // What the upstream modes need (docs/record-replay.md "Record and replay").
   const mode = config.upstreamMode;
   const anyUpstream =
     config.upstreamUrl ??

@@ -64,7 +64,7 @@ export interface Emulator extends EmulatorControl {
   app: FastifyInstance;
   /** Same as `clock.advance` (a promise with STATE_URL: the shared clock moves in the store). */
   advance(ms: number): void | Promise<void>;
-  /** The control surface scoped to one session (README "Sessions"). */
+  /** The control surface scoped to one session (docs/control.md "Sessions"). */
   session(name: string): EmulatorControl;
   close(): Promise<void>;
 }
@@ -177,7 +177,7 @@ async function storeWithin(app: FastifyInstance, ms: number): Promise<void> {
 
 /**
  * Starts an emulator for a client's test suite: port 0 (any free port) and warn-level logs
- * unless told otherwise. README "Use in tests".
+ * unless told otherwise. docs/use-in-tests.md "Use in tests".
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const { deps: depOverrides, ...overrides } = options;

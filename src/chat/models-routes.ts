@@ -6,7 +6,7 @@ import { AzureGatewayErrorSchema, ChatErrorSchema } from './schemas.js';
 
 /**
  * `GET /v1/models` and `GET /v1/models/{model}`: the chat models of the emulator's model table
- * (README "Limits"), in OpenAI's list shape. Any other model name is still accepted by chat
+ * (docs/limits.md), in OpenAI's list shape. Any other model name is still accepted by chat
  * completions (it gets the default limits); these are the ones with limits of their own.
  * `created` is a fixed date (2026-01-01), the same on every run.
  * @see https://platform.openai.com/docs/api-reference/models/list

@@ -50,7 +50,7 @@ import { strictSchemaProblem } from './strict-schema.js';
  * @see https://platform.openai.com/docs/guides/images-vision
  */
 
-/** Token cost of each message's role framing, and of priming the reply (see README). */
+/** Token cost of each message's role framing, and of priming the reply (docs/token-counter.md). */
 export const TOKENS_PER_MESSAGE = 3;
 export const TOKENS_PER_NAME = 1;
 export const TOKENS_REPLY_PRIMING = 3;

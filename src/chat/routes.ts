@@ -96,7 +96,7 @@ function apiVersionProblem(query: unknown): GatewayError | undefined {
 
 /**
  * `POST /v1/chat/completions`, and Azure's
- * `POST /openai/deployments/{deployment}/chat/completions?api-version=…` (README "Clients").
+ * `POST /openai/deployments/{deployment}/chat/completions?api-version=…` (README "Using it").
  * @see https://platform.openai.com/docs/api-reference/chat/create
  * @see https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#chat-completions
  */

@@ -57,7 +57,7 @@ export function systemFingerprint(model: string): string {
 
 export interface ChatCall {
   id: string;
-  /** A function's call, or a custom tool's (README "Custom tools"). */
+  /** A function's call, or a custom tool's (docs/agents.md "Custom tools"). */
   type: 'function' | 'custom';
   name: string;
   /** The arguments' JSON; a custom tool's input text. */

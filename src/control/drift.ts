@@ -4,7 +4,7 @@ import { RecordingsError } from '../record/recordings.js';
 import { type ControlApp, type ControlOptions, errors } from './context.js';
 import { DriftBodySchema, DriftReportSchema } from './schemas.js';
 
-/** The drift check of a recordings directory (README "Record and replay"). */
+/** The drift check of a recordings directory (docs/record-replay.md "Record and replay"). */
 export function driftRoutes(
   app: ControlApp,
   { drift, recordingsDir }: Pick<ControlOptions, 'drift' | 'recordingsDir'>,

@@ -12,7 +12,7 @@ import {
 } from './context.js';
 import { FaultListSchema, FaultRuleSchema, FaultViewSchema, HealthSchema } from './schemas.js';
 
-/** Fault rules: add, list, remove (README "Testing your client"). */
+/** Fault rules: add, list, remove (docs/testing-your-client.md "Testing your client"). */
 export function faultRoutes(app: ControlApp, { faults }: Pick<ControlOptions, 'faults'>): void {
   app.post(
     '/faults',

@@ -8,7 +8,7 @@ const fixturesView = (fixtures: Fixtures) => ({
   blocked_terms: fixtures.blockedTerms,
 });
 
-/** The scripted replies of FIXTURES_DIR: see them, read them again (README "Scripted replies"). */
+/** The scripted replies of FIXTURES_DIR: see them, read them again (docs/stubs.md "Scripted replies"). */
 export function fixtureRoutes(
   app: ControlApp,
   { text, fixturesReloaded }: Pick<ControlOptions, 'text' | 'fixturesReloaded'>,

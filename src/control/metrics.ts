@@ -1,6 +1,6 @@
 import { type ControlApp, type ControlOptions, errors } from './context.js';
 
-/** Prometheus metrics (README "Metrics"). */
+/** Prometheus metrics (docs/control.md "Metrics"). */
 export function metricsRoutes(app: ControlApp, { metrics }: Pick<ControlOptions, 'metrics'>): void {
   app.get(
     '/metrics',

@@ -174,7 +174,8 @@ export const CallbackListSchema = Type.Object({
 
 const Match = Type.Object(requestMatchFields, {
   additionalProperties: false,
-  description: 'which requests the rule is for (README "Stubs"): every field given must hold',
+  description:
+    'which requests the rule is for (docs/stubs.md "Stubs"): every field given must hold',
 });
 
 export const FaultRuleSchema = Type.Object(

@@ -71,7 +71,7 @@ const StatsQuery = Type.Object(
 );
 export type StatsView = Static<typeof StatsSchema>;
 
-/** Traffic by step, per API group, and tasks by status (README "Stats", docs/dashboard.md). */
+/** Traffic by step, per API group, and tasks by status (docs/control.md "Stats", docs/dashboard.md). */
 export function statsRoutes(
   app: ControlApp,
   options: Pick<ControlOptions, 'clock' | 'video' | 'stats' | 'setTimer'>,

@@ -13,7 +13,7 @@ import {
 } from './context.js';
 import { HealthSchema, StubListSchema, StubSchema, StubViewSchema } from './schemas.js';
 
-/** Stubs, at `/replies`: reply rules added at run time (README "Stubs"). */
+/** Stubs, at `/replies`: reply rules added at run time (docs/stubs.md "Stubs"). */
 export function stubRoutes(app: ControlApp, { text }: Pick<ControlOptions, 'text'>): void {
   const { replies } = text;
 

@@ -13,7 +13,7 @@ const FILES: Record<string, string> = {
 };
 
 /**
- * `/_emulator/ui`: the dashboard (README "Dashboard"), one page whose data comes from the
+ * `/_emulator/ui`: the dashboard (docs/control.md "Dashboard"), one page whose data comes from the
  * documented `/_emulator/*` routes. Its files are built by `npm run build` into dist/ui and read
  * once, on first use. The page and its files need no admin token (they hold no data); the page
  * asks for the token and sends it with its data calls.

@@ -35,7 +35,7 @@ export interface JournalInput {
   /** The key's fingerprint ('' when the request was refused before its key was read). */
   keyHash: string;
   model: string | undefined;
-  /** Where the answer came from (README "Record and replay"). */
+  /** Where the answer came from (docs/record-replay.md "Record and replay"). */
   source: 'emulator' | 'upstream' | 'replay';
   at: number;
   method: string;
@@ -150,7 +150,7 @@ function shownAnswer(text: string, truncated: boolean): unknown {
   return redacted === read ? text : redacted;
 }
 
-/** The journal filter (README "Journal"): match fields, plus the status, session and time. */
+/** The journal filter (docs/control.md "Journal"): match fields, plus the status, session and time. */
 export interface JournalFilter
   extends Pick<RequestMatch, 'group' | 'method' | 'path' | 'model' | 'key' | 'header' | 'body'> {
   status?: number;

@@ -7,7 +7,7 @@ import { Literals } from '../platform/schema-helpers.js';
 import { isSecretName } from '../platform/secrets.js';
 
 /**
- * The one `match` object stubs, fault rules and journal checks share (README "Stubs"): which
+ * The one `match` object stubs, fault rules and journal checks share (docs/stubs.md "Stubs"): which
  * requests a rule is for. Every field given must hold; an empty match takes every request.
  */
 export const GROUPS = ['video', 'messages', 'chat'] as const;

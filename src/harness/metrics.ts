@@ -4,7 +4,7 @@ import type { Histogram, Registry } from 'prom-client';
 import type { GroupName } from '../platform/group.js';
 
 /**
- * `GET /_emulator/metrics` in Prometheus text, made by prom-client (README "Metrics"). The
+ * `GET /_emulator/metrics` in Prometheus text, made by prom-client (docs/control.md "Metrics"). The
  * library costs ~50 ms to load, so it loads at the first scrape instead of delaying start-up or
  * the first answers. Counts are plain numbers, one per label set, that the counters read at
  * each scrape; stream durations go to a histogram, kept in a bounded list until it is there.

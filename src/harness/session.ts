@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../platform/errors.js';
 
 /**
- * Sessions (README "Sessions"): a request's `x-emulator-session` header scopes what it creates
+ * Sessions (docs/control.md "Sessions"): a request's `x-emulator-session` header scopes what it creates
  * and sees (tasks, prompt cache, faults, stubs, journal), so parallel test files do not meet.
  * Requests without the header belong to the default session; the clock is shared.
  */

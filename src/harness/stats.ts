@@ -1,5 +1,5 @@
 /**
- * Traffic statistics by emulator second (README "Stats"): for each API group, requests by
+ * Traffic statistics by emulator second (docs/control.md "Stats"): for each API group, requests by
  * status class, a latency histogram, tokens as each API reports them, and the most streams open
  * at once; kept for the last STATS_SECONDS seconds of the emulator clock, per session and for
  * all sessions, in slots made when a second first has traffic. Memory does not grow with
@@ -213,7 +213,7 @@ export class MemoryStatsStore implements StatsStore {
 }
 
 /**
- * Traffic statistics (README "Stats", docs/dashboard.md): counted into a store, in memory or
+ * Traffic statistics (docs/control.md "Stats", docs/dashboard.md): counted into a store, in memory or
  * shared, and read as steps.
  */
 export class Stats implements StatsSink, Feature {

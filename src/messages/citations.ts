@@ -1,7 +1,7 @@
 import type { Citation, DocumentBlock, SearchResultBlock } from './schemas.js';
 
 /**
- * Citations (README "Citations"): with `citations: {enabled: true}` on a document or a search
+ * Citations (docs/agents.md "Citations"): with `citations: {enabled: true}` on a document or a search
  * result, the answer quotes it in a text block of its own whose `citations` say where the quote
  * is: the first sentence of a plain-text document (`char_location`), the first text block of a
  * custom-content document (`content_block_location`) or of a search result

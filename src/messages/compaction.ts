@@ -8,7 +8,7 @@ import { cacheTokens, type MessageDone, messageUsage, outputDemand } from './ser
 import { signCompaction } from './signed-compaction.js';
 
 /**
- * Compaction (`compact_20260112`, README "Compaction"): past its trigger, the conversation is
+ * Compaction (`compact_20260112`, docs/messages.md "Compaction"): past its trigger, the conversation is
  * summarized first, and the reply is written from the tools, the system prompt and that summary.
  * The summary is the emulator's own, made from the conversation (never the model's words): how
  * many messages and tool calls it held, the summary before it, and the user's latest message.

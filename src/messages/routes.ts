@@ -49,7 +49,7 @@ import {
 } from './service.js';
 import { compactionError, ON_DEMAND } from './signed-compaction.js';
 
-/** A compaction that pauses: its summary is the whole reply (README "Compaction"). */
+/** A compaction that pauses: its summary is the whole reply (docs/messages.md "Compaction"). */
 const PAUSED: MessageDone = {
   content: [],
   stopReason: 'compaction',

@@ -32,7 +32,7 @@ import {
 } from './web-search.js';
 
 /**
- * The tools upstream runs within a request (README "Web search", "Web fetch", "Tool search"):
+ * The tools upstream runs within a request (docs/agents.md "Web search", "Web fetch", "Tool search"):
  * a reply's web searches, fetches and tool searches, run one by one as the reply calls them,
  * and what they found.
  */
@@ -49,7 +49,7 @@ export interface ServerContext {
   documents: number;
   /** When the request came (ISO 8601): a fetch's `retrieved_at`. */
   now: string;
-  /** The tool search tool and what it searches (README "Tool search"). */
+  /** The tool search tool and what it searches (docs/agents.md "Tool search"). */
   toolSearch?: ToolSearchContext;
 }
 

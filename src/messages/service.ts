@@ -48,7 +48,7 @@ export interface MessageDone {
  * text (stop sequences, `max_tokens`), then tool calls if they still fit whole; calls that do
  * not fit are dropped and the reply stops for `max_tokens`. A web search or fetch the reply
  * calls runs at once, its result after its call, and the answer follows, quoting what was
- * found (README "Web search", "Web fetch"; server-run.ts); called beside a client's tool, it
+ * found (docs/agents.md "Web search", "Web fetch"; server-run.ts); called beside a client's tool, it
  * waits for the client's results, and the next reply starts with its result.
  * @see https://platform.claude.com/docs/en/api/handling-stop-reasons
  * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool
@@ -350,7 +350,7 @@ export function withWebUsage(usage: Usage, web: NonNullable<MessageDone['web']>)
 export interface MessageIdentity {
   id: string;
   model: string;
-  /** With the context-management beta: the edits applied (README "Context editing"). */
+  /** With the context-management beta: the edits applied (docs/messages.md "Context editing"). */
   management?: ContextManagementResponse;
   /** With `diagnostics` asked for: why the prompt cache missed (see DiagnosticsSchema). */
   diagnostics?: Diagnostics;

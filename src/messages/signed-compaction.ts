@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { GatewayError, type PathSegment } from '../platform/errors.js';
 
 /**
- * On-demand compaction's signed blocks (the `compact-2026-09-04` beta, README "Compaction"):
+ * On-demand compaction's signed blocks (the `compact-2026-09-04` beta, docs/messages.md "Compaction"):
  * the block a compaction request returns carries a signature over its summary, and a later
  * request that sends it back has it verified, as upstream verifies it.
  * @see https://platform.claude.com/docs/en/build-with-claude/compaction-on-demand

@@ -2,7 +2,7 @@ import { isJsonObject } from '../platform/json-body.js';
 import { linearRegex } from '../platform/linear-regex.js';
 
 /**
- * Upstream's tool search tool (README "Tool search"): tools marked `defer_loading: true` are
+ * Upstream's tool search tool (docs/agents.md "Tool search"): tools marked `defer_loading: true` are
  * left out of the prompt until a search finds them; the model searches (a regular expression
  * or BM25 words), upstream runs the search within the request and answers `tool_reference`s,
  * and the model calls what it found, in the same reply.

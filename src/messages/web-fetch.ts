@@ -8,7 +8,7 @@ import { type WEB_FETCH_ERRORS, WEB_FETCH_TOOL, type WebFetchResult } from './sc
 import { readWebTool, type WebTool } from './web-search.js';
 
 /**
- * Upstream's web fetch tool (README "Web fetch"): the model fetches a URL the conversation
+ * Upstream's web fetch tool (docs/agents.md "Web fetch"): the model fetches a URL the conversation
  * holds, and upstream runs the fetch within the request. The emulator reads no web: a URL's
  * page is text made from the URL (the same URL, the same page), refused as upstream refuses a
  * fetch: a URL that is not http(s), longer than 250 characters, not earlier in the

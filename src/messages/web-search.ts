@@ -6,7 +6,7 @@ import { type CitedSource, firstSentence } from './citations.js';
 import { WEB_SEARCH_TOOL, type WebSearchResult } from './schemas.js';
 
 /**
- * Upstream's web search tool (README "Web search"): a request that offers it may have the
+ * Upstream's web search tool (docs/agents.md "Web search"): a request that offers it may have the
  * model search, which upstream runs itself within the request. The emulator's search reads
  * no web: its results are pages made from the query (deterministic: the same query finds the
  * same pages), on the reserved `example.*` domains or the tool's `allowed_domains`, never on

@@ -40,7 +40,7 @@ export interface GroupDescriptor {
   facts: RequestFacts;
 }
 
-/** What a match or the journal reads of a parsed request (README "Stubs"). */
+/** What a match or the journal reads of a parsed request (docs/stubs.md "Stubs"). */
 export interface RequestFacts {
   /** The model the request names (chat: the Azure deployment's, else the body's), from a body
    * of any JSON value (`null` included, as a refused request has); undefined when none. */

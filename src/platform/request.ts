@@ -48,7 +48,7 @@ export const STREAM_TIMELINE_WRITES = 1000;
 /** How a stream was cut short on purpose: a `stream_error` fault's frame, or `after_bytes`. */
 export type StreamCut = 'stream_error' | 'after_bytes';
 
-/** A stream's timeline, as the journal keeps it (README "Dashboard", docs/dashboard.md). */
+/** A stream's timeline, as the journal keeps it (docs/control.md "Dashboard", docs/dashboard.md). */
 export interface StreamTimeline {
   /** Per write to the socket: ms from the request's arrival, then frames written so far. */
   writes: number[];

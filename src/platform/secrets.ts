@@ -298,7 +298,7 @@ export function redactBodyUrls(raw: string, body: unknown): string {
 }
 
 /**
- * A request body as the journal keeps it (README "Journal"): whole, redacted as redactBodyUrls
+ * A request body as the journal keeps it (docs/control.md "Journal"): whole, redacted as redactBodyUrls
  * does, up to `limit` characters; past it only its first `limit` characters, searched as text
  * (JSON escapes read first) and a URL the cut leaves unfinished (its credentials may be cut in
  * two) replaced whole, so that a large body costs its beginning, not a redaction of all of it

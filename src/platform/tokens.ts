@@ -1,5 +1,5 @@
 /**
- * The emulator's deterministic token counter (documented in the README, "Token counter").
+ * The emulator's deterministic token counter (documented in docs/token-counter.md).
  *
  * A text is read left to right; whitespace is free and attaches to the token after it.
  * - A run of ASCII letters, digits and `_` costs one token per started 4 characters.

@@ -3,7 +3,7 @@ import { REDACTED } from '../platform/request.js';
 import { type RecordedResponse, type Recording, Recordings } from './recordings.js';
 
 /**
- * The drift check (README "Record and replay"): each recorded request is sent to the
+ * The drift check (docs/record-replay.md "Record and replay"): each recorded request is sent to the
  * emulator's own engine, and the answers are compared by shape — keys missing or extra, types,
  * values outside the enums the emulator knows, the order of stream events — never by value.
  * A video task is followed through its life: each recorded poll is compared with the

@@ -18,7 +18,7 @@ import type { GroupName } from '../platform/group.js';
 import { CLIENT_HEADERS } from '../platform/request.js';
 
 /**
- * Recordings (README "Record and replay"): one JSON file per distinct request, readable and
+ * Recordings (docs/record-replay.md "Record and replay"): one JSON file per distinct request, readable and
  * reviewable in a pull request. A request is known by its group, method, path, model and the
  * hash of its body; repeating it (a video task's polls) appends answers, replayed in turn.
  * No credential is ever written: request headers are not kept, answer headers only from an

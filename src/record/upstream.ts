@@ -72,7 +72,7 @@ async function readCapped(
 }
 
 /**
- * The upstream modes (README "Record and replay"): `record` forwards every request to the real
+ * The upstream modes (docs/record-replay.md "Record and replay"): `record` forwards every request to the real
  * gateway, answers with its answer and keeps it; `replay` answers from the recordings (an
  * unrecorded request gets the emulator's own answer, or a 404 when strict); `proxy` replays
  * what is recorded and forwards the rest (keeping it when RECORDINGS_DIR is set).

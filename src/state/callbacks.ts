@@ -115,7 +115,7 @@ const CLOSE_STEP_MS = 2000;
 export const CALLBACK_LOCK_MS = 5000;
 
 /**
- * Video callbacks across replicas, on BullMQ (README "Running several replicas"): each task
+ * Video callbacks across replicas, on BullMQ (docs/replicas.md): each task
  * with a `callback_url` has one courier job, which tells its status changes one after another,
  * in order, each retried with backoff on the emulator clock. A job is held by one worker at a
  * time under a lock (BullMQ renews it while the worker lives); a worker killed mid-delivery

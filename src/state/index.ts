@@ -22,7 +22,7 @@ import { RedisTasks } from './tasks.js';
 export const MAX_SEQUENCE_COUNTS = 100_000;
 
 /**
- * Everything the emulator keeps in the shared store (README "Running several replicas"), one
+ * Everything the emulator keeps in the shared store (docs/replicas.md), one
  * store per feature, each in the feature's own words; the app builds the memory ones instead
  * when STATE_URL is unset.
  */

@@ -23,7 +23,7 @@ export interface RuleUse {
 }
 
 /**
- * The fault rules or the stubs (README "Faults", "Stubs"): rules added at run time, each with
+ * The fault rules or the stubs (docs/testing-your-client.md, "Stubs"): rules added at run time, each with
  * its uses. Every process matches requests against `rules`, its copy, read again whenever the
  * rules change (`Epoch`); what must be decided once for all processes, a use spent or a
  * seeded draw, is decided by the store in one step (`spend`, `draw`).

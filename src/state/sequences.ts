@@ -2,7 +2,7 @@ import type { StateStore } from './redis.js';
 import type { Maybe } from './rule-book.js';
 
 /**
- * How far each scripted sequence went, per rule and session (README "Stubs": a `sequence`
+ * How far each scripted sequence went, per rule and session (docs/stubs.md "Stubs": a `sequence`
  * answers with its steps in turn). `next` counts one answer and says how many came before, in
  * one step of the store, so two replicas never give the same step twice.
  */

@@ -108,7 +108,7 @@ interface StoredSlot {
 }
 
 /**
- * The stats of every replica in the shared store (README "Running several replicas"). Counting
+ * The stats of every replica in the shared store (docs/replicas.md). Counting
  * costs a request a few numbers pushed into this turn's batch, sent as one script with the
  * store's next batch of the turn (the journal's entries go in the same one); a step is read
  * with one HMGET of its seconds.

@@ -10,7 +10,7 @@ import { LarkError, type LarkGrammar, sampleLark } from './lark.js';
 /**
  * What an agent sends, the same for chat and messages once each group has read its own wire
  * format: the prompt, the tools it offers, how it lets the model choose, the results it sends
- * back, the output format it wants. The default reply decides from this alone (README "How
+ * back, the output format it wants. The default reply decides from this alone (docs/agents.md "How
  * replies are chosen"); scripted rules (replies.ts) may answer instead.
  */
 
@@ -44,7 +44,7 @@ export interface ToolDef {
   schema: object;
   /** Where the schema is in the request, for an error about it. */
   path: PathSegment[];
-  /** A chat custom tool: its input is text, of this format (README "Custom tools"). */
+  /** A chat custom tool: its input is text, of this format (docs/agents.md "Custom tools"). */
   custom?: CustomFormat;
   /**
    * A tool whose input the model writes from the turn, not from its schema (web search and
@@ -195,7 +195,7 @@ export interface Plan {
 
 export const NO_TOOLS: ToolChoice = { mode: 'none', parallel: true };
 
-/** The tools a turn calls by default (README "How replies are chosen"). */
+/** The tools a turn calls by default (docs/agents.md "How replies are chosen"). */
 export function chooseTools(turn: Turn): ToolDef[] {
   const { tools, choice } = turn;
   if (tools.length === 0 || choice.mode === 'none') return [];

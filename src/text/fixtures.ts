@@ -15,7 +15,7 @@ import { normalizeError } from '../platform/validation.js';
 import { FINISH_REASONS, STOP_REASONS } from './agent.js';
 
 /**
- * Fixture data in FIXTURES_DIR (README "Scripted replies"):
+ * Fixture data in FIXTURES_DIR (docs/stubs.md "Scripted replies"):
  *   replies/*.json        `{ "rules": [ReplyRule, ...] }`, files read in name order
  *   content-filter.json   `{ "blocked_terms": [BlockedTerm, ...] }` (chat completions)
  * Everything is validated when loaded; an error names the file and the rule.

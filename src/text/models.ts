@@ -253,7 +253,7 @@ const BEFORE_SYSTEM_MESSAGES =
 
 export const takesSystemMessages = (model: string): boolean => !BEFORE_SYSTEM_MESSAGES.test(model);
 
-/** The table, for the README and the control surface. */
+/** The table, for docs/limits.md and the control surface. */
 export const MODEL_TABLE = {
   chat: CHAT_MODELS,
   messages: MESSAGES_MODELS,

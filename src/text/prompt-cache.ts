@@ -63,7 +63,7 @@ export const CHAT_BOUNDARIES_LAST = 48;
 /** Chat completions cache prefixes of at least this many tokens, as upstream OpenAI does. */
 export const CHAT_CACHE_MIN_TOKENS = 1024;
 
-/** Tokens of a message's role framing (the README's token counter section). */
+/** Tokens of a message's role framing (docs/token-counter.md). */
 export const TOKENS_PER_MESSAGE = 3;
 /** From each breakpoint the cache looks back this many blocks for an earlier hit. */
 export const LOOKBACK_BLOCKS = 20;
@@ -96,7 +96,7 @@ export interface ChatPromptPart {
 interface Entry {
   expiresAt: number;
   ttlMs: number;
-  /** The session that wrote it (README "Sessions"). */
+  /** The session that wrote it (docs/control.md "Sessions"). */
   session: string;
   /** Whose it is: the key owner and model (`owner\nmodel`). */
   scope: string;

@@ -40,7 +40,7 @@ const VIDEO_RULES = [
   '- what the model takes: its durations, `sound` (v2.6 or later, and `mode` "pro" where the model needs it), `cfg_scale`, `multi_shot`, `image_tail` (`mode` "pro");',
   '- images: a public http(s) URL, or raw Base64 (no `data:` prefix) of a JPEG or PNG of at most 10 MB and at least 300x300 pixels; other URLs public http(s);',
   '- across fields: `shot_type` with `multi_shot`, `multi_prompt` with `shot_type` "customize" (and `duration`), `prompt` where the kind or the shot needs one, `aspect_ratio` without a first frame or base video (omni-video), an `end_frame` without a `first_frame`, `<<<image_N>>>`-style references within their lists, `sound` "off" with a `video_list`;',
-  '- a `callback_url` the callback guard refuses (README "Callbacks").',
+  '- a `callback_url` the callback guard refuses (docs/video.md "Callbacks").',
 ].join('\n');
 
 /** The upstream envelope of a successful answer. */

@@ -133,7 +133,7 @@ describe('the document states what is refused', () => {
     (op as unknown as { requestBody: { content: Record<string, { schema: Schema }> } }).requestBody
       .content['application/json']?.schema as Schema;
 
-  it('in schema keywords where one can state it (README "OpenAPI")', async () => {
+  it('in schema keywords where one can state it (docs/control.md "OpenAPI")', async () => {
     const doc = await documentOf();
     const messages = bodyOf(doc.paths['/messages-api/v1/messages']?.post).properties;
     expect(messages.messages).toMatchObject({ type: 'array', minItems: 1 });

@@ -108,7 +108,7 @@ export interface TestApp extends ReturnType<typeof groupRequests> {
 /**
  * `npm run test:replicas` sets this: every test app is then three replicas on one Redis
  * (a key prefix of their own), and each request goes to the next one in turn, as behind a
- * round-robin proxy (README "Running several replicas").
+ * round-robin proxy (docs/replicas.md).
  */
 const REPLICAS_STATE_URL = process.env.GWEMU_TEST_STATE_URL;
 

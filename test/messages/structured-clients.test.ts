@@ -11,7 +11,7 @@ import { type Emulator, startEmulator } from '../../src/emulator.js';
 
 /**
  * Structured output through the clients that move the keywords messages does not take into
- * descriptions, and check the answer against their full schema themselves (README "Agents").
+ * descriptions, and check the answer against their full schema themselves (docs/agents.md).
  */
 let emulator: Emulator;
 beforeAll(async () => {

@@ -14,7 +14,7 @@ import { type RedisServer, startRedis } from '../helpers/redis.js';
 
 /**
  * One contract per store interface, run against the memory store and the Redis one: what a
- * feature asks of its store, answered the same way by both (README "Running several replicas").
+ * feature asks of its store, answered the same way by both (docs/replicas.md).
  */
 
 let redis: RedisServer;

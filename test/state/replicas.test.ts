@@ -8,7 +8,7 @@ import { type RedisServer, startRedis } from '../helpers/redis.js';
 
 /**
  * Several emulators on one real redis-server, as replicas behind a load balancer: what one is
- * told, every other one does (README "Running several replicas").
+ * told, every other one does (docs/replicas.md).
  */
 
 let redis: RedisServer;

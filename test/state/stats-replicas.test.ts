@@ -5,7 +5,7 @@ import { type RedisServer, startRedis } from '../helpers/redis.js';
 
 /**
  * Two emulators on one real redis-server: a request answered by one counts in the stats every
- * replica reads (README "Running several replicas", docs/dashboard.md).
+ * replica reads (docs/replicas.md, docs/dashboard.md).
  */
 
 let redis: RedisServer;

@@ -12,7 +12,7 @@ import { type Emulator, startEmulator } from '../../src/emulator.js';
 import { anthropicClient } from '../helpers/anthropic.js';
 
 /**
- * Values an agent's own code can run on (README "How replies are chosen", believable values),
+ * Values an agent's own code can run on (docs/agents.md "How replies are chosen", believable values),
  * through the clients agents use: the structured output of "Alice is 30." is Alice, 30, and a
  * weather tool asked about Paris is called for Paris.
  */

@@ -69,7 +69,7 @@ export interface Editing {
 }
 
 /**
- * `context_management` (README "Context editing"): taken with its beta only (without it
+ * `context_management` (docs/messages.md "Context editing"): taken with its beta only (without it
  * upstream's validator refuses the field), `clear_thinking_20251015` first when given, each
  * strategy once, thinking clearing only with thinking on.
  * @see https://platform.claude.com/docs/en/build-with-claude/context-editing

@@ -55,7 +55,7 @@ export interface MessagesPrompt {
   applied?: ContextManagementResponse['applied_edits'];
   /** With `context_management`: the prompt's tokens before its edits. */
   originalTokens?: number;
-  /** A `compact_20260112` edit's settings (README "Compaction"). */
+  /** A `compact_20260112` edit's settings (docs/messages.md "Compaction"). */
   compaction?: Compaction;
   /** The compaction beta is on: usage lists its iterations. */
   iterations: boolean;
@@ -67,11 +67,11 @@ export interface MessagesPrompt {
   summarize?: { instructions: string | undefined };
   /** What the answer quotes, with citations on (see citations.ts). */
   cited?: CitedSource[];
-  /** The request's web search tool, when it offers one (README "Web search"). */
+  /** The request's web search tool, when it offers one (docs/agents.md "Web search"). */
   search?: WebSearchTool;
-  /** The request's web fetch tool, when it offers one (README "Web fetch"). */
+  /** The request's web fetch tool, when it offers one (docs/agents.md "Web fetch"). */
   fetch?: WebFetchTool;
-  /** The request's tool search tool, its deferred tools, and those found before (README "Tool search"). */
+  /** The request's tool search tool, its deferred tools, and those found before (docs/agents.md "Tool search"). */
   toolSearch?: ToolSearchContext;
   /** Documents of the request (fetched ones in the history too): a fetch's citation index. */
   documents: number;

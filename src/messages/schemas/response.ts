@@ -3,7 +3,7 @@ import { Literals, Nullable } from '../../platform/schema-helpers.js';
 import { STOP_REASONS } from '../../text/agent.js';
 import { TOOL_SEARCH_ERRORS, WEB_FETCH_ERRORS, WEB_SEARCH_ERRORS } from './content.js';
 
-/** A reply's stop reasons, and `compaction` (a compaction that pauses, README "Compaction"). */
+/** A reply's stop reasons, and `compaction` (a compaction that pauses, docs/messages.md "Compaction"). */
 export const StopReasonSchema = Literals([...STOP_REASONS, 'compaction']);
 export type StopReason = Static<typeof StopReasonSchema>;
 
@@ -43,7 +43,8 @@ export const OutputTokensDetailsSchema = Type.Object({ thinking_tokens: Type.Int
  */
 export const UsageSchema = Type.Object({
   input_tokens: Type.Integer({
-    description: 'uncached prompt tokens, and the pages a web search found (README "Web search")',
+    description:
+      'uncached prompt tokens, and the pages a web search found (docs/agents.md "Web search")',
   }),
   cache_creation_input_tokens: Type.Integer(),
   cache_read_input_tokens: Type.Integer(),
@@ -74,7 +75,7 @@ export const UsageSchema = Type.Object({
 export type Usage = Static<typeof UsageSchema>;
 
 /**
- * Where a cited text is, in a document or search result of the request (README "Citations"):
+ * Where a cited text is, in a document or search result of the request (docs/agents.md "Citations"):
  * characters of a plain-text document, blocks of a custom-content one, blocks of a search
  * result; indexes from 0, ends exclusive.
  * @see https://platform.claude.com/docs/en/build-with-claude/citations

@@ -1,7 +1,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { Literals, Nullable } from '../../platform/schema-helpers.js';
 
-/** The most tools one messages request may offer (README "What is refused"). */
+/** The most tools one messages request may offer (docs/agents.md "What is refused, as upstream refuses it"). */
 export const MAX_MESSAGES_TOOLS = 1000;
 
 const closed = { additionalProperties: false } as const;

@@ -127,7 +127,7 @@ const webTool = { max_uses: Positive, allowed_domains: Domains, blocked_domains:
 const UserLocationField = under(Type.String(), { type: VALID.string }, 2);
 
 /**
- * The server tools, one schema per kind (README "Server tools"): web search, web fetch, tool
+ * The server tools, one schema per kind (docs/agents.md): web search, web fetch, tool
  * search (regex, bm25), and any other versioned tool (`bash_20250124`, ...), which is accepted
  * and counted. A tool of no known type, with no name, is refused by readTools.
  */
