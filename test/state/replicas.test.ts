@@ -12,6 +12,8 @@ import { type RedisServer, startRedis } from '../helpers/redis.js';
  */
 
 let redis: RedisServer;
+/** When this file began: its replicas' time is T0 plus the time since. */
+const STARTED = Date.now();
 const apps: TestApp[] = [];
 
 beforeAll(async () => {
@@ -30,8 +32,10 @@ afterEach(async () => {
 /** A replica on the test store; resolves once its store is connected. */
 async function replica(settings: Record<string, unknown> = {}): Promise<TestApp> {
   const deps = testDeps();
-  // Real time here (Redis TTLs run on it), moved only by the clock routes.
-  deps.clock = createClock(() => T0 + (Date.now() % 1000));
+  // Real time here (Redis TTLs run on it), moved only by the clock routes: from T0 on, as the
+  // wall clock goes (never back: a clock that wrapped each second put a rate limit window's
+  // requests before its start).
+  deps.clock = createClock(() => T0 + (Date.now() - STARTED));
   // Ids as in production: random per process, so replicas never make the same one.
   deps.ids = createIds();
   const built = await buildTestApp({ stateUrl: redis.url, logLevel: 'silent', ...settings }, deps);
