@@ -368,6 +368,34 @@ function staticCases(recordings: string): Case[] {
       expect: 'refused',
       status: 400,
     });
+    const fn = (name: string) => ({ type: 'function', function: { name } });
+    add({
+      name: `${prefix} chat tool name`,
+      method: 'POST',
+      url: `${prefix}/chat/completions`,
+      headers,
+      body: chat({ tools: [fn('get weather!')] }),
+      expect: 'refused',
+      status: 400,
+    });
+    add({
+      name: `${prefix} chat tool name too long`,
+      method: 'POST',
+      url: `${prefix}/chat/completions`,
+      headers,
+      body: chat({ tools: [fn('x'.repeat(65))] }),
+      expect: 'refused',
+      status: 400,
+    });
+    add({
+      name: `${prefix} chat 129 tools`,
+      method: 'POST',
+      url: `${prefix}/chat/completions`,
+      headers,
+      body: chat({ tools: Array.from({ length: 129 }, (_, i) => fn(`tool_${i}`)) }),
+      expect: 'refused',
+      status: 400,
+    });
     add({
       name: `${prefix} chat bad temperature`,
       method: 'POST',

@@ -37,13 +37,15 @@ export function renderChatError(error: GatewayError): RenderedError {
   let code = error.options.code === undefined ? null : String(error.options.code);
   if (issue && issue.path.length > 0) {
     param = bracketPath(issue.path);
-    code ??= ISSUE_CODES[issue.kind];
+    code ??= issue.code ?? ISSUE_CODES[issue.kind];
     message =
-      issue.kind === 'missing'
-        ? `Missing required parameter: '${param}'.`
-        : issue.kind === 'empty'
-          ? `Invalid '${param}': empty array. Expected an array with minimum length 1, but got an empty array instead.`
-          : `Invalid ${issue.kind === 'type' ? 'type' : 'value'} for '${param}': ${issue.problem}.`;
+      issue.message !== undefined
+        ? issue.message.replaceAll('{param}', param)
+        : issue.kind === 'missing'
+          ? `Missing required parameter: '${param}'.`
+          : issue.kind === 'empty'
+            ? `Invalid '${param}': empty array. Expected an array with minimum length 1, but got an empty array instead.`
+            : `Invalid ${issue.kind === 'type' ? 'type' : 'value'} for '${param}': ${issue.problem}.`;
   } else if (issue) {
     message = `The request body ${issue.problem}.`;
   }

@@ -54,9 +54,6 @@ import { strictSchemaProblem } from './strict-schema.js';
 export const TOKENS_PER_MESSAGE = 3;
 export const TOKENS_PER_NAME = 1;
 export const TOKENS_REPLY_PRIMING = 3;
-export const MAX_TOOLS = 128;
-const NAME = /^[a-zA-Z0-9_-]+$/;
-const NAME_MAX = 64;
 /** An image the emulator cannot see (an https URL) counts as a 1024×1024 one. */
 export const UNSEEN_IMAGE_SIDE = 1024;
 /** Audio input: one token per this many bytes (about 10 tokens a second of 16 kHz 16-bit audio). */
@@ -110,23 +107,6 @@ export function messageText(message: ChatMessage): string {
     .join('\n');
 }
 
-function checkName(name: string, param: string): void {
-  if (!NAME.test(name)) {
-    throw refuse(
-      `Invalid '${param}': string does not match pattern. Expected a string that matches the pattern '${NAME.source}'.`,
-      param,
-      'invalid_value',
-    );
-  }
-  if (name.length > NAME_MAX) {
-    throw refuse(
-      `Invalid '${param}': string too long. Expected a string with maximum length ${NAME_MAX}, but got a string with length ${name.length} instead.`,
-      param,
-      'string_above_max_length',
-    );
-  }
-}
-
 const EMPTY_PARAMETERS = { type: 'object', properties: {} };
 
 /**
@@ -163,7 +143,6 @@ const refuseParameters = (fn: FunctionDefinition, path: PathSegment[], problem: 
  * no compiling at all.
  */
 function countFunction(fn: FunctionDefinition, path: PathSegment[], budget: Budget): object {
-  checkName(fn.name, bracket([...path, 'name']));
   const { schema, problem: notObject } = objectParameters(fn.parameters ?? EMPTY_PARAMETERS);
   const problem = notObject ?? spendSchema(budget, schema);
   if (problem !== undefined) throw refuseParameters(fn, path, problem);
@@ -201,7 +180,6 @@ function readFunctions(
  */
 function readCustom(tool: CustomTool, path: PathSegment[]): ToolDef {
   const { name, format } = tool.custom;
-  checkName(name, bracket([...path, 'custom', 'name']));
   const def = (custom: CustomFormat): ToolDef => ({
     name,
     schema: { type: 'string' },
@@ -256,13 +234,6 @@ function readTools(body: ChatCompletionRequest): ReadTools & { json: string } {
 
 function readToolsOnce(body: ChatCompletionRequest): ReadTools {
   if (body.tools) {
-    if (body.tools.length > MAX_TOOLS) {
-      throw refuse(
-        `Invalid 'tools': array too long. Expected an array with maximum length ${MAX_TOOLS}, but got an array with length ${body.tools.length} instead.`,
-        'tools',
-        'array_above_max_length',
-      );
-    }
     return {
       tools: readFunctions(
         body.tools.map((tool) => (tool.type === 'custom' ? tool : tool.function)),
@@ -337,7 +308,6 @@ function readOutput(body: ChatCompletionRequest): OutputFormat | undefined {
     return { kind: 'json_object' };
   }
   const { name, schema = { type: 'object' }, strict } = format.json_schema;
-  checkName(name, 'response_format.json_schema.name');
   const problem =
     spendSchema(schemaBudget(), schema) ??
     (strict === true ? schemaMemo(schema, 'strict', strictSchemaProblem) : undefined) ??

@@ -57,7 +57,7 @@ const AzureChatRequestSchema = Type.Object(
  */
 const CHAT_RULES = [
   'Refused besides what the schema states (400, `invalid_request_error` with `param` and `code`):',
-  "- tools: a function name of `^[a-zA-Z0-9_-]+$` and at most 64 characters, at most 128 tools, a function's `parameters` a valid JSON Schema (within the strict limits with `strict: true`), a custom tool's grammar, `tool_choice` and `parallel_tool_calls` only with tools, `tool_choice` naming a tool of the request;",
+  "- tools: a function's `parameters` a valid JSON Schema (within the strict limits with `strict: true`), a custom tool's grammar, `tool_choice` and `parallel_tool_calls` only with tools, `tool_choice` naming a tool of the request;",
   '- messages: a `tool` message answers the `tool_calls` just before it, every `tool_call_id` answered, content where the role needs it, images and files where the model takes them (Base64 audio and PDFs readable), the word json with `response_format` `json_object`, a valid `response_format` schema;',
   '- parameters: `stream_options` only with `stream`, not both `max_tokens` and `max_completion_tokens`, what the model takes (`max_tokens`, `temperature`, sampling parameters, `reasoning_effort` and its values, `logprobs`), `top_logprobs` only with `logprobs`, `logit_bias` keys token ids, `metadata` keys of at most 64 characters;',
   "- the prompt over the context window, or the completion over the model's output tokens; a prompt the content filter blocks.",

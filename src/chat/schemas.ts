@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Literals, Nullable, Tagged } from '../platform/schema-helpers.js';
+import { Literals, Nullable, Tagged, Worded } from '../platform/schema-helpers.js';
 import { FINISH_REASONS } from '../text/agent.js';
 
 /** @see https://github.com/openai/openai-node/blob/master/src/resources/chat/completions/completions.ts */
@@ -109,8 +109,22 @@ export const ChatMessageSchema = Tagged('role', [
   }),
 ]);
 
+/** A function's, custom tool's or response format's name: upstream's pattern and length. */
+export const NAME_PATTERN = '^[a-zA-Z0-9_-]+$';
+export const NAME_MAX = 64;
+/** The most tools a request may offer. */
+export const MAX_TOOLS = 128;
+const Name = Worded(
+  Type.String({ pattern: NAME_PATTERN, maxLength: NAME_MAX }),
+  {
+    pattern: `Invalid '{param}': string does not match pattern. Expected a string that matches the pattern '${NAME_PATTERN}'.`,
+    maxLength: `Invalid '{param}': string too long. Expected a string with maximum length ${NAME_MAX}, but got a string with length {length} instead.`,
+  },
+  { pattern: 'invalid_value', maxLength: 'string_above_max_length' },
+);
+
 export const FunctionDefinitionSchema = Type.Object({
-  name: Type.String({ description: "a-z, A-Z, 0-9, '_' and '-', at most 64 characters" }),
+  name: Name,
   description: Type.Optional(Type.String()),
   parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   strict: N(Type.Boolean()),
@@ -129,7 +143,7 @@ export const ChatToolSchema = Type.Object({
 export const CustomToolSchema = Type.Object({
   type: Type.Literal('custom'),
   custom: Type.Object({
-    name: Type.String({ description: "a-z, A-Z, 0-9, '_' and '-', at most 64 characters" }),
+    name: Name,
     description: Type.Optional(Type.String()),
     format: Type.Optional(
       Tagged('type', [
@@ -181,7 +195,16 @@ export const ChatCompletionRequestSchema = Type.Object({
   top_logprobs: N(Type.Integer({ minimum: 0, maximum: 20 })),
   logit_bias: N(Type.Record(Type.String(), Type.Number({ minimum: -100, maximum: 100 }))),
   tools: Type.Optional(
-    Type.Array(Tagged('type', [ChatToolSchema, CustomToolSchema]), { minItems: 1 }),
+    Worded(
+      Type.Array(Tagged('type', [ChatToolSchema, CustomToolSchema]), {
+        minItems: 1,
+        maxItems: MAX_TOOLS,
+      }),
+      {
+        maxItems: `Invalid '{param}': array too long. Expected an array with maximum length ${MAX_TOOLS}, but got an array with length {length} instead.`,
+      },
+      { maxItems: 'array_above_max_length' },
+    ),
   ),
   tool_choice: N(
     Type.Union(
@@ -217,7 +240,7 @@ export const ChatCompletionRequestSchema = Type.Object({
       Type.Object({
         type: Type.Literal('json_schema'),
         json_schema: Type.Object({
-          name: Type.String({ description: "a-z, A-Z, 0-9, '_' and '-', at most 64 characters" }),
+          name: Name,
           description: Type.Optional(Type.String()),
           schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
           strict: N(Type.Boolean()),

@@ -15,6 +15,12 @@ export interface FieldIssue {
   kind: 'missing' | 'type' | 'value' | 'extra' | 'empty';
   /** Lower-case phrase completing "<field> ...", e.g. "must be one of 'std', 'pro'". */
   problem: string;
+  /**
+   * The whole message, in the group's words, where a schema words it so (`Worded`): `{param}`
+   * stands for the field as the group names it. With the code it goes with.
+   */
+  message?: string;
+  code?: string;
 }
 
 export interface GatewayErrorOptions {

@@ -60,7 +60,20 @@ export interface RefusalNote {
   problems: Record<string, string>;
   /** `of`: the pattern of the variants (by their `type`) the refusal is for. */
   tag?: { depth: number; value?: string; of?: string };
+  /** `problems` are whole messages (`Worded`), with these codes by keyword. */
+  codes?: Record<string, string>;
 }
+
+/**
+ * `schema`, whose refusals by these keywords are these whole messages (the group's renderer puts
+ * the field's name for `{param}`; `{length}` is the refused value's length), with these codes:
+ * upstream's own sentence for a rule a keyword states.
+ */
+export const Worded = <T extends TSchema>(
+  schema: T,
+  messages: Record<string, string>,
+  codes: Record<string, string>,
+): T => ({ ...schema, [REFUSAL]: { problems: messages, codes } satisfies RefusalNote });
 
 /** `schema`, whose refusals are worded as `problems` says (a string: `default`). */
 export const Refusal = <T extends TSchema>(

@@ -339,6 +339,13 @@ function ownRefusal(err: AjvError, body: unknown): FieldIssue | undefined {
         (err.keyword === 'type' ? undefined : note?.problems.default));
   if (note === undefined || problem === undefined) return undefined;
   const path = pathOf(err.instancePath);
+  if (note.codes) {
+    let value: unknown = body;
+    for (const segment of path) value = (value as Record<string | number, unknown>)?.[segment];
+    const length = typeof value === 'string' || Array.isArray(value) ? value.length : 0;
+    const message = problem.replaceAll('{length}', String(length));
+    return { path, kind: 'value', problem: message, message, code: note.codes[err.keyword] };
+  }
   if (note.tag) {
     const at = path.length - note.tag.depth;
     let holder: unknown = body;

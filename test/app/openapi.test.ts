@@ -164,6 +164,16 @@ describe('the document states what is refused', () => {
       ],
       [expect.objectContaining({ type: 'string' }), { type: 'string', minLength: 1 }],
     ]);
+    const chat = bodyOf(doc.paths['/v1/chat/completions']?.post).properties;
+    const name = { type: 'string', pattern: '^[a-zA-Z0-9_-]+$', maxLength: 64 };
+    const chatTools = chat.tools as { maxItems: number; items: { oneOf: Schema[] } };
+    expect(chatTools.maxItems).toBe(128);
+    expect(
+      chatTools.items.oneOf.map((tool) => tool.properties.function ?? tool.properties.custom),
+    ).toEqual([
+      expect.objectContaining({ properties: expect.objectContaining({ name }) }),
+      expect.objectContaining({ properties: expect.objectContaining({ name }) }),
+    ]);
     const text2video = bodyOf(doc.paths['/videogen/v1/videos/text2video']?.post).properties;
     expect(text2video.model_name).toEqual({
       type: 'string',
