@@ -162,6 +162,30 @@ describe('the document states what is refused', () => {
         { type: 'string', pattern: '^tool_search_tool_bm25(_\\d{8})?$' },
         { type: 'string', enum: ['tool_search_tool_bm25'] },
       ],
+      [
+        { type: 'string', pattern: '^bash_\\d{8}$' },
+        { type: 'string', enum: ['bash'] },
+      ],
+      [
+        { type: 'string', pattern: '^memory_\\d{8}$' },
+        { type: 'string', enum: ['memory'] },
+      ],
+      [
+        { type: 'string', pattern: '^computer_\\d{8}$' },
+        { type: 'string', enum: ['computer'] },
+      ],
+      [
+        { type: 'string', pattern: '^code_execution_\\d{8}$' },
+        { type: 'string', enum: ['code_execution'] },
+      ],
+      [
+        { type: 'string', pattern: expect.stringMatching(/^\^text_editor_\(/) },
+        { type: 'string', enum: ['str_replace_editor'] },
+      ],
+      [
+        { type: 'string', pattern: expect.stringMatching(/^\^text_editor_\(\?!/) },
+        { type: 'string', enum: ['str_replace_based_edit_tool'] },
+      ],
       [expect.objectContaining({ type: 'string' }), { type: 'string', minLength: 1 }],
     ]);
     const chat = bodyOf(doc.paths['/v1/chat/completions']?.post).properties;

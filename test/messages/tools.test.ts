@@ -320,6 +320,27 @@ describe('tool use', () => {
       type: 'invalid_request_error',
       message: 'tools.0.code_execution_20250825.name: Field required',
     });
+    // Each kind its own name, the text editor's by its version (the schema states them all).
+    const names = [
+      ['memory_20250818', 'memory'],
+      ['computer_20250124', 'computer'],
+      ['code_execution_20250825', 'code_execution'],
+      ['text_editor_20250428', 'str_replace_editor'],
+      ['text_editor_20250429', 'str_replace_based_edit_tool'],
+      ['text_editor_20250728', 'str_replace_based_edit_tool'],
+    ];
+    for (const [type, name] of names) {
+      expect(await refused({ type, name: 'other' })).toEqual({
+        type: 'invalid_request_error',
+        message: `tools.0.${type}.name: Input should be '${name}'`,
+      });
+    }
+    expect(
+      await refused({ type: 'bash_20250124', name: 'bash', allowed_callers: 'direct' }),
+    ).toEqual({
+      type: 'invalid_request_error',
+      message: 'tools.0.bash_20250124.allowed_callers: Input should be a valid list',
+    });
   });
 
   it('takes a history with the blocks of upstream tools, counted as their JSON', async () => {

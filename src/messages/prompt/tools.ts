@@ -9,7 +9,7 @@ import {
 } from '../../text/json-schema.js';
 import type { PromptBlock } from '../../text/prompt-cache.js';
 import { ToolsMemo } from '../../text/tools-memo.js';
-import { ALLOWED_CALLERS, TOOLSET_MEMBERS, type ToolParam, type Toolset } from '../schemas.js';
+import { TOOLSET_MEMBERS, type ToolParam, type Toolset } from '../schemas.js';
 import { strictCounts, strictProblem } from '../strict-schema.js';
 import {
   type Deferred,
@@ -34,32 +34,6 @@ const isCustom = (tool: ToolParam): tool is Extract<ToolParam, { input_schema: u
   'input_schema' in tool;
 const isToolset = (tool: ToolParam): tool is Toolset =>
   'type' in tool && typeof tool.type === 'string' && Object.hasOwn(TOOLSET_MEMBERS, tool.type);
-
-/**
- * The name an Anthropic-defined tool must have, by its type (the web tools and tool search
- * check theirs as they are read): the text editor's changed with its 2025-04-29 version.
- * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool
- */
-function fixedName(type: string): string | undefined {
-  const tool = /^(bash|memory|computer|code_execution|text_editor)_(\d{8})$/.exec(type);
-  if (!tool) return undefined;
-  const [, kind, date] = tool as unknown as [string, string, string];
-  if (kind !== 'text_editor') return kind;
-  return date < '20250429' ? 'str_replace_editor' : 'str_replace_based_edit_tool';
-}
-
-/** A server tool's `allowed_callers`: its closed list, refused in upstream's words. */
-function checkAllowedCallers(callers: unknown, path: PathSegment[]): void {
-  if (callers === undefined) return;
-  const allowed: readonly unknown[] = ALLOWED_CALLERS;
-  const listed = `${ALLOWED_CALLERS.slice(0, -1)
-    .map((c) => `'${c}'`)
-    .join(', ')} or '${ALLOWED_CALLERS.at(-1)}'`;
-  if (!Array.isArray(callers)) throw fieldError(path, 'Input should be a valid list');
-  callers.forEach((caller, k) => {
-    if (!allowed.includes(caller)) throw fieldError([...path, k], `Input should be ${listed}`);
-  });
-}
 
 /** An input of one fixed value: what the emulator's call of an Anthropic-defined tool sends. */
 const fixedInput = (input: Record<string, string>) => ({
@@ -252,12 +226,7 @@ function readDefinedTool(
   if (typeof tool.name !== 'string') {
     throw fieldError(['tools', i, tool.type, 'name'], 'Field required');
   }
-  const callers = (tool as { allowed_callers?: unknown }).allowed_callers;
-  checkAllowedCallers(callers, ['tools', i, tool.type, 'allowed_callers']);
-  const fixed = fixedName(tool.type);
-  if (fixed !== undefined && tool.name !== fixed) {
-    throw fieldError(['tools', i, tool.type, 'name'], `Input should be '${fixed}'`);
-  }
+  // (the fixed names and `allowed_callers` are the schema's: schemas/tools.ts ServerToolSchema)
   if (WEB_SEARCH_TYPE.test(tool.type)) {
     read.search = readWebSearchTool(tool, i);
     read.defs.push({

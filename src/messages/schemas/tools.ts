@@ -50,6 +50,18 @@ export const CustomToolSchema = obj({
   allowed_callers: Type.Optional(Type.Array(Literals(ALLOWED_CALLERS), { maxItems: 16 })),
 });
 
+/** Who may call a server tool: its closed list, in upstream's words. */
+const CALLERS = `${ALLOWED_CALLERS.slice(0, -1)
+  .map((c) => `'${c}'`)
+  .join(', ')} or '${ALLOWED_CALLERS.at(-1)}'`;
+const Callers = Type.Optional(
+  Refusal(
+    Type.Array(Refusal(Literals(ALLOWED_CALLERS), `Input should be ${CALLERS}`, { depth: 2 })),
+    { type: 'Input should be a valid list' },
+    { depth: 1 },
+  ),
+);
+
 /**
  * A versioned tool (`web_search_20250305`, `bash_20250124`, `tool_search_tool_bm25_20251119`
  * or its unversioned name, ...): accepted and counted. Web search and web fetch run within the
@@ -61,10 +73,11 @@ const ServerToolFields = Type.Object(
   {
     type: Type.String({
       pattern:
-        '^(?!web_search_\\d{8}$|web_fetch_\\d{8}$|tool_search_tool_(bm25|regex)(_\\d{8})?$)((?![a-z0-9_]*_toolset_)[a-z][a-z0-9_]*_\\d{8})$',
+        '^(?!web_search_\\d{8}$|web_fetch_\\d{8}$|tool_search_tool_(bm25|regex)(_\\d{8})?$|(bash|memory|computer|code_execution|text_editor)_\\d{8}$)((?![a-z0-9_]*_toolset_)[a-z][a-z0-9_]*_\\d{8})$',
     }),
     name: Type.String({ minLength: 1 }),
     cache_control: Cache,
+    allowed_callers: Callers,
   },
   { additionalProperties: true },
 );
@@ -123,7 +136,20 @@ const serverTool = (type: string, name: string, fields: Record<string, TSchema>)
     { depth: 0, of: type },
   );
 
-const webTool = { max_uses: Positive, allowed_domains: Domains, blocked_domains: Domains };
+/**
+ * The text editor's name changed with its 2025-04-29 version: the versions before it.
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool
+ */
+const EDITOR_BEFORE_20250429 =
+  '(1\\d{7}|20[01]\\d{5}|202[0-4]\\d{4}|20250[1-3]\\d{2}|202504([01]\\d|2[0-8]))';
+
+const webTool = {
+  max_uses: Positive,
+  allowed_domains: Domains,
+  blocked_domains: Domains,
+  allowed_callers: Callers,
+};
+const called = { allowed_callers: Callers };
 const UserLocationField = under(Type.String(), { type: VALID.string }, 2);
 
 /**
@@ -168,8 +194,19 @@ export const ServerToolSchema = Type.Union(
       response_inclusion: Inclusion,
       url_sources: Type.Optional(Type.Unknown({ description: 'names tools of this request' })),
     }),
-    serverTool('^tool_search_tool_regex(_\\d{8})?$', 'tool_search_tool_regex', {}),
-    serverTool('^tool_search_tool_bm25(_\\d{8})?$', 'tool_search_tool_bm25', {}),
+    serverTool('^tool_search_tool_regex(_\\d{8})?$', 'tool_search_tool_regex', called),
+    serverTool('^tool_search_tool_bm25(_\\d{8})?$', 'tool_search_tool_bm25', called),
+    // The Anthropic-defined tools the client runs, and code execution: each its fixed name.
+    serverTool('^bash_\\d{8}$', 'bash', called),
+    serverTool('^memory_\\d{8}$', 'memory', called),
+    serverTool('^computer_\\d{8}$', 'computer', called),
+    serverTool('^code_execution_\\d{8}$', 'code_execution', called),
+    serverTool(`^text_editor_${EDITOR_BEFORE_20250429}$`, 'str_replace_editor', called),
+    serverTool(
+      `^text_editor_(?!${EDITOR_BEFORE_20250429}$)\\d{8}$`,
+      'str_replace_based_edit_tool',
+      called,
+    ),
     // `name` is left to readTools (a tool without one is refused there): a type of no tool,
     // with no name, is then refused for its type.
     Type.Unsafe<Static<typeof ServerToolFields>>({ ...ServerToolFields, required: ['type'] }),
