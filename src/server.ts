@@ -6,6 +6,9 @@ import { METRICS_ANSWER, METRICS_REQUEST, WORKER_METRICS } from './harness/metri
 import { RecordingsError } from './record/recordings.js';
 import { FixtureError } from './text/fixtures.js';
 
+/** How long a worker of WORKERS=N waits for its state store before it listens anyway. */
+const WORKER_STORE_WAIT_MS = 10_000;
+
 /** The process edge: reads env and flags, listens, and shuts down on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   let loaded: ReturnType<typeof loadConfig>;
@@ -60,8 +63,21 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
-  // A worker of WORKERS=N answers the primary's requests for its metrics from the start.
-  if (cluster.isWorker) await app.emulator.metrics.preload();
+  if (cluster.isWorker) {
+    // A worker of WORKERS=N answers the primary's requests for its metrics from the start.
+    await app.emulator.metrics.preload();
+    // The primary hands each connection to any worker that listens, and asks none whether it
+    // is ready: a worker joins once its store is connected (or after WORKER_STORE_WAIT_MS
+    // anyway, so that its readiness can say why not).
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([
+      app.emulator.ready(),
+      new Promise<void>((resolve) => {
+        waited = setTimeout(resolve, WORKER_STORE_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(waited);
+  }
   await app.listen({ port: config.port, host: config.host });
 }
 
