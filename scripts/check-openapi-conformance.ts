@@ -364,52 +364,23 @@ function staticCases(recordings: string): Case[] {
       expect: 'ok',
       status: 200,
     });
-    add({
-      name: `${prefix} chat no messages`,
-      method: 'POST',
-      url: `${prefix}/chat/completions`,
-      headers,
-      body: chat({ messages: [] }),
-      expect: 'refused',
-      status: 400,
-    });
+    /** A chat request the document refuses (400), by what it adds to a plain one. */
+    const refuseChat = (what: string, extra: Json) =>
+      add({
+        name: `${prefix} chat ${what}`,
+        method: 'POST',
+        url: `${prefix}/chat/completions`,
+        headers,
+        body: chat(extra),
+        expect: 'refused',
+        status: 400,
+      });
     const fn = (name: string) => ({ type: 'function', function: { name } });
-    add({
-      name: `${prefix} chat tool name`,
-      method: 'POST',
-      url: `${prefix}/chat/completions`,
-      headers,
-      body: chat({ tools: [fn('get weather!')] }),
-      expect: 'refused',
-      status: 400,
-    });
-    add({
-      name: `${prefix} chat tool name too long`,
-      method: 'POST',
-      url: `${prefix}/chat/completions`,
-      headers,
-      body: chat({ tools: [fn('x'.repeat(65))] }),
-      expect: 'refused',
-      status: 400,
-    });
-    add({
-      name: `${prefix} chat 129 tools`,
-      method: 'POST',
-      url: `${prefix}/chat/completions`,
-      headers,
-      body: chat({ tools: Array.from({ length: 129 }, (_, i) => fn(`tool_${i}`)) }),
-      expect: 'refused',
-      status: 400,
-    });
-    add({
-      name: `${prefix} chat bad temperature`,
-      method: 'POST',
-      url: `${prefix}/chat/completions`,
-      headers,
-      body: chat({ temperature: 3 }),
-      expect: 'refused',
-      status: 400,
-    });
+    refuseChat('no messages', { messages: [] });
+    refuseChat('tool name', { tools: [fn('get weather!')] });
+    refuseChat('tool name too long', { tools: [fn('x'.repeat(65))] });
+    refuseChat('129 tools', { tools: Array.from({ length: 129 }, (_, i) => fn(`tool_${i}`)) });
+    refuseChat('bad temperature', { temperature: 3 });
     add({
       name: `${prefix} models`,
       method: 'GET',

@@ -328,6 +328,14 @@ interface AjvError {
   parentSchema?: Record<string, unknown>;
 }
 
+/** What the body holds at `path` (undefined where it holds nothing). */
+function valueAt(body: unknown, path: readonly PathSegment[]): unknown {
+  let value = body;
+  for (const segment of path)
+    value = (value as Record<string | number, unknown> | undefined)?.[segment];
+  return value;
+}
+
 /** The refusal a schema words its own way, for this error (undefined: Ajv's is phrased). */
 function ownRefusal(err: AjvError, body: unknown): FieldIssue | undefined {
   const note = err.parentSchema?.[REFUSAL] as RefusalNote | undefined;
@@ -340,18 +348,14 @@ function ownRefusal(err: AjvError, body: unknown): FieldIssue | undefined {
   if (note === undefined || problem === undefined) return undefined;
   const path = pathOf(err.instancePath);
   if (note.codes) {
-    let value: unknown = body;
-    for (const segment of path) value = (value as Record<string | number, unknown>)?.[segment];
+    const value = valueAt(body, path);
     const length = typeof value === 'string' || Array.isArray(value) ? value.length : 0;
     const message = problem.replaceAll('{length}', String(length));
     return { path, kind: 'value', problem: message, message, code: note.codes[err.keyword] };
   }
   if (note.tag) {
     const at = path.length - note.tag.depth;
-    let holder: unknown = body;
-    for (const segment of path.slice(0, at)) {
-      holder = (holder as Record<string | number, unknown> | undefined)?.[segment];
-    }
+    const holder = valueAt(body, path.slice(0, at));
     const tag = note.tag.value ?? (holder as { type?: unknown } | undefined)?.type;
     // The refusal of one variant, for a value of another: not this refusal's to word.
     if (note.tag.of !== undefined && !new RegExp(note.tag.of).test(String(tag))) return undefined;
