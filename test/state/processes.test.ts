@@ -272,6 +272,47 @@ describe('server processes on one store', () => {
     expect(await proc.exited).toBe(0);
   }, 60_000);
 
+  it('WORKERS=2 with its store late: every request is served once it is there, none by a worker still connecting', async () => {
+    const storePort = await freePort();
+    const port = await freePort();
+    const proc = server({
+      STATE_URL: `redis://127.0.0.1:${storePort}`,
+      PORT: String(port),
+      WORKERS: '2',
+    });
+    const base = `http://127.0.0.1:${port}`;
+    let late: ReturnType<typeof spawn> | undefined;
+    try {
+      // Both workers built (each warns of the open keys), their store not there: none of them
+      // takes a connection, where a worker still connecting would answer 503.
+      await vi.waitFor(
+        () => expect(proc.output().match(/GATEWAY_API_KEYS is not set/g)?.length).toBe(2),
+        { timeout: 20_000, interval: 50 },
+      );
+      for (let i = 0; i < 20; i++) {
+        const health = await fetch(`${base}/_emulator/health`).then(
+          (r) => r.status,
+          () => 'refused',
+        );
+        expect(health).toBe('refused');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      late = spawn(
+        'redis-server',
+        ['--port', String(storePort), '--bind', '127.0.0.1', '--save', ''],
+        { stdio: 'ignore' },
+      );
+      await ready(base);
+      const statuses = [];
+      for (let i = 0; i < 10; i++) statuses.push((await video(base, 'k3')).status);
+      expect(statuses).toEqual(Array.from({ length: 10 }, () => 200));
+    } finally {
+      proc.child.kill('SIGTERM');
+      late?.kill('SIGTERM');
+    }
+    expect(await proc.exited).toBe(0);
+  }, 60_000);
+
   it('refuses a malformed STATE_URL, and WORKERS=2 without one, naming the setting', async () => {
     const bad = server({ STATE_URL: 'http://127.0.0.1:6379', PORT: '0' });
     expect(await bad.exited).toBe(2);
