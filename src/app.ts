@@ -196,6 +196,8 @@ interface Platform {
   scheduler: Scheduler;
   hashKey: (key: string) => string;
   hooks: GatewayHooks;
+  /** Traffic by emulator second: the hooks count into it, `/_emulator/stats` reads it. */
+  stats: Stats;
 }
 
 /**
@@ -208,7 +210,7 @@ export async function buildApp(
 ): Promise<FastifyInstance> {
   // (`app` is read by the platform only once requests come)
   const platform = await openPlatform(config, deps, () => app.log);
-  const { shared, clock, features, scheduler, hooks } = platform;
+  const { shared, clock, features, scheduler, hooks, stats } = platform;
   // `app` is made below, once the groups it answers for are known; these read it only later.
   const text = textEngine(config, platform, () => app.log);
   const { metrics, video, groups } = apiGroups(config, deps, platform, text, () => app.server);
@@ -228,7 +230,7 @@ export async function buildApp(
     scheduler,
     drain: (graceMs = config.shutdownGraceMs) => {
       hooks.journal.close(); // its waits and live streams would hold the drain to its deadline
-      (hooks.stats as Stats).close(); // and so would the live stats streams
+      stats.close(); // and so would the live stats streams
       return drain(app.server, [video.callbacks], graceMs, deps);
     },
   } satisfies EmulatorInternals);
@@ -267,7 +269,7 @@ export async function buildApp(
       text,
       setTimer: deps.setTimer,
       metrics,
-      stats: hooks.stats as Stats,
+      stats,
       recordingsDir: config.recordingsDir,
       knownHosts: [
         config.host,
@@ -326,6 +328,10 @@ async function openPlatform(
   const scheduler = features.add(new Scheduler(clock, deps.setTimer));
   const keyring = new Keyring(config.apiKeys, secret);
   const hashKey = (key: string) => keyring.ownerOf(key);
+  // (added to the features below, in its place among them)
+  const stats = new Stats(
+    shared?.stats((err) => log().warn({ err }, 'stats of a turn not stored: not counted')),
+  );
   const hooks: GatewayHooks = {
     clock,
     monotonic: deps.monotonic,
@@ -344,11 +350,7 @@ async function openPlatform(
       : undefined,
     ...(shared ? { begin: shared.begin } : {}),
     metrics: undefined,
-    stats: features.add(
-      new Stats(
-        shared?.stats((err) => log().warn({ err }, 'stats of a turn not stored: not counted')),
-      ),
-    ),
+    stats: features.add(stats),
     upstream: undefined,
     refusedUpload: {
       maxBytes: config.refusedUploadMaxBytes,
@@ -357,7 +359,7 @@ async function openPlatform(
   };
   const recordings = features.add(new Recordings(config.recordingsDir));
   if (config.upstreamMode !== 'off') hooks.upstream = upstreamOf(config, deps, recordings);
-  return { shared, clock, secret, features, scheduler, hashKey, hooks };
+  return { shared, clock, secret, features, scheduler, hashKey, hooks, stats };
 }
 
 /** Record, replay or proxy (UPSTREAM_MODE), to each group's upstream URL. */

@@ -1,16 +1,9 @@
-import { Type } from '@sinclair/typebox';
 import { defaultKind, MAX_FAULT_BYTES, MAX_FAULT_RULES } from '../harness/faults.js';
 import { DEFAULT_SESSION } from '../harness/session.js';
 import { GatewayError } from '../platform/errors.js';
-import {
-  type ControlApp,
-  type ControlOptions,
-  compiled,
-  errors,
-  SessionQuery,
-  sessionOf,
-} from './context.js';
-import { FaultListSchema, FaultRuleSchema, FaultViewSchema, HealthSchema } from './schemas.js';
+import { type ControlApp, type ControlOptions, compiled, errors, sessionOf } from './context.js';
+import { ruleCollectionRoutes } from './rule-routes.js';
+import { FaultListSchema, FaultRuleSchema, FaultViewSchema } from './schemas.js';
 
 /** Fault rules: add, list, remove (docs/testing-your-client.md "Testing your client"). */
 export function faultRoutes(app: ControlApp, { faults }: Pick<ControlOptions, 'faults'>): void {
@@ -58,53 +51,17 @@ export function faultRoutes(app: ControlApp, { faults }: Pick<ControlOptions, 'f
     },
   );
 
-  app.get(
-    '/faults',
-    {
-      schema: {
-        summary: 'Active fault rules',
-        querystring: SessionQuery,
-        response: { 200: FaultListSchema, ...errors },
-      },
+  ruleCollectionRoutes(app, {
+    path: '/faults',
+    noun: 'fault rule',
+    summaries: {
+      list: 'Active fault rules',
+      clear: "Remove every fault rule (or one session's)",
+      remove: 'Remove one fault rule',
     },
-    async (request) => ({
-      faults: await faults.list(sessionOf(request, request.query.session)),
-    }),
-  );
-
-  app.delete(
-    '/faults',
-    {
-      schema: {
-        summary: "Remove every fault rule (or one session's)",
-        querystring: SessionQuery,
-        response: { 200: HealthSchema, ...errors },
-      },
-    },
-    async (request) => {
-      const session = sessionOf(request, request.query.session);
-      if (session === undefined) await faults.reset();
-      else await faults.resetSession(session);
-      return { status: 'ok' as const };
-    },
-  );
-
-  app.delete(
-    '/faults/:id',
-    {
-      schema: {
-        summary: 'Remove one fault rule',
-        params: Type.Object({
-          id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-        }),
-        response: { 200: HealthSchema, ...errors },
-      },
-    },
-    async (request) => {
-      if (!(await faults.remove(request.params.id, sessionOf(request)))) {
-        throw new GatewayError(404, `No fault rule ${request.params.id}`);
-      }
-      return { status: 'ok' as const };
-    },
-  );
+    listSchema: FaultListSchema,
+    list: async (session) => ({ faults: await faults.list(session) }),
+    clear: (session) => (session === undefined ? faults.reset() : faults.resetSession(session)),
+    remove: (id, session) => faults.remove(id, session),
+  });
 }

@@ -1,17 +1,10 @@
-import { Type } from '@sinclair/typebox';
 import { DEFAULT_SESSION } from '../harness/session.js';
 import { GatewayError } from '../platform/errors.js';
 import { ruleProblem } from '../text/fixtures.js';
 import { MAX_STUB_BYTES, MAX_STUBS } from '../text/replies.js';
-import {
-  type ControlApp,
-  type ControlOptions,
-  compiled,
-  errors,
-  SessionQuery,
-  sessionOf,
-} from './context.js';
-import { HealthSchema, StubListSchema, StubSchema, StubViewSchema } from './schemas.js';
+import { type ControlApp, type ControlOptions, compiled, errors, sessionOf } from './context.js';
+import { ruleCollectionRoutes } from './rule-routes.js';
+import { StubListSchema, StubSchema, StubViewSchema } from './schemas.js';
 
 /** Stubs, at `/replies`: reply rules added at run time (docs/stubs.md "Stubs"). */
 export function stubRoutes(app: ControlApp, { text }: Pick<ControlOptions, 'text'>): void {
@@ -41,51 +34,17 @@ export function stubRoutes(app: ControlApp, { text }: Pick<ControlOptions, 'text
     },
   );
 
-  app.get(
-    '/replies',
-    {
-      schema: {
-        summary: 'Stubs, in the order they are tried',
-        querystring: SessionQuery,
-        response: { 200: StubListSchema, ...errors },
-      },
+  ruleCollectionRoutes(app, {
+    path: '/replies',
+    noun: 'stub',
+    summaries: {
+      list: 'Stubs, in the order they are tried',
+      clear: "Remove every stub (or one session's)",
+      remove: 'Remove one stub',
     },
-    async (request) => ({
-      replies: await replies.listStubs(sessionOf(request, request.query.session)),
-    }),
-  );
-
-  app.delete(
-    '/replies',
-    {
-      schema: {
-        summary: "Remove every stub (or one session's)",
-        querystring: SessionQuery,
-        response: { 200: HealthSchema, ...errors },
-      },
-    },
-    async (request) => {
-      await replies.clearStubs(sessionOf(request, request.query.session));
-      return { status: 'ok' as const };
-    },
-  );
-
-  app.delete(
-    '/replies/:id',
-    {
-      schema: {
-        summary: 'Remove one stub',
-        params: Type.Object({
-          id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-        }),
-        response: { 200: HealthSchema, ...errors },
-      },
-    },
-    async (request) => {
-      if (!(await replies.removeStub(request.params.id, sessionOf(request)))) {
-        throw new GatewayError(404, `No stub ${request.params.id}`);
-      }
-      return { status: 'ok' as const };
-    },
-  );
+    listSchema: StubListSchema,
+    list: async (session) => ({ replies: await replies.listStubs(session) }),
+    clear: (session) => replies.clearStubs(session),
+    remove: (id, session) => replies.removeStub(id, session),
+  });
 }
