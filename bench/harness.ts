@@ -97,7 +97,7 @@ export function rssKiB(pid: number | undefined): number {
  */
 export async function startShippedEmulator(nodeArgs: string[] = []): Promise<Server> {
   const server = await startServer(
-    'dist/server.bundle.js',
+    'dist/server.bundle.cjs',
     [],
     { LOG_LEVEL: 'info' },
     '/_emulator/ready',

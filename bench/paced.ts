@@ -190,7 +190,7 @@ async function scrape(base: string): Promise<(name: string) => number> {
 async function main() {
   const fixtures = benchFixtures();
   const emulator = await startServer(
-    'dist/server.bundle.js',
+    'dist/server.bundle.cjs',
     [],
     {
       LOG_LEVEL: 'warn',

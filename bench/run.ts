@@ -17,7 +17,7 @@
  *                                # itself: what a share of the limit means in µs on this machine
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -55,7 +55,7 @@ const MEMORY_TASKS = quick ? 2000 : 60_000;
 
 function startEmulator(
   env: Record<string, string> = {},
-  bundle = 'dist/server.bundle.js',
+  bundle = 'dist/server.bundle.cjs',
 ): Promise<Server> {
   return startServer(bundle, [], { LOG_LEVEL: 'warn', FIXTURES_DIR, ...env }, '/_emulator/ready');
 }
@@ -365,7 +365,9 @@ function buildAt(ref: string): string {
   process.on('exit', () => {
     execFileSync('git', ['worktree', 'remove', '--force', dir], { stdio: 'ignore' });
   });
-  return join(dir, 'dist/server.bundle.js');
+  // (builds before the bin's compile cache made an ES module of it)
+  const older = join(dir, 'dist/server.bundle.cjs');
+  return existsSync(older) ? older : join(dir, 'dist/server.bundle.cjs');
 }
 
 async function main() {

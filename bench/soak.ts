@@ -672,7 +672,7 @@ async function main() {
   callbackUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`;
 
   const emulator = await startServer(
-    'dist/server.bundle.js',
+    'dist/server.bundle.cjs',
     [],
     { LOG_LEVEL: 'error', FIXTURES_DIR: benchFixtures() },
     '/_emulator/health',

@@ -1,7 +1,9 @@
 /**
- * The server as one file (`dist/server.bundle.js`), which is what `npm start`, the bin and the
+ * The server as one file (`dist/server.bundle.cjs`), which is what `npm start`, the bin and the
  * Docker image run: Node resolves and loads one module instead of ~400, which halves start-up
- * (README "Benchmarks"). What only some requests need stays outside and loads on first use.
+ * (docs/benchmarks.md "Start-up"). What only some requests need stays outside and loads on first
+ * use. A CommonJS script, not an ES module: the bin compiles it with V8's code cache
+ * (bin/gateway-emulator.js), which Node offers for scripts only (`vm.Script`).
  * The compiled `dist/*.js` stay the library (`import { startEmulator } from 'gateway-emulator'`).
  * Also builds the dashboard into dist/ui.
  */
@@ -10,10 +12,10 @@ import { build } from 'esbuild';
 
 await build({
   entryPoints: ['dist/server.js'],
-  outfile: 'dist/server.bundle.js',
+  outfile: 'dist/server.bundle.cjs',
   bundle: true,
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node20',
   // Loaded lazily, from node_modules (swagger-ui also serves its own files from there; the
   // Redis clients only with STATE_URL).
@@ -25,9 +27,14 @@ await build({
     'ioredis',
     'bullmq',
   ],
-  // CommonJS dependencies call require(); an ES module has none of its own.
+  // The modules kept outside are required on first use (`import()` in the sources): a script
+  // compiled by the bin could import only with an experimental loader of Node's.
+  supported: { 'dynamic-import': false },
+  // Strict, as the ES modules it is made of (the directive must come first), and
+  // `import.meta.url` is the bundle's own URL.
+  define: { 'import.meta.url': '__bundleUrl' },
   banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    js: `"use strict";\nvar __bundleUrl = require('node:url').pathToFileURL(__filename).href;`,
   },
   legalComments: 'none',
   logLevel: 'warning',

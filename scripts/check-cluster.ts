@@ -114,7 +114,7 @@ async function main() {
         .replace('http://localhost:4010', `http://127.0.0.1:${proxyPort}`);
     }
     // The image's own settings (Dockerfile ENV): HOST and PORT.
-    return start(process.execPath, ['dist/server.bundle.js'], {
+    return start(process.execPath, ['dist/server.bundle.cjs'], {
       ...env,
       HOST: '127.0.0.1',
       PORT: String(ports.get(name)),

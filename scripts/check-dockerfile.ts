@@ -6,7 +6,15 @@
  *   npm run check:docker
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -242,6 +250,16 @@ async function main() {
   const port = await freePort();
   const env = { ...process.env, ...final.env, PORT: String(port), HOST: '127.0.0.1' };
   const cwd = inStage(final, '.');
+  // The image carries the server's compiled code (bin/gateway-emulator.js, written by the
+  // warm-up RUN): a container's first start does not compile the bundle.
+  const cacheDir = final.env.NODE_COMPILE_CACHE;
+  if (!cacheDir)
+    fail('final stage must set NODE_COMPILE_CACHE (the compile cache it is built with)');
+  const cacheIn = join(cwd, cacheDir);
+  const cached = existsSync(cacheIn)
+    ? readdirSync(cacheIn).filter((name) => /^server\.bundle-.*\.v8cache$/.test(name))
+    : [];
+  if (cached.length === 0) fail(`the image has no compiled code of the server in ${cacheDir}`);
   const [cmd, ...args] = final.cmd;
   const server: ChildProcess = spawn(cmd as string, args, {
     cwd,

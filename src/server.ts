@@ -6,6 +6,9 @@ import { METRICS_ANSWER, METRICS_REQUEST, WORKER_METRICS } from './harness/metri
 import { RecordingsError } from './record/recordings.js';
 import { FixtureError } from './text/fixtures.js';
 
+/** What the server emits on `process` once it listens (the bin waits for it). */
+export const LISTENING_EVENT = 'gateway-emulator:listening';
+
 /** How long a worker of WORKERS=N waits for its state store before it listens anyway. */
 const WORKER_STORE_WAIT_MS = 10_000;
 
@@ -79,6 +82,9 @@ async function main(): Promise<void> {
     clearTimeout(waited);
   }
   await app.listen({ port: config.port, host: config.host });
+  // The bin saves the code start-up compiled, once (bin/gateway-emulator.js).
+  const events: NodeJS.EventEmitter = process;
+  events.emit(LISTENING_EVENT);
 }
 
 /**

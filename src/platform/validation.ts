@@ -114,7 +114,7 @@ export function usePrecompiled(dir: string | null | undefined): void {
 
 function precompiledDirectory(): string | null {
   if (precompiledDir === undefined) {
-    // dist/server.bundle.js and dist/platform/validation.js both reach dist/precompiled.
+    // dist/server.bundle.cjs and dist/platform/validation.js both reach dist/precompiled.
     const found = ['./precompiled', '../precompiled']
       .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
       .find((dir) => existsSync(dir));

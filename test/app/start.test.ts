@@ -1,14 +1,22 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { basename } from 'node:path';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { startProcess } from '../helpers/process.js';
 
 /**
- * The built server as users start it: `npm start` and the bin run `dist/server.bundle.js`
+ * The built server as users start it: `npm start` and the bin run `dist/server.bundle.cjs`
  * (built by `npm ci`/`prepare`; the test fails without it rather than skipping).
  */
-const BUNDLE = 'dist/server.bundle.js';
+const BUNDLE = 'dist/server.bundle.cjs';
 
 function alive(pid: number): boolean {
   try {
@@ -42,6 +50,44 @@ describe('the built server', () => {
     });
     expect(usage).toContain('Usage');
   });
+
+  it('the bin keeps the code it compiled: a load leaves its cache, a start replaces it with its own, used by the next start; a cache V8 refuses is replaced', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gwemu-cache-'));
+    const env = { NODE_COMPILE_CACHE: dir };
+    // (Node 22+ keeps its own compile cache in the same directory, in a folder of its own)
+    const caches = () => readdirSync(dir).filter((name) => name.startsWith('server.bundle-'));
+    const { size, mtimeMs } = statSync(BUNDLE);
+    const build = `server.bundle-${size}-${Math.trunc(mtimeMs)}-${process.version}-${process.arch}`;
+    // A stale build's cache of this Node goes when a cache is written.
+    writeFileSync(join(dir, `server.bundle-1-2-${process.version}-${process.arch}.v8cache`), 'x');
+    const usage = execFileSync(process.execPath, ['bin/gateway-emulator.js', '--help'], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    });
+    expect(usage).toContain('Usage');
+    expect(caches()).toEqual([`${build}-loaded.v8cache`]);
+
+    const startOnce = async () => {
+      const server = startProcess(process.execPath, ['bin/gateway-emulator.js'], env);
+      const health = await fetch(`${await server.url()}/_emulator/health`);
+      expect(health.status).toBe(200);
+      server.child.kill('SIGTERM');
+      expect(await server.exited, server.output()).toBe(0);
+    };
+    await startOnce();
+    expect(caches()).toEqual([`${build}.v8cache`]);
+    const started = join(dir, `${build}.v8cache`);
+    const written = { bytes: readFileSync(started), mtimeMs: statSync(started).mtimeMs };
+    expect(written.bytes.length).toBeGreaterThan(100_000);
+
+    await startOnce();
+    expect({ bytes: readFileSync(started), mtimeMs: statSync(started).mtimeMs }).toEqual(written);
+
+    writeFileSync(started, 'not a code cache');
+    await startOnce();
+    expect(caches()).toEqual([`${build}.v8cache`]);
+    expect(readFileSync(started).length).toBeGreaterThan(100_000);
+  }, 60_000);
 
   it('npm start runs node itself (exec): SIGTERM to npm stops the server, no orphan', async () => {
     const npm = startProcess('npm', ['start', '--silent']);

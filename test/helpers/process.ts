@@ -7,9 +7,9 @@ const LISTENING = /Server listening at (http:\S+)"/;
  * Starts the server as a process (`command args`) with PORT=0 and JSON logs, keeping what it
  * prints; `url()` waits for its "listening" log line and reads the address from it.
  */
-export function startProcess(command: string, args: string[]) {
+export function startProcess(command: string, args: string[], env: Record<string, string> = {}) {
   const child = spawn(command, args, {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
