@@ -272,9 +272,12 @@ const HIDING_ESCAPES = /\\u([0-9a-fA-F]{4})|\\\//g;
 
 /** JSON text with the escapes that could hide a URL read (HIDING_ESCAPES). */
 export const readEscapes = (text: string) =>
-  text.replace(HIDING_ESCAPES, (_match, hex: string | undefined) =>
-    hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16)),
-  );
+  // (a text without a backslash has none: found faster than by the expression)
+  text.includes('\\')
+    ? text.replace(HIDING_ESCAPES, (_match, hex: string | undefined) =>
+        hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16)),
+      )
+    : text;
 
 /**
  * A request body's text as the journal and recordings keep it: every URL in it (a
@@ -336,7 +339,9 @@ export function journalBody(
  * them, and one the cut leaves unfinished (its credentials may be cut in two) replaced whole.
  */
 export function redactedCut(text: string): string {
-  const redacted = redactedText(text);
+  // (a forward search: V8's backward one, in unfinishedUrl, reads a character at a time)
+  if (!text.includes('://')) return text;
+  const redacted = redactUrlsInText(text);
   const open = unfinishedUrl(redacted);
   return open === -1 ? redacted : `${redacted.slice(0, open)}${REDACTED}`;
 }

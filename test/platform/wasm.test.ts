@@ -77,4 +77,20 @@ describe('WasmScanner, long texts', () => {
     expect(scanner.rememberedSize.chars).toBeLessThanOrEqual(REMEMBERED_CHARS);
     expect(scanner.rememberedSize.texts).toBeLessThanOrEqual(3);
   });
+
+  it('forgets the least recently used text first: a text used again stays (found by an equal copy)', () => {
+    const scanner = new WasmScanner(word, space);
+    const texts = Array.from({ length: REMEMBERED_TEXTS }, (_, i) => words(4000, `t${i}`));
+    for (const text of texts) scanner.feed({ a: 0, b: 0, state: 0 }, text);
+    // The first text used again, as a new string of the same characters (as each request's is).
+    scanner.feed({ a: 0, b: 0, state: 0 }, words(4000, 't0'));
+    scanner.feed({ a: 0, b: 0, state: 0 }, words(4000, 'new'));
+    expect(texts.map((text) => scanner.remembers(text))).toEqual([
+      true,
+      false,
+      ...texts.slice(2).map(() => true),
+    ]);
+    expect(scanner.remembers(words(4000, 'new'))).toBe(true);
+    expect(scanner.rememberedSize.texts).toBe(REMEMBERED_TEXTS);
+  });
 });

@@ -100,30 +100,35 @@ export class WasmScanner {
     this.view = new Uint8Array(this.exports.memory.buffer, TEXT_AT, CHUNK_UNITS * 3);
   }
 
-  private readonly remembered = new Map<string, Scan[]>();
+  /**
+   * Each remembered text's scans, and when it was last used: its place in the map never
+   * changes, since every look-up of a long text compares it whole with the key (moving it last
+   * on each use took two look-ups more).
+   */
+  private readonly remembered = new Map<string, { scans: Scan[]; used: number }>();
   private rememberedChars = 0;
+  /** Uses so far: the least recently used text has the lowest `used`. */
+  private uses = 0;
 
   /** Feeds `text` after `marker` (0 = none) into `from`; returns the tokens it holds. */
   feed(from: ScanState, text: string, marker = 0): number {
     if (text.length < REMEMBER_FROM) return this.scan(from, text, marker);
-    const scans = this.remembered.get(text);
-    const known = scans?.find(
+    const entry = this.remembered.get(text);
+    const known = entry?.scans.find(
       (s) =>
         s.marker === marker &&
         s.from.a === from.a &&
         s.from.b === from.b &&
         s.from.state === from.state,
     );
-    if (scans && known) {
-      // Most recently used last.
-      this.remembered.delete(text);
-      this.remembered.set(text, scans);
+    if (entry && known) {
+      entry.used = ++this.uses;
       Object.assign(from, known.to);
       return known.tokens;
     }
     const start = { ...from };
     const tokens = this.scan(from, text, marker);
-    this.remember(text, { from: start, marker, to: { ...from }, tokens });
+    this.remember(text, entry, { from: start, marker, to: { ...from }, tokens });
     return tokens;
   }
 
@@ -132,24 +137,44 @@ export class WasmScanner {
     return { texts: this.remembered.size, chars: this.rememberedChars };
   }
 
-  private remember(text: string, scan: Scan): void {
-    const scans = this.remembered.get(text);
-    if (scans) {
+  /** Whether a text's scans are remembered (for the tests of which text is forgotten). */
+  remembers(text: string): boolean {
+    return this.remembered.has(text);
+  }
+
+  private remember(
+    text: string,
+    entry: { scans: Scan[]; used: number } | undefined,
+    scan: Scan,
+  ): void {
+    if (entry) {
       // The same text after another prefix: a few states are kept per text.
-      if (scans.length >= 4) scans.shift();
-      scans.push(scan);
+      if (entry.scans.length >= 4) entry.scans.shift();
+      entry.scans.push(scan);
+      entry.used = ++this.uses;
       return;
     }
     if (text.length > REMEMBERED_CHARS) return;
-    this.remembered.set(text, [scan]);
+    this.remembered.set(text, { scans: [scan], used: ++this.uses });
     this.rememberedChars += text.length;
-    for (const [oldest] of this.remembered) {
-      if (this.remembered.size <= REMEMBERED_TEXTS && this.rememberedChars <= REMEMBERED_CHARS) {
-        break;
-      }
-      this.remembered.delete(oldest);
-      this.rememberedChars -= oldest.length;
+    while (this.remembered.size > REMEMBERED_TEXTS || this.rememberedChars > REMEMBERED_CHARS) {
+      this.forgetLeastUsed();
     }
+  }
+
+  /** Forgets the least recently used text (found by its own key: no comparison of contents). */
+  private forgetLeastUsed(): void {
+    let oldest: string | undefined;
+    let oldestUse = Number.POSITIVE_INFINITY;
+    for (const [key, { used }] of this.remembered) {
+      if (used < oldestUse) {
+        oldest = key;
+        oldestUse = used;
+      }
+    }
+    if (oldest === undefined) return;
+    this.remembered.delete(oldest);
+    this.rememberedChars -= oldest.length;
   }
 
   private scan(from: ScanState, text: string, marker: number): number {
