@@ -1,12 +1,13 @@
 #!/usr/bin/env node
+import { createHash } from 'node:crypto';
 /**
  * Starts the server (`dist/server.bundle.cjs`) with its compiled code kept on disk between runs:
  * V8's code cache, as Node 22's own compile cache keeps it for modules, on every Node version the
  * emulator supports. Without it, about a third of the start-up is V8 parsing and compiling the
  * 3 MB bundle. docs/benchmarks.md "Start-up".
  *
- * The cache is a file per build of the bundle (its size and modification time), Node version and
- * architecture, in NODE_COMPILE_CACHE when set (the Docker image sets it), else in
+ * The cache is a file per build of the bundle (a hash of its bytes: V8 itself checks only the
+ * length of the source, and installs share NODE_COMPILE_CACHE), Node version and architecture, in NODE_COMPILE_CACHE when set (the Docker image sets it), else in
  * node_modules/.cache/gateway-emulator. It is written once the server listens (then it holds
  * the code start-up ran) unless such a cache was used, or at exit by a run that never listened
  * (`--help`: the code it loaded) and found no cache; a cache V8 refuses (other V8 flags) counts
@@ -19,7 +20,6 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
-  statSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -38,8 +38,9 @@ run();
 
 /** Compiles the bundle with its cached code, if any, runs it, and saves its code when it can. */
 function run() {
-  const source = readFileSync(bundle, 'utf8');
-  const cache = cacheFiles();
+  const bytes = readFileSync(bundle);
+  const source = bytes.toString('utf8');
+  const cache = cacheFiles(bytes);
   // A start's cache, else a load's (--help's), else none.
   const found = cache && (readOr(cache.started) ?? readOr(cache.loaded));
   // The function Node wraps a CommonJS module in, on the bundle's first line: line numbers in
@@ -79,14 +80,14 @@ function readOr(file) {
  * server listened, one by a run that never listened) and what names this Node's caches;
  * undefined: no cache.
  */
-function cacheFiles() {
+function cacheFiles(bytes) {
   try {
     const dir = process.env.NODE_COMPILE_CACHE
       ? resolve(process.env.NODE_COMPILE_CACHE)
       : join(root, 'node_modules', '.cache', 'gateway-emulator');
-    const { size, mtimeMs } = statSync(bundle);
+    const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 20);
     const runtime = `-${process.version}-${process.arch}`;
-    const build = `server.bundle-${size}-${Math.trunc(mtimeMs)}${runtime}`;
+    const build = `server.bundle-${hash}${runtime}`;
     return {
       dir,
       runtime,

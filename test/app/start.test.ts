@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdtempSync,
@@ -55,17 +56,22 @@ describe('the built server', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gwemu-cache-'));
     const env = { NODE_COMPILE_CACHE: dir };
     // (Node 22+ keeps its own compile cache in the same directory, in a folder of its own)
-    const caches = () => readdirSync(dir).filter((name) => name.startsWith('server.bundle-'));
-    const { size, mtimeMs } = statSync(BUNDLE);
-    const build = `server.bundle-${size}-${Math.trunc(mtimeMs)}-${process.version}-${process.arch}`;
-    // A stale build's cache of this Node goes when a cache is written.
-    writeFileSync(join(dir, `server.bundle-1-2-${process.version}-${process.arch}.v8cache`), 'x');
+    const caches = () =>
+      readdirSync(dir)
+        .filter((name) => name.startsWith('server.bundle-'))
+        .sort();
+    const hash = createHash('sha256').update(readFileSync(BUNDLE)).digest('hex').slice(0, 20);
+    const build = `server.bundle-${hash}-${process.version}-${process.arch}`;
+    // A stale build's cache of this Node goes when a cache is written; another Node's stays.
+    writeFileSync(join(dir, `server.bundle-0123-${process.version}-${process.arch}.v8cache`), 'x');
+    const other = `server.bundle-${hash}-v1.0.0-${process.arch}.v8cache`;
+    writeFileSync(join(dir, other), 'x');
     const usage = execFileSync(process.execPath, ['bin/gateway-emulator.js', '--help'], {
       encoding: 'utf8',
       env: { ...process.env, ...env },
     });
     expect(usage).toContain('Usage');
-    expect(caches()).toEqual([`${build}-loaded.v8cache`]);
+    expect(caches()).toEqual([other, `${build}-loaded.v8cache`]);
 
     const startOnce = async () => {
       const server = startProcess(process.execPath, ['bin/gateway-emulator.js'], env);
@@ -75,7 +81,7 @@ describe('the built server', () => {
       expect(await server.exited, server.output()).toBe(0);
     };
     await startOnce();
-    expect(caches()).toEqual([`${build}.v8cache`]);
+    expect(caches()).toEqual([other, `${build}.v8cache`]);
     const started = join(dir, `${build}.v8cache`);
     const written = { bytes: readFileSync(started), mtimeMs: statSync(started).mtimeMs };
     expect(written.bytes.length).toBeGreaterThan(100_000);
@@ -85,7 +91,7 @@ describe('the built server', () => {
 
     writeFileSync(started, 'not a code cache');
     await startOnce();
-    expect(caches()).toEqual([`${build}.v8cache`]);
+    expect(caches()).toEqual([other, `${build}.v8cache`]);
     expect(readFileSync(started).length).toBeGreaterThan(100_000);
   }, 60_000);
 
