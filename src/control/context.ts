@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Faults } from '../harness/faults.js';
 import type { Journal } from '../harness/journal.js';
 import { MatchError } from '../harness/match.js';
@@ -9,6 +9,7 @@ import { readSession, SESSION_HEADER, SESSION_PATTERN } from '../harness/session
 import type { Stats } from '../harness/stats.js';
 import type { Clock, SetTimer } from '../platform/clock.js';
 import { GatewayError } from '../platform/errors.js';
+import { holdOpen } from '../platform/request.js';
 import type { DriftReport } from '../record/drift.js';
 import type { TextEngine } from '../text/index.js';
 import type { CallbackLog } from '../video/callbacks.js';
@@ -91,4 +92,25 @@ export function compiled<T>(make: () => T): T {
     if (err instanceof MatchError) throw new GatewayError(400, err.message);
     throw err;
   }
+}
+
+/** The headers of a live event stream (`/journal/stream`, `/stats/stream`). */
+const LIVE_STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+} as const;
+
+/**
+ * A HEAD of a live stream: its GET's headers, without a stream to hold (Node drops a HEAD's body
+ * writes, so a watch would never flush its headers and would hold a live stream's slot for ever).
+ */
+export const liveStreamHead = (reply: FastifyReply) => reply.headers(LIVE_STREAM_HEADERS).send();
+
+/** Takes the answer over as a live event stream: its headers sent, its socket held open. */
+export function openLiveStream(reply: FastifyReply): FastifyReply['raw'] {
+  reply.hijack();
+  reply.raw.writeHead(200, LIVE_STREAM_HEADERS);
+  holdOpen(reply.raw);
+  return reply.raw;
 }

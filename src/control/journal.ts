@@ -14,6 +14,8 @@ import {
   type ControlOptions,
   compiled,
   errors,
+  liveStreamHead,
+  openLiveStream,
   SessionQuery,
   sessionOf,
 } from './context.js';
@@ -131,14 +133,7 @@ function streamRoute(app: ControlApp, journal: Journal) {
     },
     async (request, reply) => {
       const session = sessionOf(request, request.query.session);
-      if (request.method === 'HEAD') {
-        // A GET's headers, without a stream to hold: Node drops a HEAD's body writes, so a
-        // watch would never flush its headers and would hold a live-journal slot for ever.
-        return reply
-          .header('content-type', 'text/event-stream; charset=utf-8')
-          .header('cache-control', 'no-cache')
-          .send();
-      }
+      if (request.method === 'HEAD') return liveStreamHead(reply);
       const raw = reply.raw;
       const stop = journal.watch(
         (entry) => {
@@ -168,13 +163,7 @@ function streamRoute(app: ControlApp, journal: Journal) {
       if (!stop) {
         throw new GatewayError(429, `At most ${MAX_JOURNAL_WATCHERS} live journals at once.`);
       }
-      reply.hijack();
-      raw.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-      });
-      holdOpen(raw);
+      openLiveStream(reply);
       raw.write(': live journal\n\n');
       raw.once('close', stop);
     },

@@ -1,11 +1,13 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { MAX_STATS_WATCHERS, STATS_SECONDS, STATUS_CLASSES } from '../harness/stats.js';
 import { GatewayError } from '../platform/errors.js';
-import { holdOpen, reqIdField } from '../platform/request.js';
+import { reqIdField } from '../platform/request.js';
 import {
   type ControlApp,
   type ControlOptions,
   errors,
+  liveStreamHead,
+  openLiveStream,
   SessionField,
   sessionOf,
 } from './context.js';
@@ -146,12 +148,7 @@ function streamRoute(app: ControlApp, options: StatsOptions) {
   app.get('/stats/stream', { schema: STREAM_SCHEMA }, async (request, reply) => {
     const { window_s = DEFAULT_WINDOW_S, step_s = DEFAULT_STEP_S } = request.query;
     const session = sessionOf(request, request.query.session);
-    if (request.method === 'HEAD') {
-      return reply
-        .header('content-type', 'text/event-stream; charset=utf-8')
-        .header('cache-control', 'no-cache')
-        .send();
-    }
+    if (request.method === 'HEAD') return liveStreamHead(reply);
     const raw = reply.raw;
     let over = false;
     let cancelTimer: (() => void) | undefined;
@@ -175,13 +172,7 @@ function streamRoute(app: ControlApp, options: StatsOptions) {
       end();
       throw err;
     }
-    reply.hijack();
-    raw.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-    });
-    holdOpen(raw);
+    openLiveStream(reply);
     raw.once('close', end);
     const stepMs = step_s * 1000;
     /** The start (ms) of the step the next event is for: the one under way in the window. */

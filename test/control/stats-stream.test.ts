@@ -125,3 +125,33 @@ describe('GET /_emulator/stats/stream', () => {
     expect(bad.json().error.message).toContain('step_s');
   });
 });
+
+describe('HEAD of the live streams', () => {
+  it("answers each its GET's headers at once and holds no stream's slot", async () => {
+    const { deps } = handTimerDeps();
+    t = await buildTestApp({}, deps, false);
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const headers = (res: Response) => ({
+      status: res.status,
+      type: res.headers.get('content-type'),
+      cache: res.headers.get('cache-control'),
+      buffering: res.headers.get('x-accel-buffering'),
+    });
+    const expected = {
+      status: 200,
+      type: 'text/event-stream; charset=utf-8',
+      cache: 'no-cache',
+      buffering: 'no',
+    };
+    for (const path of ['/_emulator/stats/stream', '/_emulator/journal/stream']) {
+      for (let i = 0; i < MAX_STATS_WATCHERS + 5; i++) {
+        const head = await fetch(`${address}${path}`, { method: 'HEAD' });
+        expect([path, i, headers(head)]).toEqual([path, i, expected]);
+      }
+      // every slot is still free: a live stream opens, with the same headers
+      const live = await fetch(`${address}${path}`);
+      expect([path, headers(live)]).toEqual([path, expected]);
+      await live.body?.cancel();
+    }
+  });
+});
