@@ -53,11 +53,10 @@ function run() {
   if (cache && accepted !== cache.started) {
     // Once it listens, the code start-up compiled; a run that never listens (--help) leaves the
     // code it loaded, if there was none.
-    const onListening = () => saveCache(cache, script, cache.started);
     const onExit = () => saveCache(cache, script, cache.loaded);
     process.once(LISTENING, () => {
       process.off('exit', onExit);
-      onListening();
+      saveCache(cache, script, cache.started);
     });
     if (accepted === undefined) process.once('exit', onExit);
   }
