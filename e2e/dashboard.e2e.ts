@@ -65,6 +65,23 @@ afterAll(async () => {
 });
 
 /** The page as seen from its top (the header sticks, so a full-page capture would repeat it). */
+/** A message whose system prompt (`word` 1500 times) is marked for the prompt cache. */
+const cachedPrompt = (word: string) =>
+  fetch(`${emu.url}/messages-api/v1/messages`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': 'e2e-key',
+      'msgapi-version': '2023-06-01',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      model: 'claude-e2e',
+      max_tokens: 20,
+      system: [{ type: 'text', text: word.repeat(1500), cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+  }).then(async (r) => (await r.json()) as { usage: { cache_read_input_tokens: number } });
+
 const shot = async (name: string) => {
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname });
@@ -120,22 +137,7 @@ describe('dashboard at /_emulator/ui', () => {
     await row.waitFor({ timeout: 1000 });
     expect(Date.now() - seenAt).toBeLessThan(1000);
     // a cached prompt, so the cache table has an entry with its tokens and time left
-    await fetch(`${emu.url}/messages-api/v1/messages`, {
-      method: 'POST',
-      headers: {
-        'x-api-key': 'e2e-key',
-        'msgapi-version': '2023-06-01',
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({
-        model: 'claude-e2e',
-        max_tokens: 20,
-        system: [
-          { type: 'text', text: 'policy '.repeat(1500), cache_control: { type: 'ephemeral' } },
-        ],
-        messages: [{ role: 'user', content: 'hi' }],
-      }),
-    });
+    await cachedPrompt('policy ');
     const cached = page.locator('#cache-table tbody tr').first();
     await expect.poll(() => cached.textContent()).toContain('claude-e2e');
     expect(await cached.textContent()).toContain('4 min');
@@ -216,25 +218,8 @@ describe('dashboard at /_emulator/ui', () => {
       (await chat(hello, { 'x-emulator-fault': '503' })).status,
     ];
     expect(statuses).toEqual([200, 400, 503]);
-    const cachedPrompt = () =>
-      fetch(`${emu.url}/messages-api/v1/messages`, {
-        method: 'POST',
-        headers: {
-          'x-api-key': 'e2e-key',
-          'msgapi-version': '2023-06-01',
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({
-          model: 'claude-e2e',
-          max_tokens: 20,
-          system: [
-            { type: 'text', text: 'rules '.repeat(1500), cache_control: { type: 'ephemeral' } },
-          ],
-          messages: [{ role: 'user', content: 'hi' }],
-        }),
-      }).then(async (r) => (await r.json()) as { usage: { cache_read_input_tokens: number } });
-    await cachedPrompt();
-    expect((await cachedPrompt()).usage.cache_read_input_tokens).toBeGreaterThan(0);
+    await cachedPrompt('rules ');
+    expect((await cachedPrompt('rules ')).usage.cache_read_input_tokens).toBeGreaterThan(0);
     await fetch(`${emu.url}/videogen/v1/videos/text2video`, {
       method: 'POST',
       headers: KEY,
